@@ -1,0 +1,43 @@
+/**
+ * Crash injection for tests and chaos runs: at a named dangerous point the worker process SIGKILLs
+ * itself, exactly as a machine failure would end it (no finally blocks, no flushed buffers).
+ * Configured from RETRYSAFE_CRASH_AT at the worker entry point, e.g. `after-commit:charge`.
+ */
+export const CRASH_POINTS = ['before-send', 'after-commit', 'before-lookup'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+export interface CrashSpec {
+  point: CrashPoint;
+  /** Only for this operation; any when absent. */
+  operation?: string;
+}
+
+export type CrashHook = (point: CrashPoint, operation: string) => void;
+
+export const noCrashes: CrashHook = () => undefined;
+
+export function parseCrashSpecs(value: string | undefined): CrashSpec[] {
+  if (!value) return [];
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [point, operation] = entry.split(':');
+      if (!(CRASH_POINTS as readonly string[]).includes(point)) {
+        throw new Error(`RETRYSAFE_CRASH_AT: unknown crash point ${JSON.stringify(point)}; use one of ${CRASH_POINTS.join(', ')}`);
+      }
+      return { point: point as CrashPoint, ...(operation ? { operation } : {}) };
+    });
+}
+
+/** A hook that kills this process with SIGKILL the first time a matching point is reached. */
+export function killAt(specs: CrashSpec[], beforeKill?: (point: CrashPoint, operation: string) => void): CrashHook {
+  if (specs.length === 0) return noCrashes;
+  return (point, operation) => {
+    if (specs.some((s) => s.point === point && (!s.operation || s.operation === operation))) {
+      beforeKill?.(point, operation);
+      process.kill(process.pid, 'SIGKILL');
+    }
+  };
+}

@@ -1,0 +1,107 @@
+import { RetrysafeError } from './errors';
+
+/**
+ * Action keys name one logical side effect, never one attempt: `operation:vN:tenant:eventId[:stepId]`.
+ * They are derived only from the run's identity (tenant + business event) and a step ID chosen by the
+ * workflow author, so every retry, restart and replay computes the same key. No payload data, time,
+ * randomness, attempt number or model wording may enter one.
+ */
+export const KEY_DELIMITER = ':';
+/** Parts are short identifiers; anything else (spaces, delimiters, unicode look-alikes) is refused. */
+const PART_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const MAX_PART_LENGTH = 80;
+/** Temporal workflow IDs may be far longer, but a key is also sent as a provider's Idempotency-Key header. */
+export const MAX_KEY_LENGTH = 255;
+
+export interface ActionKeyParts {
+  operation: string;
+  version: number;
+  tenant: string;
+  eventId: string;
+  stepId?: string;
+}
+
+function checkPart(field: keyof ActionKeyParts | 'runWorkflowId', value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new RetrysafeError('InvalidActionKey', `${field} must be a non-empty string`, { field });
+  }
+  if (value.length > MAX_PART_LENGTH) {
+    throw new RetrysafeError('InvalidActionKey', `${field} is longer than ${MAX_PART_LENGTH} characters`, { field });
+  }
+  if (value.includes(KEY_DELIMITER)) {
+    throw new RetrysafeError('InvalidActionKey', `${field} must not contain '${KEY_DELIMITER}': ${JSON.stringify(value)}`, {
+      field,
+    });
+  }
+  if (!PART_PATTERN.test(value)) {
+    throw new RetrysafeError(
+      'InvalidActionKey',
+      `${field} may hold only letters, digits, '.', '_' and '-' (starting with a letter or digit): ${JSON.stringify(value)}`,
+      { field },
+    );
+  }
+  return value;
+}
+
+export function formatActionKey(parts: ActionKeyParts): string {
+  if (!Number.isSafeInteger(parts.version) || parts.version < 1) {
+    throw new RetrysafeError('InvalidActionKey', 'version must be a positive integer', { field: 'version' });
+  }
+  const segments = [
+    checkPart('operation', parts.operation),
+    `v${parts.version}`,
+    checkPart('tenant', parts.tenant),
+    checkPart('eventId', parts.eventId),
+  ];
+  if (parts.stepId !== undefined) segments.push(checkPart('stepId', parts.stepId));
+  const key = segments.join(KEY_DELIMITER);
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new RetrysafeError('InvalidActionKey', `action key is longer than ${MAX_KEY_LENGTH} characters`, { field: 'key' });
+  }
+  return key;
+}
+
+export function parseActionKey(key: string): ActionKeyParts {
+  if (typeof key !== 'string') throw new RetrysafeError('InvalidActionKey', 'key must be a string', { field: 'key' });
+  const segments = key.split(KEY_DELIMITER);
+  if (segments.length < 4 || segments.length > 5) {
+    throw new RetrysafeError(
+      'InvalidActionKey',
+      `key must look like operation:vN:tenant:eventId[:stepId], got ${JSON.stringify(key)}`,
+      { field: 'key' },
+    );
+  }
+  const [operation, version, tenant, eventId, stepId] = segments;
+  const match = /^v([1-9][0-9]*)$/.exec(version);
+  if (!match) throw new RetrysafeError('InvalidActionKey', `version segment must be vN, got ${JSON.stringify(version)}`, { field: 'version' });
+  const parts: ActionKeyParts = { operation, version: Number(match[1]), tenant, eventId, ...(stepId !== undefined ? { stepId } : {}) };
+  formatActionKey(parts); // validates every part with the same rules
+  return parts;
+}
+
+/** The agent run for one business event: `run:<tenant>:<eventId>`. Starting it twice attaches to one run. */
+export function runWorkflowId(tenant: string, eventId: string): string {
+  return ['run', checkPart('tenant', tenant), checkPart('eventId', eventId)].join(KEY_DELIMITER);
+}
+
+export function parseRunWorkflowId(workflowId: string): { tenant: string; eventId: string } {
+  const segments = workflowId.split(KEY_DELIMITER);
+  if (segments.length !== 3 || segments[0] !== 'run') {
+    throw new RetrysafeError('InvalidActionKey', `run workflow ID must be run:<tenant>:<eventId>, got ${JSON.stringify(workflowId)}`, {
+      field: 'runWorkflowId',
+    });
+  }
+  return { tenant: checkPart('tenant', segments[1]), eventId: checkPart('eventId', segments[2]) };
+}
+
+/**
+ * The key of a step inside a run. The run's workflow ID carries tenant and event; the step ID is the
+ * author's name for the step. A step whose operation is the run's only one of its kind may omit it.
+ */
+export function actionKeyForStep(
+  runId: string,
+  step: { operation: string; version: number; stepId?: string },
+): string {
+  const { tenant, eventId } = parseRunWorkflowId(runId);
+  return formatActionKey({ operation: step.operation, version: step.version, tenant, eventId, stepId: step.stepId });
+}

@@ -1,0 +1,83 @@
+import { ApplicationFailure } from '@temporalio/common';
+
+/**
+ * The closed set of failures retrysafe raises. Each maps to an `ApplicationFailure` whose `type` is the
+ * code, so clients and workflows can branch on it across the wire. `retryable` says whether Temporal's
+ * retry policy may try again; everything else is final for the attempt that raised it.
+ */
+export const ERROR_CODES = {
+  /** The same action key was claimed with another request hash. Never answered with the old result. */
+  IntentMismatch: { retryable: false },
+  /** An intent failed its schema; `field` names the first offending field. */
+  InvalidIntent: { retryable: false },
+  /** An action key or one of its parts is malformed. */
+  InvalidActionKey: { retryable: false },
+  /** A value cannot be hashed canonically (undefined, NaN, a Date, a function, …). */
+  UnhashableValue: { retryable: false },
+  /** The serialized intent exceeds the payload limit. */
+  PayloadTooLarge: { retryable: false },
+  /** The operation is not declared in the tool contracts. */
+  UnknownOperation: { retryable: false },
+  /** The provider refused the request on business grounds (card declined, out of stock). */
+  BusinessRejected: { retryable: false },
+  /** The provider refused our credentials or the request's authority. */
+  AuthorizationRejected: { retryable: false },
+  /** The provider answered that the request itself is invalid. */
+  ProviderValidationRejected: { retryable: false },
+  /** Connection reset, 429, 5xx or a timeout: the request may be retried under the contract's rules. */
+  TransientProviderError: { retryable: true },
+  /** The provider may or may not have committed and nothing may be resent; reconcile or ask a human. */
+  OutcomeUnknown: { retryable: false },
+  /** A status change not allowed by the effect status machine. A bug, never retried. */
+  IllegalTransition: { retryable: false },
+  /** A per-action limit or run ceiling was reached; the run waits in needs_review. */
+  CeilingReached: { retryable: false },
+  /** A human approval was unsigned, forged, for another action or hash, or expired. */
+  ApprovalRejected: { retryable: false },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** A typed retrysafe error. `details` carries structured context (field names, keys, hashes). */
+export class RetrysafeError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = code;
+  }
+
+  get retryable(): boolean {
+    return ERROR_CODES[this.code].retryable;
+  }
+
+  /** The Temporal form of this error; its `type` is the code and `nonRetryable` follows the table. */
+  toFailure(): ApplicationFailure {
+    return ApplicationFailure.create({
+      type: this.code,
+      message: this.message,
+      nonRetryable: !this.retryable,
+      details: [this.details],
+    });
+  }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
+}
+
+/**
+ * Finds the retrysafe error code in a failure chain as it arrives at a client or workflow
+ * (ApplicationFailure nested in ActivityFailure, ChildWorkflowFailure or WorkflowUpdateFailedError).
+ */
+export function errorCodeOf(err: unknown): ErrorCode | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 8; depth++) {
+    const candidate = e as { type?: unknown; code?: unknown; cause?: unknown };
+    if (isErrorCode(candidate.type)) return candidate.type;
+    if (e instanceof RetrysafeError) return e.code;
+    e = candidate.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,59 @@
+import type { Duration, RetryPolicy } from '@temporalio/common';
+
+/**
+ * Timeouts and retry budgets, each with the reason for its default. Workflows import these; no inline
+ * literals. Recovery after a worker dies is bounded by DISPATCH_HEARTBEAT_TIMEOUT plus the retry interval.
+ */
+
+/** One HTTP request to a provider: 5 s, long enough for a slow gateway, short enough to retry inside a step. */
+export const PROVIDER_REQUEST_TIMEOUT_MS = 5_000;
+/** The executor heartbeats this often while it waits on a provider, so a dead worker is noticed quickly. */
+export const HEARTBEAT_INTERVAL_MS = 500;
+/** 2 s without a heartbeat and Temporal retries the attempt elsewhere: a killed worker costs ~2 s, not minutes. */
+export const DISPATCH_HEARTBEAT_TIMEOUT: Duration = '2s';
+/** The step deadline for one dispatch attempt, including its in-attempt retries of transient errors. */
+export const DISPATCH_START_TO_CLOSE: Duration = '60s';
+/** The whole dispatch across worker crashes; past it the action is unknown, not retried forever. */
+export const DISPATCH_SCHEDULE_TO_CLOSE: Duration = '5m';
+/**
+ * Temporal-level retries only happen after an attempt died (worker crash, heartbeat or start-to-close timeout).
+ * Transient provider errors are retried inside the attempt with jittered backoff (see TRANSIENT_BACKOFF).
+ */
+export const DISPATCH_RETRY: RetryPolicy = {
+  initialInterval: '200ms',
+  backoffCoefficient: 2,
+  maximumInterval: '5s',
+  maximumAttempts: 10,
+  nonRetryableErrorTypes: [
+    'IntentMismatch',
+    'InvalidIntent',
+    'BusinessRejected',
+    'AuthorizationRejected',
+    'ProviderValidationRejected',
+    'OutcomeUnknown',
+    'CeilingReached',
+  ],
+};
+/** Backoff for 429 / 5xx / resets inside one attempt: 250 ms doubling to 4 s, full jitter, at most 6 tries. */
+export const TRANSIENT_BACKOFF = { initialMs: 250, maxMs: 4_000, maxTries: 6 } as const;
+
+/** Claiming an action talks only to Temporal; retried quickly and often because it is idempotent. */
+export const CLAIM_START_TO_CLOSE: Duration = '30s';
+export const CLAIM_RETRY: RetryPolicy = {
+  initialInterval: '200ms',
+  maximumInterval: '5s',
+  nonRetryableErrorTypes: ['IntentMismatch', 'InvalidIntent', 'InvalidActionKey', 'UnknownOperation', 'PayloadTooLarge'],
+};
+
+/** Reads are safe to repeat; a short timeout and default retries. */
+export const READ_START_TO_CLOSE: Duration = '15s';
+
+/** Reconciliation lookups: how many checks, how far apart, before an unknown action goes to needs_review. */
+export const RECONCILE_MAX_CHECKS = 6;
+export const RECONCILE_INTERVAL: Duration = '5s';
+/** An unknown or needs_review action is escalated after this long without resolution (source article: 24 h). */
+export const ESCALATION_WINDOW: Duration = '24h';
+/** A confirmed, compensatable action stays open this long for its run to settle or compensate it. */
+export const COMPENSATION_WINDOW: Duration = '7d';
+/** After reconciliation proves absence, resend with the same key at most this many times before a human looks. */
+export const MAX_REDISPATCHES = 3;

@@ -1,0 +1,94 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../sandbox-providers/spawn';
+import { providerUrlsToEnv, DEFAULT_TASK_QUEUE } from '../../workers/config';
+import { RetrysafeClient } from '../../client';
+import { startDevServer, type DevServer } from './dev-server';
+import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from './worker-process';
+import { writeWorkflowBundle } from './workflow-bundle';
+
+/**
+ * Everything retrysafe needs on one machine, as real processes: the Temporal dev server (SQLite), the
+ * sandbox providers, and worker processes that can be SIGKILLed. Shared by `npm start`, the
+ * integration tests, the chaos harness and the benchmark.
+ */
+export interface Stack {
+  server: DevServer;
+  providers: Record<ProviderKind, SandboxProvider>;
+  connection: Connection;
+  client: Client;
+  retrysafe: RetrysafeClient;
+  taskQueue: string;
+  /** Environment a worker process needs to join this stack. */
+  workerEnv: Record<string, string>;
+  startWorker(opts?: Omit<SpawnWorkerOptions, 'env'> & { env?: Record<string, string> }): Promise<WorkerProcess>;
+  workers: WorkerProcess[];
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Persistent SQLite file (npm start); a temporary one when absent (tests). */
+  dbFile?: string;
+  port?: number;
+  uiPort?: number | null;
+  taskQueue?: string;
+  providerKinds?: ProviderKind[];
+  readLagMs?: number;
+  log?: (msg: string) => void;
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const log = opts.log ?? (() => undefined);
+  const tmp = opts.dbFile ? undefined : await mkdtemp(path.join(os.tmpdir(), 'retrysafe-'));
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    const [server, providers, bundle] = await Promise.all([
+      startDevServer({ dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'), port: opts.port ?? 0, uiPort: opts.uiPort === undefined ? null : opts.uiPort, log }),
+      startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs }),
+      writeWorkflowBundle(tmp ? path.join(tmp, 'bundle') : undefined),
+    ]);
+    cleanups.push(() => server.stop(), () => providers.stopAll());
+    const connection = await Connection.connect({ address: server.address });
+    cleanups.unshift(() => connection.close());
+    const client = new Client({ connection, namespace: server.namespace });
+    const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+    const urls = Object.fromEntries(
+      (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [k, providers[k]?.url ?? 'http://127.0.0.1:9']),
+    ) as Record<ProviderKind, string>;
+    const workerEnv = {
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: server.namespace,
+      RETRYSAFE_TASK_QUEUE: taskQueue,
+      RETRYSAFE_WORKFLOW_BUNDLE: bundle,
+      ...providerUrlsToEnv(urls),
+    };
+    const workers: WorkerProcess[] = [];
+    const stack: Stack = {
+      server,
+      providers,
+      connection,
+      client,
+      retrysafe: new RetrysafeClient(client, { taskQueue }),
+      taskQueue,
+      workerEnv,
+      workers,
+      async startWorker(w = {}) {
+        const worker = await spawnWorker({ ...w, env: { ...workerEnv, ...(w.env ?? {}) }, name: w.name ?? `worker-${workers.length + 1}` });
+        workers.push(worker);
+        return worker;
+      },
+      async stop() {
+        await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+        for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+        if (tmp) await rm(tmp, { recursive: true, force: true });
+      },
+    };
+    return stack;
+  } catch (err) {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}

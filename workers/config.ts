@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
+
+/** Worker settings read from the environment at the entry point only, validated, then passed down. */
+export const DEFAULT_TASK_QUEUE = 'retrysafe';
+
+const url = (name: string) =>
+  z.url({ message: `${name} must be an http(s) URL, e.g. http://127.0.0.1:4101` }).describe(name);
+
+export const WorkerEnv = z.object({
+  RETRYSAFE_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  RETRYSAFE_PAYMENTS_URL: url('RETRYSAFE_PAYMENTS_URL'),
+  RETRYSAFE_EMAIL_URL: url('RETRYSAFE_EMAIL_URL'),
+  RETRYSAFE_TICKETS_URL: url('RETRYSAFE_TICKETS_URL'),
+  RETRYSAFE_INVENTORY_URL: url('RETRYSAFE_INVENTORY_URL'),
+  RETRYSAFE_SHIPPING_URL: url('RETRYSAFE_SHIPPING_URL'),
+  RETRYSAFE_CRASH_AT: z.string().optional(),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export interface WorkerConfig {
+  taskQueue: string;
+  providerUrls: { payments: string; email: string; tickets: string; inventory: string; shipping: string };
+  crashAt: CrashSpec[];
+  logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
+  const parsed = WorkerEnv.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid worker configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  let crashAt: CrashSpec[];
+  try {
+    crashAt = parseCrashSpecs(e.RETRYSAFE_CRASH_AT);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return {
+    taskQueue: e.RETRYSAFE_TASK_QUEUE,
+    providerUrls: {
+      payments: e.RETRYSAFE_PAYMENTS_URL,
+      email: e.RETRYSAFE_EMAIL_URL,
+      tickets: e.RETRYSAFE_TICKETS_URL,
+      inventory: e.RETRYSAFE_INVENTORY_URL,
+      shipping: e.RETRYSAFE_SHIPPING_URL,
+    },
+    crashAt,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** The environment a worker needs for a set of provider URLs (used by launchers and tests). */
+export function providerUrlsToEnv(urls: WorkerConfig['providerUrls']): Record<string, string> {
+  return {
+    RETRYSAFE_PAYMENTS_URL: urls.payments,
+    RETRYSAFE_EMAIL_URL: urls.email,
+    RETRYSAFE_TICKETS_URL: urls.tickets,
+    RETRYSAFE_INVENTORY_URL: urls.inventory,
+    RETRYSAFE_SHIPPING_URL: urls.shipping,
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The public surface of an action's workflow: its input, its snapshot, and the messages it takes.
+ * Clients, activities and other workflows import these definitions; only effect.ts implements them.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Intent } from '../policies/intents';
+import type { EffectStatus } from '../policies/effect-status';
+
+export interface EffectInput {
+  key: string;
+  intent: Intent;
+  requestHash: string;
+  tenant: string;
+  /** Workflow ID of the run that first claimed the action. */
+  owner: string;
+}
+
+export interface ClaimRequest {
+  requestHash: string;
+  /** Who claims: a run's workflow ID, or `client:<name>` for application code. */
+  claimant: string;
+  /** Workflow ID to signal on every status change, when the claimant is a workflow that waits. */
+  notify?: string;
+}
+
+export interface AuditEntry {
+  at: string;
+  from: EffectStatus | null;
+  to: EffectStatus;
+  reason: string;
+  by?: string;
+}
+
+export interface ReconciliationCheck {
+  at: string;
+  kind: 'lookup' | 'evidence';
+  found: boolean;
+  trustworthy: boolean;
+  detail?: string;
+}
+
+export interface EffectSnapshot {
+  key: string;
+  operation: Intent['operation'];
+  tenant: string;
+  status: EffectStatus;
+  requestHash: string;
+  owner: string;
+  claimants: string[];
+  summary: string;
+  providerRef?: string;
+  record?: unknown;
+  error?: { code: string; message: string };
+  /** POST requests sent to the provider by this action, as counted by the executor. */
+  sends: number;
+  dispatches: number;
+  checks: ReconciliationCheck[];
+  audit: AuditEntry[];
+}
+
+/** Evidence from the provider (webhook, settlement event) routed to the action by its key. */
+export interface ProviderEvent {
+  eventId: string;
+  type: string;
+  key?: string;
+  providerRef?: string;
+  outcome: 'succeeded' | 'failed';
+  receivedAt?: string;
+}
+
+/** An authorized operator's decision on an action in needs_review (or unknown). */
+export interface OperatorResolution {
+  decision: 'confirmed' | 'not-happened' | 'failed' | 'compensate';
+  operator: string;
+  reason: string;
+  providerRef?: string;
+}
+
+export const claimUpdate = defineUpdate<EffectSnapshot, [ClaimRequest]>('retrysafe.claim');
+export const resolveUpdate = defineUpdate<EffectSnapshot, [OperatorResolution]>('retrysafe.resolve');
+export const statusQuery = defineQuery<EffectSnapshot>('retrysafe.status');
+export const providerEventSignal = defineSignal<[ProviderEvent]>('retrysafe.providerEvent');
+/**
+ * The owning run tells a confirmed, compensatable action what became of it: kept (the run finished),
+ * compensating (its compensation action was claimed) or compensated (that action was confirmed).
+ */
+export interface Settlement {
+  by: string;
+  state: 'kept' | 'compensating' | 'compensated' | 'compensation-failed';
+  compensationKey?: string;
+}
+export const settleSignal = defineSignal<[Settlement]>('retrysafe.settle');
+/** Sent by an action to every waiting claimant on each status change. */
+export const actionUpdateSignal = defineSignal<[EffectSnapshot]>('retrysafe.actionUpdate');
+
+/** Statuses a waiting run treats as an outcome (it still waits through unknown and needs_review). */
+export const OUTCOME_STATUSES: readonly EffectStatus[] = ['confirmed', 'failed', 'compensated'];

@@ -1,0 +1,2 @@
+export { effectWorkflow } from './effect';
+export { renewalWorkflow } from './renewal';
