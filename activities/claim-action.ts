@@ -39,8 +39,9 @@ export async function claimAction(client: Client, taskQueue: string, input: Clai
     return await client.workflow.executeUpdateWithStart(claimUpdate, {
       args: [claim],
       startWorkflowOperation,
-      // One update ID per claimant: a retried claim is deduplicated by the server.
-      updateId: `claim:${claim.claimant}`,
+      // A retried claim (same claimant, same request) is deduplicated by the server. The hash is part of
+      // the ID so that a later claim with another request is validated instead of answered from the first.
+      updateId: `claim:${claim.claimant}:${claim.requestHash}`,
     });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError && errorCodeOf(err) === 'IntentMismatch') {

@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { errorCodeOf } from '../../policies/errors';
+import { formatActionKey } from '../../policies/action-key';
+import type { RenewalResult } from '../../workflows/renewal';
+import { startStack, type Stack } from '../../scripts/lib/stack';
+import type { WorkerProcess } from '../../scripts/lib/worker-process';
+import { countForKey } from '../support/ledger';
+import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
+
+const chargeKey = (eventId: string) => formatActionKey({ operation: 'charge', version: 1, tenant: 'acme', eventId });
+
+describe('keyed actions on the real dev server with the payments provider process', () => {
+  let stack: Stack;
+  let worker: WorkerProcess;
+
+  before(async () => {
+    stack = await startStack({ providerKinds: ['payments'] });
+    worker = await stack.startWorker({ name: 'steady' });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  async function ensureWorker(): Promise<void> {
+    if (!worker.alive()) worker = await stack.startWorker({ name: 'steady' });
+  }
+
+  it('charges once when the worker is SIGKILLed after the provider commits and before the outcome is recorded', async () => {
+    await worker.stop();
+    const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'after-commit:charge' });
+    const input = renewalInput(uniqueEvent('after-commit'));
+    const run = await stack.retrysafe.startRenewal(input);
+    const exit = await doomed.exited;
+    assert.equal(exit.signal, 'SIGKILL');
+    worker = await stack.startWorker({ name: 'successor' });
+    const result = (await run.result()) as RenewalResult;
+    assert.equal(result.status, 'renewed');
+    const counts = countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId));
+    assert.equal(counts.records, 1, 'exactly one charge at the provider');
+    assert.equal(counts.committed, 1);
+    assert.ok(counts.replayed >= 1, 'the successor resent with the same key and got the original charge back');
+    const again = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: input.eventId }, chargeIntentFor(input));
+    assert.equal(again.providerRef, result.chargeId);
+    assert.equal(countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId)).records, 1);
+  });
+
+  it('charges once when the worker is SIGKILLed before it sends', async () => {
+    await worker.stop();
+    const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'before-send:charge' });
+    const input = renewalInput(uniqueEvent('before-send'));
+    const run = await stack.retrysafe.startRenewal(input);
+    assert.equal((await doomed.exited).signal, 'SIGKILL');
+    worker = await stack.startWorker({ name: 'successor' });
+    const result = (await run.result()) as RenewalResult;
+    assert.equal(result.status, 'renewed');
+    const counts = countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId));
+    assert.deepEqual([counts.records, counts.requests], [1, 1], 'nothing was sent before the crash; one send after');
+  });
+
+  it('charges once when the worker is SIGKILLed while the provider call is in flight', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('in-flight'));
+    await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'hold-after-commit', delayMs: 4000, times: 1 }]);
+    const run = await stack.retrysafe.startRenewal(input);
+    await stack.providers.payments.waitForInflight((s) => s.committedButUnanswered >= 1, 20_000);
+    await worker.kill('SIGKILL');
+    worker = await stack.startWorker({ name: 'successor' });
+    const result = (await run.result()) as RenewalResult;
+    assert.equal(result.status, 'renewed');
+    const counts = countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId));
+    assert.equal(counts.records, 1);
+    assert.equal(counts.committed, 1);
+  });
+
+  it('gives one charge when two claimants race for the same key', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('race'));
+    const intent = chargeIntentFor(input);
+    const where = { tenant: 'acme', eventId: input.eventId };
+    const [a, b] = await Promise.all([
+      stack.retrysafe.claimAction({ ...where, claimant: 'client:agent-a' }, intent),
+      stack.retrysafe.claimAction({ ...where, claimant: 'client:agent-b' }, intent),
+    ]);
+    assert.equal(a.key, b.key);
+    const final = await stack.client.workflow.getHandle(a.key).query('retrysafe.status');
+    assert.ok((final as { claimants: string[] }).claimants.includes('client:agent-a'));
+    assert.ok((final as { claimants: string[] }).claimants.includes('client:agent-b'));
+    await waitFor(async () => (await stack.retrysafe.getAction(a.key))?.status === 'confirmed');
+    const counts = countForKey(await stack.providers.payments.ledger(), a.key);
+    assert.deepEqual([counts.records, counts.requests], [1, 1]);
+  });
+
+  it('refuses the same key with another amount, while running and after completion, and sends nothing', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('mismatch'));
+    const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
+    const before = countForKey(await stack.providers.payments.ledger(), result.actionKey);
+    await assert.rejects(
+      stack.retrysafe.claimAction({ tenant: 'acme', eventId: input.eventId }, { ...chargeIntentFor(input), amountCents: 49900 }),
+      (err: unknown) => errorCodeOf(err) === 'IntentMismatch' && /request hash/.test((err as Error).message),
+    );
+    // While the action is still open (a second event whose action we hold open by not letting a run settle it).
+    const open = renewalInput(uniqueEvent('mismatch-open'));
+    const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: open.eventId }, chargeIntentFor(open));
+    await assert.rejects(
+      stack.retrysafe.claimAction({ tenant: 'acme', eventId: open.eventId }, { ...chargeIntentFor(open), amountCents: 49900 }),
+      (err: unknown) => errorCodeOf(err) === 'IntentMismatch',
+    );
+    const afterCounts = countForKey(await stack.providers.payments.ledger(), result.actionKey);
+    assert.deepEqual(afterCounts, before, 'the refused claim reached no provider');
+    await waitFor(async () => (await stack.retrysafe.getAction(claimed.key))?.status === 'confirmed');
+    assert.equal(countForKey(await stack.providers.payments.ledger(), claimed.key).requests, 1);
+  });
+
+  it('does not retry a declined card and records the typed failure', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('declined'));
+    await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'decline', times: 1 }]);
+    const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
+    assert.equal(result.status, 'failed');
+    assert.equal(result.error?.code, 'BusinessRejected');
+    const counts = countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId));
+    assert.deepEqual([counts.records, counts.requests], [0, 1], 'one request, no retry, no charge');
+    const action = await stack.retrysafe.getAction(chargeKey(input.eventId));
+    assert.equal(action?.status, 'failed');
+  });
+
+  it('retries 5xx and 429 with backoff, then charges once', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('transient'));
+    await stack.providers.payments.setFaults([
+      { op: 'charges.create', kind: 'status-5xx', times: 2 },
+      { op: 'charges.create', kind: 'status-429', times: 1 },
+    ]);
+    const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
+    assert.equal(result.status, 'renewed');
+    const counts = countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId));
+    assert.equal(counts.records, 1);
+    assert.equal(counts.requests, 4, 'three transient refusals, then the commit');
+  });
+
+  it('converges on one charge when the provider drops the reply after committing', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('dropped'));
+    await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'drop-after-commit', times: 1 }]);
+    const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
+    assert.equal(result.status, 'renewed');
+    const counts = countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId));
+    assert.deepEqual([counts.records, counts.committed, counts.replayed], [1, 1, 1]);
+  });
+
+  it('attaches a second start of the same event to the same run, and refuses other input for it', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('twice'));
+    const first = await stack.retrysafe.startRenewal(input);
+    const second = await stack.retrysafe.startRenewal(input);
+    assert.equal(first.workflowId, second.workflowId);
+    assert.equal((await first.describe()).runId, (await second.describe()).runId);
+    await assert.rejects(stack.retrysafe.startRenewal({ ...input, amountCents: 49900 }), (err: unknown) => errorCodeOf(err) === 'IntentMismatch');
+    await first.result();
+    await assert.rejects(stack.retrysafe.startRenewal({ ...input, amountCents: 49900 }), (err: unknown) => errorCodeOf(err) === 'IntentMismatch');
+    assert.equal(countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId)).records, 1);
+  });
+
+  it('refuses bad input with a typed error naming the field, before anything reaches a provider', async () => {
+    const input = renewalInput(uniqueEvent('bad-input'));
+    const where = { tenant: 'acme', eventId: input.eventId };
+    const requestsBefore = (await stack.providers.payments.ledger()).requests.length;
+    await assert.rejects(stack.retrysafe.claimAction(where, { ...chargeIntentFor(input), amountCents: 49.9 }), (err: unknown) => {
+      return errorCodeOf(err) === 'InvalidIntent' && (err as { details?: { field?: string } }).details?.field === 'amountCents';
+    });
+    await assert.rejects(
+      stack.retrysafe.claimAction(where, { operation: 'wire-transfer' } as never),
+      (err: unknown) => errorCodeOf(err) === 'UnknownOperation',
+    );
+    await assert.rejects(
+      stack.retrysafe.claimAction(where, { ...chargeIntentFor(input), description: 'x'.repeat(40_000) }),
+      (err: unknown) => errorCodeOf(err) === 'PayloadTooLarge',
+    );
+    await assert.rejects(stack.retrysafe.claimAction({ tenant: 'ac:me', eventId: 'e1' }, chargeIntentFor(input)), (err: unknown) => {
+      return errorCodeOf(err) === 'InvalidActionKey' && (err as { details?: { field?: string } }).details?.field === 'tenant';
+    });
+    await assert.rejects(stack.retrysafe.getAction('not a key'), (err: unknown) => errorCodeOf(err) === 'InvalidActionKey');
+    assert.equal((await stack.providers.payments.ledger()).requests.length, requestsBefore, 'no provider request was made');
+  });
+
+  it('lists actions by status through search attributes', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('listed'));
+    const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
+    await waitFor(async () => (await stack.retrysafe.listActions({ status: 'confirmed', tenant: 'acme' })).some((a) => a.key === result.actionKey));
+    const failed = await stack.retrysafe.listActions({ status: 'failed' });
+    assert.ok(!failed.some((a) => a.key === result.actionKey));
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms`);
+}

@@ -1,0 +1,33 @@
+import type { ChargeIntent } from '../../policies/intents';
+import type { RenewalInput } from '../../workflows/renewal';
+
+let counter = 0;
+/** A unique business event per test, so tests sharing one server never share an action key. */
+export function uniqueEvent(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
+}
+
+export function renewalInput(eventId: string, overrides: Partial<RenewalInput> = {}): RenewalInput {
+  return {
+    tenant: 'acme',
+    eventId,
+    orderId: `A-${eventId}`.slice(0, 90),
+    customerId: 'cus_acme',
+    paymentMethod: 'pm_7',
+    amountCents: 4990,
+    currency: 'usd',
+    ...overrides,
+  };
+}
+
+export function chargeIntentFor(input: RenewalInput): ChargeIntent {
+  return {
+    operation: 'charge',
+    amountCents: input.amountCents,
+    currency: input.currency,
+    customerId: input.customerId,
+    paymentMethod: input.paymentMethod,
+    merchantReference: input.orderId,
+  };
+}
