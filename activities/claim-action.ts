@@ -2,8 +2,8 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
-import { SA_KIND, SA_OPERATION, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
-import { redactedPreview, summarizeIntent } from '../policies/tool-contracts';
+import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
+import { contractFor, redactedPreview, summarizeIntent } from '../policies/tool-contracts';
 import { claimUpdate, type ClaimRequest, type EffectInput, type EffectSnapshot } from '../workflows/effect-api';
 
 export interface ClaimActionInput {
@@ -19,6 +19,7 @@ export interface ClaimActionInput {
  */
 export async function claimAction(client: Client, taskQueue: string, input: ClaimActionInput): Promise<EffectSnapshot> {
   const { effect, claim } = input;
+  const reference = providerReference(effect);
   const startWorkflowOperation = new WithStartWorkflowOperation('effectWorkflow', {
     workflowId: effect.key,
     taskQueue,
@@ -33,6 +34,7 @@ export async function claimAction(client: Client, taskQueue: string, input: Clai
       { key: SA_STATUS, value: 'planned' },
       { key: SA_OPERATION, value: effect.intent.operation },
       { key: SA_TENANT, value: effect.tenant },
+      ...(reference ? [{ key: SA_REFERENCE, value: reference }] : []),
     ],
   });
   try {
@@ -51,6 +53,13 @@ export async function claimAction(client: Client, taskQueue: string, input: Clai
     if (isAlreadyClosed(err)) return answerFromClosedAction(client, effect, claim);
     throw err;
   }
+}
+
+/** The reference the provider knows this action by, when it is not the key itself. */
+function providerReference(effect: EffectInput): string | undefined {
+  const contract = contractFor(effect.intent.operation);
+  const ref = (contract.lookupReference as ((i: unknown, key: string) => string) | undefined)?.(effect.intent, effect.key);
+  return ref && ref !== effect.key ? ref : undefined;
 }
 
 function isAlreadyClosed(err: unknown): boolean {

@@ -44,7 +44,7 @@ export interface DispatchDeps {
   now?: () => number;
 }
 
-type Attempt = { state: 'not-sent' | 'maybe-sent'; sends: number; lastError?: string };
+type Attempt = { state: 'not-sent' | 'maybe-sent'; sends: number; lastError?: string; lastAmbiguousAtMs?: number };
 
 export function createDispatchEffect(deps: DispatchDeps) {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -106,7 +106,7 @@ export function createDispatchEffect(deps: DispatchDeps) {
         }
         deps.crash('before-send', intent.operation);
         attempt.sends++;
-        const res = await call('POST', route.sendPath, route.body(intent as never));
+        const res = await call('POST', route.sendPath, route.body(intent as never, key));
         deps.crash('after-commit', intent.operation);
         if (res.status >= 200 && res.status < 300) {
           const replayed = res.headers.get('idempotent-replayed') === 'true' || res.status === 200;
@@ -117,7 +117,10 @@ export function createDispatchEffect(deps: DispatchDeps) {
       } catch (err) {
         if (err instanceof ProviderTransportError) {
           attempt.lastError = err.message;
-          if (err.certainty === 'ambiguous') attempt.state = 'maybe-sent';
+          if (err.certainty === 'ambiguous') {
+            attempt.state = 'maybe-sent';
+            attempt.lastAmbiguousAtMs = now();
+          }
           log.warn('provider transport failure', { key, certainty: err.certainty, error: err.message });
           continue;
         }
@@ -128,8 +131,10 @@ export function createDispatchEffect(deps: DispatchDeps) {
     async function lookUpUntilLagPassed(): Promise<unknown | undefined> {
       const lookupPath = route.lookupPath?.(intent as never, key);
       if (!lookupPath) return undefined;
-      // An empty answer proves absence only once the read API has caught up with any earlier send.
-      const trustworthyAfter = ctx.info.currentAttemptScheduledTimestampMs + contract.readAfterWriteLagMs;
+      // An empty answer proves absence only once the read API has caught up with any earlier send: one from
+      // a dead attempt (before this attempt was scheduled) or an ambiguous one in this attempt.
+      const lastPossibleSendMs = Math.max(ctx.info.currentAttemptScheduledTimestampMs, attempt.lastAmbiguousAtMs ?? 0);
+      const trustworthyAfter = lastPossibleSendMs + contract.readAfterWriteLagMs;
       for (;;) {
         deps.crash('before-lookup', intent.operation);
         const res = await call('GET', lookupPath);

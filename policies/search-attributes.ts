@@ -12,6 +12,8 @@ export const SA_TENANT = defineSearchAttributeKey('RetrysafeTenant', SearchAttri
 export const SA_PROVIDER_REF = defineSearchAttributeKey('RetrysafeProviderRef', SearchAttributeType.KEYWORD);
 export const SA_ACTION_KEYS = defineSearchAttributeKey('RetrysafeActionKeys', SearchAttributeType.KEYWORD_LIST);
 export const SA_WAITING_ON = defineSearchAttributeKey('RetrysafeWaitingOn', SearchAttributeType.KEYWORD);
+/** The business reference a provider knows the action by (shipment ref, ticket ref); webhooks are routed by it. */
+export const SA_REFERENCE = defineSearchAttributeKey('RetrysafeReference', SearchAttributeType.KEYWORD);
 
 /** Name → server type name, as the Temporal CLI's `--search-attribute Name=Type` flag takes them. */
 export const SEARCH_ATTRIBUTE_REGISTRATIONS: ReadonlyArray<{ name: string; type: 'Keyword' | 'KeywordList' }> = [
@@ -22,4 +24,5 @@ export const SEARCH_ATTRIBUTE_REGISTRATIONS: ReadonlyArray<{ name: string; type:
   { name: SA_PROVIDER_REF.name, type: 'Keyword' },
   { name: SA_ACTION_KEYS.name, type: 'KeywordList' },
   { name: SA_WAITING_ON.name, type: 'Keyword' },
+  { name: SA_REFERENCE.name, type: 'Keyword' },
 ];

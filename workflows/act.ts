@@ -3,7 +3,7 @@
  * the intent, claim the action (one owner across all runs), then wait durably for its outcome. The run
  * waits through `unknown` and `needs_review`: downstream steps never start on an unresolved effect.
  */
-import { ApplicationFailure, condition, getExternalWorkflowHandle, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, defineUpdate, getExternalWorkflowHandle, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { actionKeyForStep, parseRunWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
@@ -17,8 +17,21 @@ import { OUTCOME_STATUSES, actionUpdateSignal, settleSignal, type EffectSnapshot
 type Activities = ReturnType<typeof createActivities>;
 
 const actions = new Map<string, EffectSnapshot>();
+/** Per step: the keys of its revisions, oldest first, with their request hashes (the persisted intents). */
+const steps = new Map<string, Array<{ key: string; requestHash: string }>>();
+/** Keys of re-planned actions an operator allowed to run despite an unresolved or confirmed predecessor. */
+const acceptedRisks = new Map<string, RiskAcceptance>();
 let waitingOn: string | undefined;
 let handlerInstalled = false;
+
+export interface RiskAcceptance {
+  key: string;
+  operator: string;
+  reason: string;
+}
+
+/** An authorized operator lets a re-planned action run although its predecessor is unresolved or confirmed. */
+export const acceptRiskUpdate = defineUpdate<{ accepted: string }, [RiskAcceptance]>('retrysafe.acceptRisk');
 
 function installHandler(): void {
   if (handlerInstalled) return;
@@ -28,7 +41,28 @@ function installHandler(): void {
     // Snapshots only grow their audit trail; an older one arriving late must not win.
     if (!known || snap.audit.length >= known.audit.length) actions.set(snap.key, snap);
   });
+  setHandler(
+    acceptRiskUpdate,
+    (acceptance) => {
+      acceptedRisks.set(acceptance.key, acceptance);
+      return { accepted: acceptance.key };
+    },
+    {
+      validator: (acceptance) => {
+        if (!acceptance.operator || !acceptance.reason) {
+          throw new RetrysafeError('InvalidIntent', 'accepting a risk needs operator and reason', {
+            field: acceptance.operator ? 'reason' : 'operator',
+          }).toFailure();
+        }
+        if (!pendingReplans.has(acceptance.key)) {
+          throw new RetrysafeError('InvalidIntent', `no re-planned action ${acceptance.key} is waiting in this run`, { field: 'key' }).toFailure();
+        }
+      },
+    },
+  );
 }
+
+const pendingReplans = new Set<string>();
 
 /** The actions this run has claimed so far, by key, with their latest known status. */
 export function knownActions(): EffectSnapshot[] {
@@ -62,13 +96,22 @@ export async function act(rawIntent: Intent, options: ActOptions = {}): Promise<
   let intent: Intent;
   let key: string;
   let hash: string;
+  const stepName = `${runId}/${options.stepId ?? rawIntent.operation}`;
+  const revisions = steps.get(stepName) ?? [];
   try {
     intent = parseIntent(rawIntent);
-    key = keyFor(intent.operation, { ...options, runWorkflowId: runId });
     hash = requestHash(intent, contractFor(intent.operation).secretFields);
+    const same = revisions.find((r) => r.requestHash === hash);
+    const stepId = same || revisions.length === 0 ? options.stepId : `${options.stepId ?? intent.operation}-r${revisions.length + 1}`;
+    key = same?.key ?? keyFor(intent.operation, { ...options, stepId, runWorkflowId: runId });
   } catch (err) {
     if (err instanceof RetrysafeError) throw err.toFailure();
     throw err;
+  }
+  if (!revisions.some((r) => r.key === key)) {
+    const previous = revisions[revisions.length - 1];
+    steps.set(stepName, [...revisions, { key, requestHash: hash }]);
+    if (previous) await guardReplan(previous.key, key);
   }
   const { tenant } = parseRunWorkflowId(runId);
   const { claimAction } = proxyActivities<Activities>({
@@ -94,6 +137,29 @@ export async function act(rawIntent: Intent, options: ActOptions = {}): Promise<
     upsertSearchAttributes([{ key: SA_WAITING_ON, value: null }]);
   }
   return actions.get(key)!;
+}
+
+/**
+ * A re-plan produced a materially different intent for a step that already has an action. The new
+ * action has its own key; it may run only once the previous one is known not to have happened
+ * (failed or compensated), or when an authorized operator accepts the risk of a second effect.
+ */
+async function guardReplan(previousKey: string, newKey: string): Promise<void> {
+  const previous = () => actions.get(previousKey)?.status;
+  const safe = () => previous() === 'failed' || previous() === 'compensated';
+  if (safe()) return;
+  pendingReplans.add(newKey);
+  waitingOn = previousKey;
+  upsertSearchAttributes([{ key: SA_WAITING_ON, value: previousKey }]);
+  await condition(() => safe() || acceptedRisks.has(newKey));
+  pendingReplans.delete(newKey);
+  waitingOn = undefined;
+  upsertSearchAttributes([{ key: SA_WAITING_ON, value: null }]);
+}
+
+/** Re-planned actions waiting for their predecessor or an operator's acceptance. */
+export function pendingReplanKeys(): string[] {
+  return [...pendingReplans];
 }
 
 /** Like `act`, but a failed action becomes a typed, non-retryable workflow failure. */

@@ -6,7 +6,7 @@ import type { IntentOf, Operation } from '../../policies/intents';
  */
 export interface OperationRoute<O extends Operation = Operation> {
   sendPath: string;
-  body(intent: IntentOf<O>): Record<string, unknown>;
+  body(intent: IntentOf<O>, key: string): Record<string, unknown>;
   sendsKey: boolean;
   /** Path and query of a lagging list lookup returning `{ data: [...] }`; absent when the provider has none. */
   lookupPath?(intent: IntentOf<O>, key: string): string;

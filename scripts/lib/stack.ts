@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../sandbox-providers/spawn';
 import { providerUrlsToEnv, DEFAULT_TASK_QUEUE } from '../../workers/config';
 import { RetrysafeClient } from '../../client';
+import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
 import { startDevServer, type DevServer } from './dev-server';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from './worker-process';
 import { writeWorkflowBundle } from './workflow-bundle';
@@ -21,6 +22,8 @@ export interface Stack {
   client: Client;
   retrysafe: RetrysafeClient;
   taskQueue: string;
+  /** The webhook router every provider posts its events to. */
+  webhookUrl: string;
   /** Environment a worker process needs to join this stack. */
   workerEnv: Record<string, string>;
   startWorker(opts?: Omit<SpawnWorkerOptions, 'env'> & { env?: Record<string, string> }): Promise<WorkerProcess>;
@@ -46,13 +49,20 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   try {
     const [server, providers, bundle] = await Promise.all([
       startDevServer({ dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'), port: opts.port ?? 0, uiPort: opts.uiPort === undefined ? null : opts.uiPort, log }),
-      startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs }),
+      startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs, startTimeoutMs: 30_000 }),
       writeWorkflowBundle(tmp ? path.join(tmp, 'bundle') : undefined),
     ]);
     cleanups.push(() => server.stop(), () => providers.stopAll());
     const connection = await Connection.connect({ address: server.address });
     cleanups.unshift(() => connection.close());
     const client = new Client({ connection, namespace: server.namespace });
+    const webhooks = await startWebhookServer(createWebhookRouter({ client }));
+    cleanups.unshift(() => webhooks.close());
+    await Promise.all(
+      Object.values(providers)
+        .filter((p): p is SandboxProvider => typeof p === 'object')
+        .map((p) => p.configure({ webhookUrl: webhooks.url })),
+    );
     const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     const urls = Object.fromEntries(
       (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [k, providers[k]?.url ?? 'http://127.0.0.1:9']),
@@ -72,6 +82,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       client,
       retrysafe: new RetrysafeClient(client, { taskQueue }),
       taskQueue,
+      webhookUrl: webhooks.url,
       workerEnv,
       workers,
       async startWorker(w = {}) {

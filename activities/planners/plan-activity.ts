@@ -1,0 +1,118 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { RetrysafeError } from '../../policies/errors';
+import {
+  MAX_RAW_OUTPUT_CHARS,
+  PlannerFacts,
+  TOOL_SCHEMA_VERSION,
+  buildPlannerPrompt,
+  interpretPlannerOutput,
+  promptHash,
+  toolSchemas,
+} from '../../policies/planner-contract';
+import type { RecordedDecision } from '../../policies/planner-contract';
+import { shortHash } from '../../policies/request-hash';
+import type { Planner, PlannerOutput } from './planner';
+
+/**
+ * The planner call as an activity, so its answer lands in workflow history and a resumed or replayed run
+ * reuses it instead of asking the model again.
+ *
+ *   facts ─▶ prompt (canonical) ─▶ promptHash ─▶ planner.plan ─▶ parse ─▶ RecordedDecision
+ *     act | stop | ask-human ─▶ the workflow checks policy, then acts or ends
+ *     invalid (schema violated) ─▶ recorded, not thrown: the workflow asks again within its step budget or
+ *                                  goes to needs_review
+ *     transport failure ─▶ retryable failure (Temporal retries per PLAN_RETRY)
+ *     refused (401/403/4xx), bad facts, exhausted script ─▶ non-retryable failure
+ */
+export interface PlanActivityDeps {
+  planner: Planner;
+  /** Milliseconds clock for latency; injectable for tests. */
+  now?: () => number;
+}
+
+export function createPlanActivity(deps: PlanActivityDeps) {
+  const now = deps.now ?? Date.now;
+  const tools = toolSchemas();
+
+  return async function planNextAction(input: PlannerFacts): Promise<RecordedDecision> {
+    const ctx = Context.current();
+    const facts = parseFacts(input);
+    const prompt = buildPlannerPrompt(facts);
+    const hash = promptHash(prompt);
+    const { workflowExecution, activityId, attempt } = ctx.info;
+    const plannerCallId = `plan/${workflowExecution?.workflowId ?? '(no-workflow)'}/${activityId}/${attempt}`;
+
+    const started = now();
+    let output: PlannerOutput;
+    try {
+      output = await deps.planner.plan(facts, tools, { prompt, signal: ctx.cancellationSignal });
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted) await ctx.cancelled;
+      throw toFailure(err, deps.planner.modelId);
+    }
+    const latencyMs = Math.max(0, now() - started);
+
+    const rawOutput = truncate(output.rawOutput);
+    const decision = interpretPlannerOutput(output, rawOutput);
+    const usage = { inputTokens: tokens(output.usage?.inputTokens), outputTokens: tokens(output.usage?.outputTokens) };
+    ctx.log.info('planner decision', {
+      tenant: facts.tenant,
+      eventId: facts.eventId,
+      plannerCallId,
+      modelId: deps.planner.modelId,
+      promptHash: shortHash(hash),
+      toolSchemaVersion: TOOL_SCHEMA_VERSION,
+      kind: decision.kind,
+      ...(decision.kind === 'act' ? { operation: decision.intent.operation } : {}),
+      ...(decision.kind === 'invalid' ? { field: decision.error.field } : {}),
+      latencyMs,
+      ...usage,
+    });
+    return {
+      decision,
+      modelId: deps.planner.modelId,
+      promptHash: hash,
+      toolSchemaVersion: TOOL_SCHEMA_VERSION,
+      rawOutput,
+      usage,
+      plannerCallId,
+      latencyMs,
+    };
+  };
+}
+
+function parseFacts(input: unknown): PlannerFacts {
+  const parsed = PlannerFacts.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue.path.length ? issue.path.join('.') : '(root)';
+  throw ApplicationFailure.create({
+    type: 'InvalidPlannerFacts',
+    message: `planner input: ${field}: ${issue.message}`,
+    nonRetryable: true,
+    details: [{ field }],
+  });
+}
+
+/**
+ * Typed failures keep their verdict; anything else from a planner (a socket error, a bug in a client
+ * library) is treated as transport trouble and retried, because no side effect hangs on a planner call.
+ */
+function toFailure(err: unknown, modelId: string): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof RetrysafeError) return err.toFailure();
+  const message = err instanceof Error ? err.message : String(err);
+  return new RetrysafeError('TransientProviderError', `planner ${modelId} failed: ${message}`, {
+    provider: 'planner',
+  }).toFailure();
+}
+
+function truncate(raw: unknown): string {
+  const text = typeof raw === 'string' ? raw : String(raw);
+  if (text.length <= MAX_RAW_OUTPUT_CHARS) return text;
+  return `${text.slice(0, MAX_RAW_OUTPUT_CHARS)}…[${text.length - MAX_RAW_OUTPUT_CHARS} more characters cut]`;
+}
+
+function tokens(n: unknown): number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : 0;
+}

@@ -1,0 +1,290 @@
+import { z } from 'zod';
+import { RetrysafeError } from './errors';
+import type { Intent } from './intents';
+
+/**
+ * Run ceilings: hard budgets an agent run carries in its own state, so a looping planner, a runaway
+ * refund loop or a run that outlived its purpose stops in needs_review instead of spending on. A
+ * ceiling is an inclusive maximum of what the run may consume: `checkCeilings` asks whether taking
+ * the next step would go past one, so a run trips exactly when its usage would exceed the limit.
+ *
+ * Everything here is pure and deterministic: workflows pass in the workflow clock (`Date.now()` inside
+ * a workflow is replay-safe) and persist both ceilings and usage in their own state.
+ */
+
+const positiveInt = z
+  .number({ error: 'must be a positive integer' })
+  .int({ error: 'must be a positive integer' })
+  .positive({ error: 'must be a positive integer' });
+
+export const PerActionCeilings = z.strictObject({
+  maxRefundCents: positiveInt,
+  maxChargeCents: positiveInt,
+});
+export type PerActionCeilings = z.infer<typeof PerActionCeilings>;
+
+export const RunCeilings = z.strictObject({
+  maxSteps: positiveInt,
+  /** Wall-clock budget measured from the run's start. */
+  deadlineMs: positiveInt,
+  /** Money moved by the run's effects (charges and refunds both count), in minor units. */
+  maxSpendCents: positiveInt,
+  /** Model tokens (prompt + completion) across every planner call of the run. */
+  maxTokens: positiveInt,
+  maxSideEffects: positiveInt,
+  perAction: PerActionCeilings,
+});
+export type RunCeilings = z.infer<typeof RunCeilings>;
+
+/** Partial overrides, as a tenant's policy file gives them; per-action limits may be overridden one by one. */
+export const RunCeilingOverrides = z.strictObject({
+  maxSteps: positiveInt.optional(),
+  deadlineMs: positiveInt.optional(),
+  maxSpendCents: positiveInt.optional(),
+  maxTokens: positiveInt.optional(),
+  maxSideEffects: positiveInt.optional(),
+  perAction: PerActionCeilings.partial().optional(),
+});
+export type RunCeilingOverrides = z.infer<typeof RunCeilingOverrides>;
+
+/** 50 steps: a business event needs a handful of reads, plans and actions; a run past 50 is looping. */
+export const DEFAULT_MAX_STEPS = 50;
+/** 24 h from the start: matches ESCALATION_WINDOW, so a run parked on a person is stopped, not left open for days. */
+export const DEFAULT_DEADLINE_MS = 24 * 60 * 60 * 1000;
+/** 200 000 cents: two actions at the human-only limit; no single business event should move more. */
+export const DEFAULT_MAX_SPEND_CENTS = 200_000;
+/** 200 000 tokens: dozens of planner calls with full context; past that the model is going in circles. */
+export const DEFAULT_MAX_TOKENS = 200_000;
+/** 20 side effects: a renewal needs about four (reserve, charge, ship, email); 20 leaves room for compensations. */
+export const DEFAULT_MAX_SIDE_EFFECTS = 20;
+/** 100 000 cents per refund: equal to the human-only limit, so an automatic run never refunds more in one go. */
+export const DEFAULT_MAX_REFUND_CENTS = 100_000;
+/** 100 000 cents per charge: equal to the human-only limit; larger charges are for a person, not a run. */
+export const DEFAULT_MAX_CHARGE_CENTS = 100_000;
+
+/** The ceilings a run gets when neither its input nor its tenant's policy says otherwise. */
+export const DEFAULT_RUN_CEILINGS: RunCeilings = Object.freeze({
+  maxSteps: DEFAULT_MAX_STEPS,
+  deadlineMs: DEFAULT_DEADLINE_MS,
+  maxSpendCents: DEFAULT_MAX_SPEND_CENTS,
+  maxTokens: DEFAULT_MAX_TOKENS,
+  maxSideEffects: DEFAULT_MAX_SIDE_EFFECTS,
+  perAction: Object.freeze({ maxRefundCents: DEFAULT_MAX_REFUND_CENTS, maxChargeCents: DEFAULT_MAX_CHARGE_CENTS }),
+});
+
+/** What a run has consumed so far; persisted in the run's state next to its ceilings. */
+export const RunUsage = z.strictObject({
+  steps: z.number().int().nonnegative(),
+  spendCents: z.number().int().nonnegative(),
+  tokens: z.number().int().nonnegative(),
+  sideEffects: z.number().int().nonnegative(),
+  startedAtMs: z.number().int().nonnegative(),
+});
+export type RunUsage = z.infer<typeof RunUsage>;
+
+export type CeilingName = 'steps' | 'deadline' | 'spend' | 'tokens' | 'side-effects' | 'per-action';
+/** What an operator raises; per-action limits are raised one at a time. */
+export type RaisableCeiling = Exclude<CeilingName, 'per-action'> | 'per-action.refund' | 'per-action.charge';
+export const RAISABLE_CEILINGS = [
+  'steps',
+  'deadline',
+  'spend',
+  'tokens',
+  'side-effects',
+  'per-action.refund',
+  'per-action.charge',
+] as const satisfies readonly RaisableCeiling[];
+
+/** The step about to be taken: a planner call, a read/tool call, or an action with an external effect. */
+export interface NextStep {
+  kind: 'model' | 'tool' | 'effect';
+  intent?: Intent;
+  /** Estimated tokens of a model call; 0 when unknown (the call is still refused once the budget is spent). */
+  tokens?: number;
+}
+
+export type CeilingVerdict =
+  | { ok: true }
+  | {
+      ok: false;
+      ceiling: CeilingName;
+      /** The ceiling an operator would raise to let the run continue. */
+      raise: RaisableCeiling;
+      limit: number;
+      value: number;
+      message: string;
+    };
+
+/** Fills a partial override over a base (by default DEFAULT_RUN_CEILINGS) and validates the result. */
+export function resolveRunCeilings(
+  overrides: RunCeilingOverrides | undefined,
+  base: RunCeilings = DEFAULT_RUN_CEILINGS,
+): RunCeilings {
+  const merged = {
+    ...base,
+    ...stripUndefined({ ...overrides, perAction: undefined }),
+    perAction: { ...base.perAction, ...stripUndefined(overrides?.perAction ?? {}) },
+  };
+  return parseRunCeilings(merged);
+}
+
+/** Validates ceilings from input or history; the error names the field. */
+export function parseRunCeilings(raw: unknown): RunCeilings {
+  const parsed = RunCeilings.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
+    const field = path.length ? path.join('.') : '(root)';
+    throw new RetrysafeError('InvalidIntent', `ceilings.${field}: ${issue.message}`, { field: `ceilings.${field}` });
+  }
+  return parsed.data;
+}
+
+/**
+ * Whether the run may take `next` (or, without `next`, whether it is still inside its ceilings at all).
+ * The first ceiling that would be exceeded is reported; the deadline comes first because nothing may
+ * happen after it, per-action limits before run totals because they say more about what to fix.
+ */
+export function checkCeilings(usage: RunUsage, ceilings: RunCeilings, nowMs: number, next?: NextStep): CeilingVerdict {
+  const elapsed = nowMs - usage.startedAtMs;
+  if (elapsed >= ceilings.deadlineMs) {
+    return trip('deadline', 'deadline', ceilings.deadlineMs, elapsed, `the run is ${elapsed} ms old; its deadline is ${ceilings.deadlineMs} ms after start`);
+  }
+  const steps = usage.steps + (next ? 1 : 0);
+  if (steps > ceilings.maxSteps) {
+    return trip('steps', 'steps', ceilings.maxSteps, steps, `step ${steps} would exceed the run's ${ceilings.maxSteps} steps`);
+  }
+  if (next?.kind === 'model' && usage.tokens >= ceilings.maxTokens) {
+    return trip('tokens', 'tokens', ceilings.maxTokens, usage.tokens, `the run has used ${usage.tokens} of ${ceilings.maxTokens} model tokens`);
+  }
+  const tokens = usage.tokens + (next?.kind === 'model' ? Math.max(0, next.tokens ?? 0) : 0);
+  if (tokens > ceilings.maxTokens) {
+    return trip('tokens', 'tokens', ceilings.maxTokens, tokens, `${tokens} model tokens would exceed the run's ${ceilings.maxTokens}`);
+  }
+
+  const effect = next?.kind === 'effect' ? next : undefined;
+  const amount = effect?.intent && 'amountCents' in effect.intent ? effect.intent.amountCents : 0;
+  if (effect?.intent?.operation === 'refund' && amount > ceilings.perAction.maxRefundCents) {
+    return trip('per-action', 'per-action.refund', ceilings.perAction.maxRefundCents, amount, `a refund of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxRefundCents}`);
+  }
+  if (effect?.intent?.operation === 'charge' && amount > ceilings.perAction.maxChargeCents) {
+    return trip('per-action', 'per-action.charge', ceilings.perAction.maxChargeCents, amount, `a charge of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxChargeCents}`);
+  }
+  const sideEffects = usage.sideEffects + (effect ? 1 : 0);
+  if (sideEffects > ceilings.maxSideEffects) {
+    return trip('side-effects', 'side-effects', ceilings.maxSideEffects, sideEffects, `side effect ${sideEffects} would exceed the run's ${ceilings.maxSideEffects}`);
+  }
+  const spend = usage.spendCents + amount;
+  if (spend > ceilings.maxSpendCents) {
+    return trip('spend', 'spend', ceilings.maxSpendCents, spend, `moving ${amount} more cents would bring the run to ${spend}, above its ${ceilings.maxSpendCents}`);
+  }
+  return { ok: true };
+}
+
+/** `checkCeilings`, throwing `CeilingReached` (with ceiling, limit and value in details) when a ceiling trips. */
+export function assertWithinCeilings(usage: RunUsage, ceilings: RunCeilings, nowMs: number, next?: NextStep): void {
+  const verdict = checkCeilings(usage, ceilings, nowMs, next);
+  if (!verdict.ok) throw ceilingError(verdict);
+}
+
+export function ceilingError(verdict: Extract<CeilingVerdict, { ok: false }>): RetrysafeError {
+  const { ceiling, raise, limit, value } = verdict;
+  return new RetrysafeError('CeilingReached', `${verdict.message}; an operator can raise the ${raise} ceiling`, {
+    ceiling,
+    raise,
+    limit,
+    value,
+  });
+}
+
+/**
+ * An operator raises one ceiling of a stopped run. Raising to the current value is a no-op (a repeated
+ * click must not fail); lowering is refused because this path only ever loosens a budget and cannot see
+ * the run's usage, and non-positive or fractional limits are refused.
+ */
+export function raiseCeiling(
+  ceilings: RunCeilings,
+  change: { ceiling: RaisableCeiling; newLimit: number },
+  operator: string,
+): RunCeilings {
+  if (typeof operator !== 'string' || operator.trim() === '') {
+    throw new RetrysafeError('InvalidIntent', 'raising a ceiling needs the operator who decided it', { field: 'operator' });
+  }
+  if (!(RAISABLE_CEILINGS as readonly string[]).includes(change.ceiling)) {
+    throw new RetrysafeError('InvalidIntent', `ceiling must be one of ${RAISABLE_CEILINGS.join(', ')}, got ${JSON.stringify(change.ceiling)}`, {
+      field: 'ceiling',
+    });
+  }
+  if (!Number.isSafeInteger(change.newLimit) || change.newLimit <= 0) {
+    throw new RetrysafeError('InvalidIntent', `newLimit must be a positive integer, got ${JSON.stringify(change.newLimit)}`, {
+      field: 'newLimit',
+    });
+  }
+  const current = limitOf(ceilings, change.ceiling);
+  if (change.newLimit < current) {
+    throw new RetrysafeError(
+      'InvalidIntent',
+      `${operator} asked to set the ${change.ceiling} ceiling to ${change.newLimit}, below its current ${current}; only raises are allowed here`,
+      { field: 'newLimit', ceiling: change.ceiling, current, newLimit: change.newLimit },
+    );
+  }
+  const next: RunCeilings = { ...ceilings, perAction: { ...ceilings.perAction } };
+  switch (change.ceiling) {
+    case 'steps':
+      next.maxSteps = change.newLimit;
+      break;
+    case 'deadline':
+      next.deadlineMs = change.newLimit;
+      break;
+    case 'spend':
+      next.maxSpendCents = change.newLimit;
+      break;
+    case 'tokens':
+      next.maxTokens = change.newLimit;
+      break;
+    case 'side-effects':
+      next.maxSideEffects = change.newLimit;
+      break;
+    case 'per-action.refund':
+      next.perAction.maxRefundCents = change.newLimit;
+      break;
+    case 'per-action.charge':
+      next.perAction.maxChargeCents = change.newLimit;
+      break;
+  }
+  return next;
+}
+
+/** The current limit of a raisable ceiling. */
+export function limitOf(ceilings: RunCeilings, ceiling: RaisableCeiling): number {
+  switch (ceiling) {
+    case 'steps':
+      return ceilings.maxSteps;
+    case 'deadline':
+      return ceilings.deadlineMs;
+    case 'spend':
+      return ceilings.maxSpendCents;
+    case 'tokens':
+      return ceilings.maxTokens;
+    case 'side-effects':
+      return ceilings.maxSideEffects;
+    case 'per-action.refund':
+      return ceilings.perAction.maxRefundCents;
+    case 'per-action.charge':
+      return ceilings.perAction.maxChargeCents;
+  }
+}
+
+function trip(
+  ceiling: CeilingName,
+  raise: RaisableCeiling,
+  limit: number,
+  value: number,
+  message: string,
+): Extract<CeilingVerdict, { ok: false }> {
+  return { ok: false, ceiling, raise, limit, value, message };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { RunCeilingOverrides } from './ceilings';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS, RISK_CLASSES } from './decision-table';
+import { RetrysafeError } from './errors';
+
+/**
+ * Per-tenant overrides of the decision table's thresholds and of the run ceilings, loaded once from a
+ * JSON file at worker start (workers/tenant-policy-file.ts) and passed down as data. Precedence, field
+ * by field: the tenant's entry, then `default`, then the built-in defaults. A tenant's
+ * `confirmRiskClasses` replaces the default's list rather than adding to it, so each entry reads whole.
+ *
+ *   {
+ *     "default": { "autoApproveBelowCents": 2500 },
+ *     "tenants": {
+ *       "acme": { "autoApproveBelowCents": 10000, "confirmRiskClasses": ["routine-message"],
+ *                 "ceilings": { "maxSteps": 80, "perAction": { "maxRefundCents": 20000 } } }
+ *     }
+ *   }
+ */
+
+const nonNegativeInt = z
+  .number({ error: 'must be a non-negative integer' })
+  .int({ error: 'must be a non-negative integer' })
+  .min(0, { error: 'must be a non-negative integer' });
+
+export const TenantPolicy = z.strictObject({
+  /** Money movements below this many minor units run automatically. */
+  autoApproveBelowCents: nonNegativeInt.optional(),
+  /** Money movements above this many minor units are for a person only. */
+  humanOnlyAboveCents: nonNegativeInt.optional(),
+  /** Risk classes that need confirmation even where the table would run them automatically. */
+  confirmRiskClasses: z
+    .array(z.enum(RISK_CLASSES, { error: `must be one of ${RISK_CLASSES.join(', ')}` }), {
+      error: 'must be a list of risk classes',
+    })
+    .optional(),
+  ceilings: RunCeilingOverrides.optional(),
+});
+export type TenantPolicy = z.infer<typeof TenantPolicy>;
+
+/** Tenant names follow the action key's part rules, since a tenant is one segment of every key. */
+const TENANT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
+
+export const TenantPolicyConfig = z.strictObject({
+  default: TenantPolicy.optional(),
+  tenants: z
+    .record(
+      z.string().regex(TENANT_NAME, {
+        error: 'tenant name must be letters, digits, ".", "_" or "-", starting with a letter or digit',
+      }),
+      TenantPolicy,
+    )
+    .default({}),
+});
+export type TenantPolicyConfig = z.infer<typeof TenantPolicyConfig>;
+
+/**
+ * Validates a tenant policy file's content. Throws `InvalidIntent` whose message lists every problem as
+ * `field.path: what is wrong` (e.g. `tenants.acme.autoApproveBelowCents: must be a non-negative integer`),
+ * including thresholds that contradict each other once a tenant's entry is merged over `default`.
+ */
+export function parseTenantPolicyConfig(raw: unknown): TenantPolicyConfig {
+  const parsed = TenantPolicyConfig.safeParse(raw);
+  if (!parsed.success) throw configError(parsed.error.issues.map(describeIssue));
+  const config = parsed.data;
+
+  const problems: Array<{ field: string; message: string }> = [];
+  const check = (path: string, entry: TenantPolicy, merged: TenantPolicy) => {
+    const auto = merged.autoApproveBelowCents ?? DEFAULT_AUTO_APPROVE_BELOW_CENTS;
+    const humanOnly = merged.humanOnlyAboveCents ?? DEFAULT_HUMAN_ONLY_ABOVE_CENTS;
+    if (auto <= humanOnly) return;
+    // Blame the field this entry set; with both set here, the automatic limit is the one that overreaches.
+    const field = entry.autoApproveBelowCents !== undefined ? 'autoApproveBelowCents' : 'humanOnlyAboveCents';
+    problems.push({
+      field: `${path}.${field}`,
+      message: `autoApproveBelowCents (${auto}) must not be above humanOnlyAboveCents (${humanOnly})`,
+    });
+  };
+  if (config.default) check('default', config.default, config.default);
+  for (const [tenant, entry] of Object.entries(config.tenants)) {
+    check(`tenants.${tenant}`, entry, merge(config.default, entry));
+  }
+  if (problems.length) throw configError(problems);
+  return config;
+}
+
+/** The effective policy of one tenant: its entry over `default`. An unknown tenant gets `default` (or nothing). */
+export function policyForTenant(config: TenantPolicyConfig, tenant: string): TenantPolicy {
+  const entry = Object.prototype.hasOwnProperty.call(config.tenants, tenant) ? config.tenants[tenant] : undefined;
+  return merge(config.default, entry);
+}
+
+function merge(base: TenantPolicy | undefined, over: TenantPolicy | undefined): TenantPolicy {
+  const out: TenantPolicy = { ...definedOnly(base ?? {}), ...definedOnly(over ?? {}) };
+  const ceilings = { ...base?.ceilings, ...definedOnly(over?.ceilings ?? {}) };
+  const perAction = { ...base?.ceilings?.perAction, ...definedOnly(over?.ceilings?.perAction ?? {}) };
+  if (Object.keys(perAction).length) ceilings.perAction = perAction;
+  if (Object.keys(ceilings).length) out.ceilings = ceilings;
+  else delete out.ceilings;
+  return out;
+}
+
+function definedOnly<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): { field: string; message: string } {
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
+  const field = path.length ? path.map(String).join('.') : '(root)';
+  if (issue.code === 'unrecognized_keys') return { field, message: 'unknown field' };
+  if (issue.code === 'invalid_key') return { field, message: issue.issues[0]?.message ?? issue.message };
+  return { field, message: issue.message };
+}
+
+function configError(problems: Array<{ field: string; message: string }>): RetrysafeError {
+  const lines = problems.map((p) => `${p.field}: ${p.message}`);
+  return new RetrysafeError('InvalidIntent', lines.join('; '), { field: problems[0].field, problems });
+}
