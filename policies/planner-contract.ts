@@ -129,7 +129,8 @@ const TOOL_DESCRIPTIONS: Record<Operation, string> = {
   'create-shipment': 'Create a shipment for an order to a postal address.',
 };
 const STOP_DESCRIPTION = 'Stop the run: the goal is reached, or it cannot be reached with the actions available.';
-const ASK_HUMAN_DESCRIPTION = 'Hand the decision to a person: facts are missing, contradictory or an outcome is uncertain.';
+const ASK_HUMAN_DESCRIPTION =
+  'Hand the decision to a person: facts are missing, contradictory or an outcome is uncertain.';
 
 type IntentMember = (typeof Intent.options)[number];
 

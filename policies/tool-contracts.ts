@@ -63,7 +63,7 @@ export const TOOL_CONTRACTS: ContractTable = {
     riskClass: 'money-movement',
     limits: { maxAmountCents: 1_000_000 },
     secretFields: [],
-    summarize: (i) => `refund ${money(i.amountCents)} of ${i.chargeId}`,
+    summarize: (i) => `refund ${(i.amountCents / 100).toFixed(2)} (charge currency) of ${i.chargeId}`,
     lookupReference: (_i, key) => key,
   },
   'send-email': {
