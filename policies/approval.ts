@@ -10,7 +10,8 @@ import { canonicalJson } from './request-hash';
  * and is signed with an Ed25519 key that only the approval service holds: the agent, the planner and
  * the workflow see public keys only, so nothing a model writes can pass as a person's decision.
  *
- *   operator ─token─▶ approval service ─signs claims─▶ client ─update─▶ action workflow ─verifyApproval─▶ act
+ *   operator ─token─▶ approval service ─signed claims─▶ client ─update─▶ action workflow
+ *                                                                       └─ verifyApproval (validator) ─▶ act
  *
  * Verification is pure and synchronous so it can run in a Temporal update validator: a refused
  * approval never enters the workflow's history.
@@ -45,17 +46,16 @@ export type ApprovalClaims = z.infer<typeof ApprovalClaims>;
 
 export const SignedApproval = z.strictObject({
   claims: ApprovalClaims,
-  signature: z.string({ error: 'must be a string' }).regex(hex(64), { error: 'must be a 64-byte hex Ed25519 signature' }),
+  signature: z
+    .string({ error: 'must be a string' })
+    .regex(hex(64), { error: 'must be a 64-byte hex Ed25519 signature' }),
   publicKeyId: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(100),
 });
 export type SignedApproval = z.infer<typeof SignedApproval>;
 
 /** Key id → hex Ed25519 public key, as the workflow is given them. */
 export const TrustedApprovalKeys = z
-  .record(
-    z.string().min(1).max(100),
-    z.string().regex(hex(32), { error: 'must be a 32-byte hex Ed25519 public key' }),
-  )
+  .record(z.string().min(1).max(100), z.string().regex(hex(32), { error: 'must be a 32-byte hex Ed25519 public key' }))
   .refine((keys) => Object.keys(keys).length > 0, { error: 'must list at least one key' });
 export type TrustedApprovalKeys = z.infer<typeof TrustedApprovalKeys>;
 
@@ -93,7 +93,9 @@ export function verifyApproval(
     new RetrysafeError('ApprovalRejected', message, { reason, key: expected.key, ...extra });
 
   if (typeof approval !== 'object' || approval === null || Array.isArray(approval)) {
-    throw reject('malformed', 'an approval must be a JSON object { claims, signature, publicKeyId }', { field: '(root)' });
+    throw reject('malformed', 'an approval must be a JSON object { claims, signature, publicKeyId }', {
+      field: '(root)',
+    });
   }
   const signature = (approval as { signature?: unknown }).signature;
   if (signature === undefined || signature === null || signature === '') {
@@ -111,16 +113,27 @@ export function verifyApproval(
   }
   const { claims, publicKeyId } = parsed.data;
 
-  const publicKey = Object.prototype.hasOwnProperty.call(trustedKeys, publicKeyId) ? trustedKeys[publicKeyId] : undefined;
+  const publicKey = Object.prototype.hasOwnProperty.call(trustedKeys, publicKeyId)
+    ? trustedKeys[publicKeyId]
+    : undefined;
   if (publicKey === undefined) {
-    throw reject('unknown-key', `the approval is signed with key ${JSON.stringify(publicKeyId)}, which this worker does not trust`, {
-      publicKeyId,
-    });
+    throw reject(
+      'unknown-key',
+      `the approval is signed with key ${JSON.stringify(publicKeyId)}, which this worker does not trust`,
+      {
+        publicKeyId,
+      },
+    );
   }
   if (typeof publicKey !== 'string' || !hex(32).test(publicKey)) {
-    throw reject('unknown-key', `trusted key ${JSON.stringify(publicKeyId)} is not a 32-byte hex Ed25519 public key; fix the worker's configuration`, {
-      publicKeyId,
-    });
+    throw reject(
+      'unknown-key',
+      `trusted key ${JSON.stringify(publicKeyId)} is not a 32-byte hex Ed25519 public key; ` +
+        "fix the worker's configuration",
+      {
+        publicKeyId,
+      },
+    );
   }
   let valid = false;
   try {
@@ -130,13 +143,19 @@ export function verifyApproval(
     valid = false;
   }
   if (!valid) {
-    throw reject('bad-signature', `the approval's signature does not match its claims under key ${JSON.stringify(publicKeyId)}`, {
-      publicKeyId,
-    });
+    throw reject(
+      'bad-signature',
+      `the approval's signature does not match its claims under key ${JSON.stringify(publicKeyId)}`,
+      {
+        publicKeyId,
+      },
+    );
   }
 
   if (claims.key !== expected.key) {
-    throw reject('wrong-action', `the approval is for action ${claims.key}, not ${expected.key}`, { approvedKey: claims.key });
+    throw reject('wrong-action', `the approval is for action ${claims.key}, not ${expected.key}`, {
+      approvedKey: claims.key,
+    });
   }
   if (claims.requestHash !== expected.requestHash) {
     throw reject(
@@ -155,14 +174,21 @@ export function verifyApproval(
   if (expiresMs - issuedMs > MAX_APPROVAL_TTL_MS) {
     throw reject(
       'expiry-too-long',
-      `the approval is valid for ${Math.round((expiresMs - issuedMs) / 1000)} s; at most ${MAX_APPROVAL_TTL_MS / 1000} s is accepted`,
+      `the approval is valid for ${Math.round((expiresMs - issuedMs) / 1000)} s; ` +
+        `at most ${MAX_APPROVAL_TTL_MS / 1000} s is accepted`,
     );
   }
   if (issuedMs > nowMs + APPROVAL_CLOCK_SKEW_MS) {
-    throw reject('not-yet-valid', `the approval is issued at ${claims.issuedAt}, in the future; check the approval service's clock`);
+    throw reject(
+      'not-yet-valid',
+      `the approval is issued at ${claims.issuedAt}, in the future; check the approval service's clock`,
+    );
   }
   if (nowMs >= expiresMs) {
-    throw reject('expired', `the approval expired at ${claims.expiresAt}; review the dry run again and send a fresh approval`);
+    throw reject(
+      'expired',
+      `the approval expired at ${claims.expiresAt}; review the dry run again and send a fresh approval`,
+    );
   }
   return claims;
 }

@@ -148,35 +148,83 @@ export function parseRunCeilings(raw: unknown): RunCeilings {
 export function checkCeilings(usage: RunUsage, ceilings: RunCeilings, nowMs: number, next?: NextStep): CeilingVerdict {
   const elapsed = nowMs - usage.startedAtMs;
   if (elapsed >= ceilings.deadlineMs) {
-    return trip('deadline', 'deadline', ceilings.deadlineMs, elapsed, `the run is ${elapsed} ms old; its deadline is ${ceilings.deadlineMs} ms after start`);
+    return trip(
+      'deadline',
+      'deadline',
+      ceilings.deadlineMs,
+      elapsed,
+      `the run is ${elapsed} ms old; its deadline is ${ceilings.deadlineMs} ms after start`,
+    );
   }
   const steps = usage.steps + (next ? 1 : 0);
   if (steps > ceilings.maxSteps) {
-    return trip('steps', 'steps', ceilings.maxSteps, steps, `step ${steps} would exceed the run's ${ceilings.maxSteps} steps`);
+    return trip(
+      'steps',
+      'steps',
+      ceilings.maxSteps,
+      steps,
+      `step ${steps} would exceed the run's ${ceilings.maxSteps} steps`,
+    );
   }
   if (next?.kind === 'model' && usage.tokens >= ceilings.maxTokens) {
-    return trip('tokens', 'tokens', ceilings.maxTokens, usage.tokens, `the run has used ${usage.tokens} of ${ceilings.maxTokens} model tokens`);
+    return trip(
+      'tokens',
+      'tokens',
+      ceilings.maxTokens,
+      usage.tokens,
+      `the run has used ${usage.tokens} of ${ceilings.maxTokens} model tokens`,
+    );
   }
   const tokens = usage.tokens + (next?.kind === 'model' ? Math.max(0, next.tokens ?? 0) : 0);
   if (tokens > ceilings.maxTokens) {
-    return trip('tokens', 'tokens', ceilings.maxTokens, tokens, `${tokens} model tokens would exceed the run's ${ceilings.maxTokens}`);
+    return trip(
+      'tokens',
+      'tokens',
+      ceilings.maxTokens,
+      tokens,
+      `${tokens} model tokens would exceed the run's ${ceilings.maxTokens}`,
+    );
   }
 
   const effect = next?.kind === 'effect' ? next : undefined;
   const amount = effect?.intent && 'amountCents' in effect.intent ? effect.intent.amountCents : 0;
   if (effect?.intent?.operation === 'refund' && amount > ceilings.perAction.maxRefundCents) {
-    return trip('per-action', 'per-action.refund', ceilings.perAction.maxRefundCents, amount, `a refund of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxRefundCents}`);
+    return trip(
+      'per-action',
+      'per-action.refund',
+      ceilings.perAction.maxRefundCents,
+      amount,
+      `a refund of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxRefundCents}`,
+    );
   }
   if (effect?.intent?.operation === 'charge' && amount > ceilings.perAction.maxChargeCents) {
-    return trip('per-action', 'per-action.charge', ceilings.perAction.maxChargeCents, amount, `a charge of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxChargeCents}`);
+    return trip(
+      'per-action',
+      'per-action.charge',
+      ceilings.perAction.maxChargeCents,
+      amount,
+      `a charge of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxChargeCents}`,
+    );
   }
   const sideEffects = usage.sideEffects + (effect ? 1 : 0);
   if (sideEffects > ceilings.maxSideEffects) {
-    return trip('side-effects', 'side-effects', ceilings.maxSideEffects, sideEffects, `side effect ${sideEffects} would exceed the run's ${ceilings.maxSideEffects}`);
+    return trip(
+      'side-effects',
+      'side-effects',
+      ceilings.maxSideEffects,
+      sideEffects,
+      `side effect ${sideEffects} would exceed the run's ${ceilings.maxSideEffects}`,
+    );
   }
   const spend = usage.spendCents + amount;
   if (spend > ceilings.maxSpendCents) {
-    return trip('spend', 'spend', ceilings.maxSpendCents, spend, `moving ${amount} more cents would bring the run to ${spend}, above its ${ceilings.maxSpendCents}`);
+    return trip(
+      'spend',
+      'spend',
+      ceilings.maxSpendCents,
+      spend,
+      `moving ${amount} more cents would bring the run to ${spend}, above its ${ceilings.maxSpendCents}`,
+    );
   }
   return { ok: true };
 }
@@ -208,23 +256,34 @@ export function raiseCeiling(
   operator: string,
 ): RunCeilings {
   if (typeof operator !== 'string' || operator.trim() === '') {
-    throw new RetrysafeError('InvalidIntent', 'raising a ceiling needs the operator who decided it', { field: 'operator' });
+    throw new RetrysafeError('InvalidIntent', 'raising a ceiling needs the operator who decided it', {
+      field: 'operator',
+    });
   }
   if (!(RAISABLE_CEILINGS as readonly string[]).includes(change.ceiling)) {
-    throw new RetrysafeError('InvalidIntent', `ceiling must be one of ${RAISABLE_CEILINGS.join(', ')}, got ${JSON.stringify(change.ceiling)}`, {
-      field: 'ceiling',
-    });
+    throw new RetrysafeError(
+      'InvalidIntent',
+      `ceiling must be one of ${RAISABLE_CEILINGS.join(', ')}, got ${JSON.stringify(change.ceiling)}`,
+      {
+        field: 'ceiling',
+      },
+    );
   }
   if (!Number.isSafeInteger(change.newLimit) || change.newLimit <= 0) {
-    throw new RetrysafeError('InvalidIntent', `newLimit must be a positive integer, got ${JSON.stringify(change.newLimit)}`, {
-      field: 'newLimit',
-    });
+    throw new RetrysafeError(
+      'InvalidIntent',
+      `newLimit must be a positive integer, got ${JSON.stringify(change.newLimit)}`,
+      {
+        field: 'newLimit',
+      },
+    );
   }
   const current = limitOf(ceilings, change.ceiling);
   if (change.newLimit < current) {
     throw new RetrysafeError(
       'InvalidIntent',
-      `${operator} asked to set the ${change.ceiling} ceiling to ${change.newLimit}, below its current ${current}; only raises are allowed here`,
+      `${operator} asked to set the ${change.ceiling} ceiling to ${change.newLimit}, below its current ${current}; ` +
+        'only raises are allowed here',
       { field: 'newLimit', ceiling: change.ceiling, current, newLimit: change.newLimit },
     );
   }

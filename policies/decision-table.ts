@@ -61,7 +61,13 @@ export interface DecisionRow {
 }
 
 export const DECISION_TABLE: readonly DecisionRow[] = [
-  { id: 'read.automatic', riskClass: 'read', when: { kind: 'always' }, mode: 'automatic', because: 'reading changes nothing' },
+  {
+    id: 'read.automatic',
+    riskClass: 'read',
+    when: { kind: 'always' },
+    mode: 'automatic',
+    because: 'reading changes nothing',
+  },
 
   {
     id: 'routine-message.automatic',
@@ -220,7 +226,8 @@ export function decideForRiskClass(riskClass: RiskClass, facts: DecisionFacts): 
   const mode = applied.length
     ? applied.reduce<DecisionMode>((m, r) => (STRICTNESS[r.mode] > STRICTNESS[m] ? r.mode : m), 'automatic')
     : 'human-only';
-  if (!applied.length) reasons.push(`fallback.no-row: no row of the decision table covers ${riskClass} with these facts`);
+  if (!applied.length)
+    reasons.push(`fallback.no-row: no row of the decision table covers ${riskClass} with these facts`);
   return {
     mode,
     riskClass,

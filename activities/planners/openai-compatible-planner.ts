@@ -144,10 +144,12 @@ export class OpenAiCompatiblePlanner implements Planner {
       json = JSON.parse(text);
     } catch {
       // A 2xx that is not JSON is a broken gateway or a cut body, not an answer from the model.
-      throw new RetrysafeError('TransientProviderError', `${where}: answered ${res.status} with a body that is not JSON`, {
-        provider: 'planner',
-        status: res.status,
-      });
+      const details = { provider: 'planner', status: res.status };
+      throw new RetrysafeError(
+        'TransientProviderError',
+        `${where}: answered ${res.status} with a body that is not JSON`,
+        details,
+      );
     }
     const parsed = ChatCompletion.safeParse(json);
     if (!parsed.success) {

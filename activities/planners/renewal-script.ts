@@ -73,9 +73,15 @@ export function renewalScript(input: PlannerFacts): ScriptStep | undefined {
     if (!latest) return { kind: 'tool', name: operation, arguments: args(order) };
     if (latest.status === 'confirmed') continue;
     if (latest.status === 'failed' || latest.status === 'compensating' || latest.status === 'compensated') {
-      return { kind: 'stop', reason: `${operation} for order ${order.id} is ${latest.status}; the renewal cannot continue` };
+      return {
+        kind: 'stop',
+        reason: `${operation} for order ${order.id} is ${latest.status}; the renewal cannot continue`,
+      };
     }
-    return { kind: 'ask-human', question: `${operation} for order ${order.id} is ${latest.status} (${latest.key}); how should the renewal continue?` };
+    return {
+      kind: 'ask-human',
+      question: `${operation} for order ${order.id} is ${latest.status} (${latest.key}); how should the renewal continue?`,
+    };
   }
   return { kind: 'stop', reason: `order ${order.id} is reserved, charged and shipped` };
 }

@@ -43,7 +43,8 @@ export class ScriptedPlanner implements Planner {
     const call = this.#calls++;
     const step = typeof this.script === 'function' ? this.script(input, call) : this.script[call];
     if (!step) {
-      const length = typeof this.script === 'function' ? 'the script function' : `the script (${this.script.length} steps)`;
+      const length =
+        typeof this.script === 'function' ? 'the script function' : `the script (${this.script.length} steps)`;
       throw ApplicationFailure.create({
         type: SCRIPT_EXHAUSTED,
         message: `${this.modelId} was asked for step ${call + 1} of ${input.tenant}/${input.eventId}, beyond ${length}; the run should have stopped, or the script needs another step`,

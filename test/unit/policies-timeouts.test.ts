@@ -1,6 +1,3 @@
-// node:test's describe/it return promises the runner awaits itself; until eslint.config.mjs lists them in
-// no-floating-promises' allowForKnownSafeCalls, this file opts out of that one rule.
-/* eslint-disable @typescript-eslint/no-floating-promises */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Duration } from '@temporalio/common';

@@ -1,0 +1,142 @@
+/**
+ * The approval service: the only holder of the approval signing key. Operators authenticate with a
+ * bearer token (the service stores only its SHA-256) and get back an approval signed for one action key
+ * and request hash; the client then submits it to the action's workflow.
+ *
+ *   tsx scripts/approval-service.ts keygen                        new signing key pair and key id
+ *   tsx scripts/approval-service.ts new-operator --name alice     new operator token and its operators-file entry
+ *   tsx scripts/approval-service.ts sign --key K --hash H --decision approve|reject --operator-token T
+ *                                        [--ttl-seconds N]
+ *   tsx scripts/approval-service.ts serve [--port 4180] [--host 127.0.0.1]
+ *
+ * sign and serve read RETRYSAFE_OPERATORS_FILE, RETRYSAFE_APPROVAL_SIGNING_KEY and (optionally)
+ * RETRYSAFE_APPROVAL_KEY_ID; sign also takes the token from RETRYSAFE_OPERATOR_TOKEN, which keeps it
+ * out of the process list.
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { startApprovalServer } from './lib/approval-http';
+import { generateApprovalKeyPair } from './lib/approval-keys';
+import { createApprovalSigner, hashOperatorToken, loadOperatorsFile, type ApprovalSigner } from './lib/approval-signer';
+
+// 4180: next to the sandbox providers' 41xx ports and free on a developer machine.
+const DEFAULT_APPROVAL_PORT = 4180;
+
+const ServiceEnv = z.object({
+  RETRYSAFE_OPERATORS_FILE: z.string({ error: 'must name the operators JSON file' }).min(1, {
+    error: 'must name the operators JSON file',
+  }),
+  RETRYSAFE_APPROVAL_SIGNING_KEY: z.string({ error: 'must be set (see `keygen`)' }).regex(/^[0-9a-fA-F]{64}$/, {
+    error: 'must be the 32-byte hex Ed25519 private key printed by `keygen`',
+  }),
+  RETRYSAFE_APPROVAL_KEY_ID: z.string().min(1).max(100).optional(),
+});
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      key: { type: 'string' },
+      hash: { type: 'string' },
+      decision: { type: 'string' },
+      'operator-token': { type: 'string' },
+      'ttl-seconds': { type: 'string' },
+      name: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+    },
+  });
+  const [command] = positionals;
+  switch (command) {
+    case 'keygen': {
+      const pair = generateApprovalKeyPair();
+      print({ keyId: pair.keyId, publicKey: pair.publicKeyHex, privateKey: pair.privateKeyHex });
+      process.stderr.write(
+        'Give the private key to the approval service only\n' +
+          '(RETRYSAFE_APPROVAL_SIGNING_KEY, with RETRYSAFE_APPROVAL_KEY_ID);\n' +
+          'workers get { keyId: publicKey } as their trusted approval keys.\n',
+      );
+      return;
+    }
+    case 'new-operator': {
+      if (!values.name) throw new UsageError('new-operator needs --name');
+      const token = randomBytes(32).toString('base64url');
+      print({ token, entry: { name: values.name, tokenSha256: hashOperatorToken(token) } });
+      process.stderr.write('Hand the token to the operator; add only the entry to the operators file.\n');
+      return;
+    }
+    case 'sign': {
+      const signer = await signerFromEnv(process.env);
+      const token = values['operator-token'] ?? process.env.RETRYSAFE_OPERATOR_TOKEN;
+      const operator = signer.authenticate(token);
+      if (!operator)
+        throw new Error('the operator token is not recognized (give --operator-token or RETRYSAFE_OPERATOR_TOKEN)');
+      const ttl = values['ttl-seconds'];
+      const request = {
+        key: values.key,
+        requestHash: values.hash,
+        decision: values.decision,
+        ...(ttl !== undefined ? { ttlSeconds: /^\d+$/.test(ttl) ? Number(ttl) : ttl } : {}),
+      };
+      try {
+        print(signer.sign(operator, request));
+      } catch (err) {
+        // Name the flag, not the JSON field, since that is what the person typed.
+        const field = (err as { details?: { field?: string } }).details?.field;
+        const flag = { key: '--key', requestHash: '--hash', decision: '--decision', ttlSeconds: '--ttl-seconds' }[
+          field ?? ''
+        ];
+        throw new UsageError(
+          flag ? `${flag}: ${(err as Error).message.replace(/^[^:]+: /, '')}` : (err as Error).message,
+        );
+      }
+      return;
+    }
+    case 'serve': {
+      const port = values.port === undefined ? DEFAULT_APPROVAL_PORT : Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new UsageError(`--port must be a port number, got ${values.port}`);
+      const signer = await signerFromEnv(process.env);
+      const server = await startApprovalServer(signer, {
+        port,
+        host: values.host,
+        onSigned: (e) => process.stdout.write(`${JSON.stringify({ msg: 'approval signed', ...e })}\n`),
+      });
+      process.stdout.write(`approval service on ${server.url} (key ${signer.keyId})\n`);
+      const stop = () => void server.close().then(() => process.exit(0));
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command ?? '')}; use keygen, new-operator, sign or serve`);
+  }
+}
+
+async function signerFromEnv(env: NodeJS.ProcessEnv): Promise<ApprovalSigner> {
+  const parsed = ServiceEnv.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid approval service configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return createApprovalSigner({
+    privateKeyHex: e.RETRYSAFE_APPROVAL_SIGNING_KEY,
+    keyId: e.RETRYSAFE_APPROVAL_KEY_ID,
+    operators: await loadOperatorsFile(e.RETRYSAFE_OPERATORS_FILE),
+  });
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
+});

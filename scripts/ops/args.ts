@@ -1,0 +1,174 @@
+/**
+ * Argument parsing for the ops CLI: a small tokenizer (so that every message names the argument the
+ * operator typed, which node:util's parseArgs does not do consistently), then one zod schema per
+ * command over the raw strings. Nothing here talks to Temporal.
+ */
+import { z } from 'zod';
+import { parseActionKey, runWorkflowId } from '../../policies/action-key';
+import { EFFECT_STATUSES, type EffectStatus } from '../../policies/effect-status';
+import { UsageError } from './errors';
+
+export interface FlagSpec {
+  type: 'string' | 'boolean';
+  /** A string flag that may be given several times; its values are collected in order. */
+  multiple?: boolean;
+}
+export type FlagSpecs = Record<string, FlagSpec>;
+export type RawFlags = Record<string, string | boolean | string[]>;
+
+export interface ParsedArgv {
+  flags: RawFlags;
+  positionals: string[];
+  help: boolean;
+}
+
+/**
+ * Splits argv into flags and positionals. Accepts `--name value` and `--name=value`; a string flag
+ * followed by another flag or by nothing is missing its value (use `--reason=--text` for a value that
+ * starts with dashes). `--` ends the flags.
+ */
+export function parseArgv(argv: readonly string[], specs: FlagSpecs): ParsedArgv {
+  const flags: RawFlags = {};
+  const positionals: string[] = [];
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i];
+    if (token === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (token === '--help' || token === '-h') {
+      help = true;
+      continue;
+    }
+    if (!token.startsWith('-') || token === '-') {
+      positionals.push(token);
+      continue;
+    }
+    if (!token.startsWith('--')) throw new UsageError(`${token}: unknown option (options are spelled --name)`);
+    const eq = token.indexOf('=');
+    const name = token.slice(2, eq === -1 ? undefined : eq);
+    const spec = specs[name];
+    if (!spec) {
+      const known = Object.keys(specs).map((n) => `--${n}`);
+      throw new UsageError(
+        `--${name}: unknown option${known.length ? `; this command takes ${known.join(', ')}` : ''}`,
+      );
+    }
+    if (spec.type === 'boolean') {
+      if (eq !== -1) throw new UsageError(`--${name}: is a switch and takes no value`);
+      flags[name] = true;
+      continue;
+    }
+    let value: string;
+    if (eq !== -1) value = token.slice(eq + 1);
+    else {
+      const next = argv[i + 1];
+      if (next === undefined || (next.startsWith('--') && next.length > 2))
+        throw new UsageError(`--${name}: needs a value`);
+      value = next;
+      i++;
+    }
+    if (spec.multiple) flags[name] = [...((flags[name] as string[] | undefined) ?? []), value];
+    else if (flags[name] !== undefined) throw new UsageError(`--${name}: given more than once`);
+    else flags[name] = value;
+  }
+  return { flags, positionals, help };
+}
+
+/**
+ * Validates raw input with a schema whose keys are flag names (`older-than`) or upper-case positional
+ * names (`KEY`), and turns the first issue into a UsageError naming that argument.
+ */
+export function validateArgs<S extends z.ZodType>(schema: S, raw: Record<string, unknown>): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const head = issue.path[0];
+  const name = typeof head === 'string' ? (/^[A-Z_]+$/.test(head) ? head : `--${head}`) : 'arguments';
+  throw new UsageError(`${name}: ${issue.message}`);
+}
+
+/** Positionals beyond the ones a command takes are a mistake (often an unquoted --reason), not ignored. */
+export function expectPositionals(positionals: string[], names: readonly string[]): Record<string, string | undefined> {
+  if (positionals.length > names.length) {
+    const extra = positionals.slice(names.length).map((p) => JSON.stringify(p));
+    throw new UsageError(`unexpected argument ${extra.join(' ')} (quote values that contain spaces)`);
+  }
+  return Object.fromEntries(names.map((n, i) => [n, positionals[i]]));
+}
+
+const DURATION_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `90s`, `10m`, `2h`, `1d` → milliseconds. Returns undefined for anything else. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^([1-9][0-9]*)([smhd])$/.exec(text.trim());
+  if (!match) return undefined;
+  const ms = Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS];
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+// ── field schemas shared by the commands ──
+
+const required = (what: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required (${what})` : `must be ${what}`),
+});
+
+export const durationArg = z.string(required('a duration like 10m, 2h or 1d')).transform((text, ctx) => {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a duration like 90s, 10m, 2h or 1d, got ${JSON.stringify(text)}`,
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** Repeated and/or comma-separated statuses, checked against the effect status machine's list. */
+export const statusesArg = z.array(z.string()).transform((values, ctx) => {
+  const out: EffectStatus[] = [];
+  for (const value of values.flatMap((v) => v.split(',')).map((v) => v.trim())) {
+    if (!(EFFECT_STATUSES as readonly string[]).includes(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${JSON.stringify(value)} is not a status; use one of ${EFFECT_STATUSES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    if (!out.includes(value as EffectStatus)) out.push(value as EffectStatus);
+  }
+  return out;
+});
+
+export const limitArg = (max: number) =>
+  z.string(required(`a whole number from 1 to ${max}`)).transform((text, ctx) => {
+    const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+    if (!(n >= 1 && n <= max)) {
+      ctx.addIssue({ code: 'custom', message: `must be a whole number from 1 to ${max}, got ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+/** Tenants follow the action-key part rules; reuse them rather than restate them. */
+export const tenantArg = z.string(required('a tenant id')).superRefine((tenant, ctx) => {
+  try {
+    runWorkflowId(tenant, 'probe');
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/^tenant /, '') });
+  }
+});
+
+export const actionKeyArg = z
+  .string(required('an action key like charge:v1:acme:renewal-2026-08-28-01'))
+  .superRefine((key, ctx) => {
+    try {
+      parseActionKey(key);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  });
+
+export const jsonSwitch = z.boolean().default(false);

@@ -1,0 +1,28 @@
+/**
+ * What a command gets from the entry point: the environment, an output sink and a lazily connected
+ * client. Commands never touch process.* themselves, so unit tests run them against a fake client.
+ */
+import type { RetrysafeClient } from '../../client';
+
+/** The part of RetrysafeClient the ops commands use. */
+export type OpsClient = Pick<RetrysafeClient, 'listActions' | 'getAction' | 'resolveAction'>;
+
+export interface OpsContext {
+  env: NodeJS.ProcessEnv;
+  /** Writes one block of output to stdout (a newline is appended). */
+  out(text: string): void;
+  /** Warnings that must not mix into --json output. */
+  warn(text: string): void;
+  now(): Date;
+  /** Connects on first use; commands that fail validation or authentication never connect. */
+  client(): Promise<OpsClient>;
+}
+
+export interface OpsCommand {
+  name: string;
+  /** One line for the command list. */
+  summary: string;
+  /** The full `--help` text. */
+  usage: string;
+  run(argv: readonly string[], ctx: OpsContext): Promise<void>;
+}
