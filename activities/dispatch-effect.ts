@@ -26,10 +26,11 @@ export interface DispatchInput {
   requestHash: string;
   /**
    * `first` when no earlier dispatch of this action can have reached the provider; `maybe-sent` when
-   * the workflow knows an earlier dispatch may have (reconciliation proved absence, an operator said
-   * "not happened"): then the contract's rules for retries apply from the first attempt.
+   * an earlier dispatch may have (reconciliation proved absence): then the contract's rules for retries
+   * apply from the first attempt; `operator-cleared` when an authorized operator established that the
+   * earlier dispatch did not happen: the first attempt sends, even on a provider with no key.
    */
-  mode: 'first' | 'maybe-sent';
+  mode: 'first' | 'maybe-sent' | 'operator-cleared';
 }
 
 export type DispatchOutcome =
@@ -58,6 +59,7 @@ export function createDispatchEffect(deps: DispatchDeps) {
     const route = ROUTES[intent.operation] as (typeof ROUTES)[keyof typeof ROUTES];
     const baseUrl = deps.providerUrls[contract.provider];
     const attempt: Attempt = {
+      // An operator's clearance counts only for the first attempt: if that attempt dies, the rules apply again.
       state: ctx.info.attempt > 1 || input.mode === 'maybe-sent' ? 'maybe-sent' : 'not-sent',
       sends: 0,
     };

@@ -1,10 +1,13 @@
 import type { Client } from '@temporalio/client';
+import { createBareCharge } from './baseline';
 import type { CrashHook } from './crash-points';
 import { noCrashes } from './crash-points';
 import { createClaimActionActivity } from './claim-action';
 import { createDispatchEffect } from './dispatch-effect';
 import { createLookupEffect } from './lookup-effect';
 import type { ProviderUrls } from './providers';
+import { createLoadActionPolicy } from './load-action-policy';
+import type { TenantPolicyConfig } from '../policies/tenant-policy';
 
 export interface ActivityDeps {
   client: Client;
@@ -12,6 +15,8 @@ export interface ActivityDeps {
   taskQueue: string;
   providerUrls: ProviderUrls;
   crash?: CrashHook;
+  tenantPolicies?: TenantPolicyConfig;
+  trustedApprovalKeys?: Record<string, string>;
 }
 
 /** All activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
@@ -20,9 +25,12 @@ export function createActivities(deps: ActivityDeps) {
     dispatchEffect: createDispatchEffect({ providerUrls: deps.providerUrls, crash: deps.crash ?? noCrashes }),
     lookupEffect: createLookupEffect({ providerUrls: deps.providerUrls }),
     claimAction: createClaimActionActivity({ client: deps.client, taskQueue: deps.taskQueue }),
+    bareCharge: createBareCharge({ providerUrls: deps.providerUrls, crash: deps.crash ?? noCrashes }),
+    loadActionPolicy: createLoadActionPolicy(deps),
   };
 }
 
 export type { DispatchInput, DispatchOutcome } from './dispatch-effect';
 export type { LookupResult } from './lookup-effect';
 export type { ClaimActionInput } from './claim-action';
+export type { ActionPolicy } from './load-action-policy';

@@ -57,3 +57,7 @@ export const ESCALATION_WINDOW: Duration = '24h';
 export const COMPENSATION_WINDOW: Duration = '7d';
 /** After reconciliation proves absence, resend with the same key at most this many times before a human looks. */
 export const MAX_REDISPATCHES = 3;
+/** An action awaiting confirmation fails with no effect if no verified decision arrives within a day. */
+export const CONFIRMATION_WINDOW: Duration = '24h';
+/** Loading the tenant's policy and the approvers' keys from the worker's configuration. */
+export const POLICY_START_TO_CLOSE: Duration = '10s';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
+import { parseTrustedApprovalKeys } from '../policies/approval';
 
 /** Worker settings read from the environment at the entry point only, validated, then passed down. */
 export const DEFAULT_TASK_QUEUE = 'retrysafe';
@@ -15,6 +16,10 @@ export const WorkerEnv = z.object({
   RETRYSAFE_INVENTORY_URL: url('RETRYSAFE_INVENTORY_URL'),
   RETRYSAFE_SHIPPING_URL: url('RETRYSAFE_SHIPPING_URL'),
   RETRYSAFE_CRASH_AT: z.string().optional(),
+  /** JSON file of per-tenant policy overrides (policies/tenant-policy.ts); the table's defaults without it. */
+  RETRYSAFE_POLICY_FILE: z.string().min(1).optional(),
+  /** JSON object `{ "<keyId>": "<hex Ed25519 public key>" }` of approval services whose signatures count. */
+  RETRYSAFE_APPROVAL_PUBLIC_KEYS: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -22,6 +27,8 @@ export interface WorkerConfig {
   taskQueue: string;
   providerUrls: { payments: string; email: string; tickets: string; inventory: string; shipping: string };
   crashAt: CrashSpec[];
+  tenantPolicyFile?: string;
+  trustedApprovalKeys: Record<string, string>;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
 }
 
@@ -42,8 +49,18 @@ export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+  let trustedApprovalKeys: Record<string, string> = {};
+  if (e.RETRYSAFE_APPROVAL_PUBLIC_KEYS) {
+    try {
+      trustedApprovalKeys = parseTrustedApprovalKeys(JSON.parse(e.RETRYSAFE_APPROVAL_PUBLIC_KEYS));
+    } catch (err) {
+      throw new ConfigError(`RETRYSAFE_APPROVAL_PUBLIC_KEYS: ${(err as Error).message}`);
+    }
+  }
   return {
     taskQueue: e.RETRYSAFE_TASK_QUEUE,
+    ...(e.RETRYSAFE_POLICY_FILE ? { tenantPolicyFile: e.RETRYSAFE_POLICY_FILE } : {}),
+    trustedApprovalKeys,
     providerUrls: {
       payments: e.RETRYSAFE_PAYMENTS_URL,
       email: e.RETRYSAFE_EMAIL_URL,

@@ -4,6 +4,7 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { killAt } from '../activities/crash-points';
 import type { WorkerConfig } from './config';
+import type { TenantPolicyConfig } from '../policies/tenant-policy';
 
 /**
  * Worker tuning. After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's
@@ -20,6 +21,8 @@ export interface CreateWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   onCrash?: (point: string, operation: string) => void;
   identity?: string;
+  /** Loaded from config.tenantPolicyFile by the entry point. */
+  tenantPolicies?: TenantPolicyConfig;
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
@@ -30,6 +33,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     taskQueue: opts.config.taskQueue,
     providerUrls: opts.config.providerUrls,
     crash: killAt(opts.config.crashAt, opts.onCrash),
+    tenantPolicies: opts.tenantPolicies,
+    trustedApprovalKeys: opts.config.trustedApprovalKeys,
   };
   return Worker.create({
     connection: opts.connection,

@@ -7,12 +7,16 @@ import { connectWorker } from './connection';
 import { createWorker } from './create-worker';
 import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
+import { loadTenantPolicyFile } from './tenant-policy-file';
 import { Client } from '@temporalio/client';
 
 async function main(): Promise<void> {
   let config;
+  let tenantPolicies;
   try {
     config = parseWorkerConfig(process.env);
+    // An invalid policy file stops the worker here, naming the file and the field.
+    if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -27,6 +31,7 @@ async function main(): Promise<void> {
     connection,
     namespace,
     config,
+    tenantPolicies,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
     ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.RETRYSAFE_WORKFLOW_BUNDLE } } : {}),
     onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),

@@ -3,7 +3,7 @@
  * the intent, claim the action (one owner across all runs), then wait durably for its outcome. The run
  * waits through `unknown` and `needs_review`: downstream steps never start on an unresolved effect.
  */
-import { ApplicationFailure, condition, defineUpdate, getExternalWorkflowHandle, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, defineUpdate, getExternalWorkflowHandle, proxyActivities, sleep, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { actionKeyForStep, parseRunWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
@@ -11,7 +11,7 @@ import { parseIntent, type Intent } from '../policies/intents';
 import { requestHash } from '../policies/request-hash';
 import { SA_ACTION_KEYS, SA_WAITING_ON } from '../policies/search-attributes';
 import { contractFor, summarizeIntent } from '../policies/tool-contracts';
-import { CLAIM_RETRY, CLAIM_START_TO_CLOSE } from '../policies/timeouts';
+import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, READ_START_TO_CLOSE } from '../policies/timeouts';
 import { OUTCOME_STATUSES, actionUpdateSignal, settleSignal, type EffectSnapshot, type Settlement } from './effect-api';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -78,6 +78,11 @@ export interface ActOptions {
   stepId?: string;
   /** Derive the key from another run ID (a child agent acting for its parent's business event). */
   runWorkflowId?: string;
+  /**
+   * This action undoes another (saga). A permanent failure then waits in needs_review for a person
+   * instead of failing, because nothing may try a second, different undo on its own.
+   */
+  compensation?: boolean;
 }
 
 /** Computes the key an intent would get in this run, without claiming anything. */
@@ -122,7 +127,7 @@ export async function act(rawIntent: Intent, options: ActOptions = {}): Promise<
   const self = workflowInfo().workflowId;
   upsertSearchAttributes([{ key: SA_ACTION_KEYS, value: [...new Set([...actions.keys(), key])] }]);
   const claimed = await claimAction({
-    effect: { key, intent, requestHash: hash, tenant, owner: self },
+    effect: { key, intent, requestHash: hash, tenant, owner: self, ...(options.compensation ? { compensation: true } : {}) },
     claim: { requestHash: hash, claimant: self, notify: self },
   });
   const known = actions.get(key);
@@ -160,6 +165,17 @@ async function guardReplan(previousKey: string, newKey: string): Promise<void> {
 /** Re-planned actions waiting for their predecessor or an operator's acceptance. */
 export function pendingReplanKeys(): string[] {
   return [...pendingReplans];
+}
+
+/**
+ * Asks the provider whether an action's effect exists (waiting out the contract's read lag first), for
+ * compensations of steps whose outcome the run never learned.
+ */
+export async function lookUpAction(key: string, intent: Intent): Promise<{ found: boolean; providerRef?: string }> {
+  const { lookupEffect } = proxyActivities<Activities>({ startToCloseTimeout: READ_START_TO_CLOSE, summary: `look up ${key}` });
+  await sleep(contractFor(intent.operation).readAfterWriteLagMs);
+  const result = await lookupEffect({ key, intent: parseIntent(intent) });
+  return { found: result.found, ...(result.providerRef ? { providerRef: result.providerRef } : {}) };
 }
 
 /** Like `act`, but a failed action becomes a typed, non-retryable workflow failure. */

@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Intent } from '../policies/intents';
 import type { EffectStatus } from '../policies/effect-status';
+import type { DryRun } from '../policies/dry-run';
 
 export interface EffectInput {
   key: string;
@@ -13,6 +14,8 @@ export interface EffectInput {
   tenant: string;
   /** Workflow ID of the run that first claimed the action. */
   owner: string;
+  /** A saga's undo: a permanent failure goes to needs_review (a person decides), never to another attempt. */
+  compensation?: boolean;
 }
 
 export interface ClaimRequest {
@@ -54,6 +57,12 @@ export interface EffectSnapshot {
   /** POST requests sent to the provider by this action, as counted by the executor. */
   sends: number;
   dispatches: number;
+  /** How the decision table let the action proceed: automatic, confirm or human-only. */
+  decisionMode?: 'automatic' | 'confirm' | 'human-only';
+  /** The exact effect shown to the approver, for actions that need confirmation. */
+  dryRun?: DryRun;
+  /** Who signed the confirmation, when one was needed. */
+  approvedBy?: string;
   checks: ReconciliationCheck[];
   audit: AuditEntry[];
 }
@@ -93,5 +102,8 @@ export const settleSignal = defineSignal<[Settlement]>('retrysafe.settle');
 /** Sent by an action to every waiting claimant on each status change. */
 export const actionUpdateSignal = defineSignal<[EffectSnapshot]>('retrysafe.actionUpdate');
 
-/** Statuses a waiting run treats as an outcome (it still waits through unknown and needs_review). */
-export const OUTCOME_STATUSES: readonly EffectStatus[] = ['confirmed', 'failed', 'compensated'];
+/**
+ * Statuses a waiting run treats as an outcome (it still waits through unknown and needs_review).
+ * `compensating` is an operator's decision that the effect must be undone: the run's saga does it.
+ */
+export const OUTCOME_STATUSES: readonly EffectStatus[] = ['confirmed', 'failed', 'compensated', 'compensating'];

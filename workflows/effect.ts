@@ -2,12 +2,15 @@
  * One action, one workflow: the workflow ID is the action key, so Temporal's ID uniqueness is the
  * dedupe record and this history is the action's audit log.
  *
- *   planned ──limits──▶ dispatching ──executor──▶ confirmed ─┬─▶ (compensatable) wait for the run: kept | compensated
- *                            │                                 └─▶ done
- *                            ├─▶ failed (declined, invalid, provider down with nothing committed)
- *                            └─▶ unknown ──reconcile: evidence, lookups after the lag──▶ confirmed
- *                                   │                      provably absent ─▶ dispatching (same key)
- *                                   └─▶ needs_review ──operator / late evidence──▶ confirmed | failed | dispatching
+ *   planned ──policy──▶ [awaiting_confirmation ──signed approval──▶] dispatching ──executor──▶ confirmed
+ *                              │ rejected / expired ─▶ failed              │                      │
+ *                                                                          │       (compensatable) wait for the run:
+ *                                                                          │        kept | compensating ─▶ compensated
+ *                                                                          ├─▶ failed (declined, invalid, provider down, nothing committed)
+ *                                                                          └─▶ unknown ──reconcile: evidence, lookups after the lag──▶ confirmed
+ *                                                                                 │                  provably absent ─▶ dispatching (same key)
+ *                                                                                 └─▶ needs_review ──operator / late evidence──▶ confirmed | failed
+ *                                                                                                                        | dispatching | compensating
  */
 import {
   ActivityFailure,
@@ -22,22 +25,30 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import type { ApprovalClaims } from '../policies/approval';
+import { verifyApproval } from '../policies/approval';
+import { decide, type PolicyDecision } from '../policies/decision-table';
+import { buildDryRun } from '../policies/dry-run';
+import type { TenantPolicy } from '../policies/tenant-policy';
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
 import { transition, type EffectStatus } from '../policies/effect-status';
 import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import { checkContractLimits, contractFor, redactedPreview, summarizeIntent } from '../policies/tool-contracts';
 import {
   COMPENSATION_WINDOW,
+  CONFIRMATION_WINDOW,
   DISPATCH_HEARTBEAT_TIMEOUT,
   DISPATCH_RETRY,
   DISPATCH_SCHEDULE_TO_CLOSE,
   DISPATCH_START_TO_CLOSE,
   ESCALATION_WINDOW,
+  MAX_REDISPATCHES,
+  POLICY_START_TO_CLOSE,
   READ_START_TO_CLOSE,
   RECONCILE_INTERVAL,
   RECONCILE_MAX_CHECKS,
-  MAX_REDISPATCHES,
 } from '../policies/timeouts';
+import { approveUpdate, dryRunQuery } from './approval-api';
 import {
   actionUpdateSignal,
   claimUpdate,
@@ -53,6 +64,7 @@ import {
 } from './effect-api';
 
 type Activities = ReturnType<typeof createActivities>;
+type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
 
 export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot> {
   const contract = contractFor(input.intent.operation);
@@ -68,6 +80,10 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
     startToCloseTimeout: READ_START_TO_CLOSE,
     retry: { maximumAttempts: 3 },
     summary: `look up ${input.key}`,
+  });
+  const { loadActionPolicy } = proxyActivities<Activities>({
+    startToCloseTimeout: POLICY_START_TO_CLOSE,
+    summary: `policy for ${input.tenant}`,
   });
 
   const state: EffectSnapshot = {
@@ -86,13 +102,18 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
   };
   const subscribers = new Set<string>();
   const evidence: ProviderEvent[] = [];
-  const resolutions: OperatorResolution[] = [];
+  /** Operator decisions in arrival order; each is answered once applied or superseded. */
+  const resolutions: Array<{ resolution: OperatorResolution; answer?: 'applied' | 'superseded' }> = [];
   let settlement: Settlement | undefined;
   let lastDispatchEndedMs = 0;
+  /** The approvers' public keys, from the worker's configuration (never from the input). */
+  const approvers: { trustedKeys?: Record<string, string> } = {};
+  let approval: { claims: ApprovalClaims; publicKeyId: string } | undefined;
 
   const snapshot = (): EffectSnapshot => ({ ...state, claimants: [...state.claimants], checks: [...state.checks], audit: [...state.audit] });
 
   setHandler(statusQuery, snapshot);
+  setHandler(dryRunQuery, () => state.dryRun);
   setHandler(
     claimUpdate,
     (req) => {
@@ -120,8 +141,14 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
   setHandler(
     resolveUpdate,
     async (resolution) => {
-      resolutions.push(resolution);
-      await condition(() => !resolutions.includes(resolution));
+      const entry: (typeof resolutions)[number] = { resolution };
+      resolutions.push(entry);
+      await condition(() => entry.answer !== undefined);
+      if (entry.answer === 'superseded') {
+        throw new RetrysafeError('IllegalTransition', `action ${input.key} settled (${state.status}) before this decision could be applied`, {
+          status: state.status,
+        }).toFailure();
+      }
       return snapshot();
     },
     {
@@ -132,10 +159,34 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
         if (resolution.decision === 'confirmed' && !resolution.providerRef) {
           throw new RetrysafeError('InvalidIntent', 'confirming by hand needs the providerRef seen at the provider', { field: 'providerRef' }).toFailure();
         }
-        if (!['needs_review', 'unknown'].includes(state.status) && !(resolution.decision === 'compensate' && state.status === 'confirmed')) {
-          throw new RetrysafeError('IllegalTransition', `action ${input.key} is ${state.status}; only unknown or needs_review actions take a resolution`, {
+        if (state.status !== 'needs_review') {
+          throw new RetrysafeError('IllegalTransition', `action ${input.key} is ${state.status}; only an action in needs_review takes an operator's decision`, {
             status: state.status,
           }).toFailure();
+        }
+      },
+    },
+  );
+  setHandler(
+    approveUpdate,
+    async (signed) => {
+      if (!approval) approval = { claims: signed.claims, publicKeyId: signed.publicKeyId };
+      // A second (double-clicked) approval is answered with the first decision's outcome; it never acts twice.
+      await condition(() => state.status !== 'awaiting_confirmation');
+      return { key: input.key, decision: approval.claims.decision, approver: approval.claims.approver, status: state.status };
+    },
+    {
+      validator: (signed) => {
+        if (!approvers.trustedKeys || (state.status !== 'awaiting_confirmation' && !approval)) {
+          throw new RetrysafeError('ApprovalRejected', `action ${input.key} is ${state.status}, not awaiting confirmation`, {
+            reason: 'not-awaiting-confirmation',
+          }).toFailure();
+        }
+        try {
+          verifyApproval(signed, { key: input.key, requestHash: input.requestHash }, approvers.trustedKeys, Date.now());
+        } catch (err) {
+          if (err instanceof RetrysafeError) throw err.toFailure();
+          throw err;
         }
       },
     },
@@ -147,45 +198,93 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
   upsertMemo({ intentPreview: redactedPreview(input.intent), requestHash: input.requestHash, summary });
   publish();
 
-  // ── act ──
-  try {
-    checkContractLimits(input.intent);
-  } catch (err) {
-    await move('needs_review', (err as Error).message);
-    await awaitReview();
-    return finish();
+  // ── check: policy and limits decide whether a person must confirm this exact request ──
+  const policy = await loadActionPolicy({ tenant: input.tenant });
+  approvers.trustedKeys = policy.trustedApprovalKeys;
+  const decision = policyDecision(policy.tenantPolicy);
+  state.decisionMode = decision.mode;
+  if (decision.mode !== 'automatic') {
+    const confirmed = await awaitConfirmation(decision);
+    if (!confirmed) return finish();
   }
 
-  let mode: 'first' | 'maybe-sent' = 'first';
+  // ── act ──
+  let mode: DispatchMode = 'first';
   for (;;) {
-    await move('dispatching', mode === 'first' ? 'dispatch' : 'redispatch with the same key');
+    await move('dispatching', mode === 'first' ? 'dispatch' : mode === 'operator-cleared' ? 'dispatch after an operator cleared it' : 'redispatch with the same key');
     const result = await dispatch(mode);
     if (result === 'confirmed' || result === 'failed') break;
     // unknown: reconcile by evidence and lookups; resend only when absence is proven and the contract allows it.
     const verdict = await reconcile();
     if (verdict === 'confirmed') break;
-    if (verdict === 'absent' && contract.dedupe !== 'none' && state.dispatches < MAX_REDISPATCHES) {
+    if (verdict === 'absent' && contract.dedupe !== 'none' && state.dispatches <= MAX_REDISPATCHES) {
       mode = 'maybe-sent';
       continue;
     }
     await move('needs_review', verdict === 'absent' ? 'provably absent, but the redispatch budget is spent' : 'reconciliation could not establish the outcome');
     const next = await awaitReview();
     if (next !== 'dispatch') break;
-    mode = 'maybe-sent';
+    mode = 'operator-cleared';
   }
 
-  if (state.status === 'confirmed' && contract.compensation) {
-    // Keep the action open so its run can record what became of it; the Web UI then shows "compensated".
-    await condition(() => settlement !== undefined && settlement.state !== 'compensating', COMPENSATION_WINDOW);
-    if (settlement?.state === 'compensated') await move('compensating', `compensation ${settlement.compensationKey ?? ''} claimed`, settlement.by);
-    if (settlement?.state === 'compensated') await move('compensated', `compensation ${settlement.compensationKey ?? ''} confirmed`, settlement.by);
-    if (settlement?.state === 'compensation-failed') await move('needs_review', `compensation ${settlement.compensationKey ?? ''} failed`, settlement.by);
-  }
+  if (contract.compensation && (state.status === 'confirmed' || state.status === 'compensating')) await awaitSettlement();
   return finish();
 
   // ── helpers ──
 
-  async function dispatch(dispatchMode: 'first' | 'maybe-sent'): Promise<'confirmed' | 'failed' | 'unknown'> {
+  function policyDecision(tenantPolicy: TenantPolicy | undefined): PolicyDecision {
+    const base = decide(input.intent, { tenantPolicy });
+    try {
+      checkContractLimits(input.intent);
+      return base;
+    } catch (err) {
+      // Above a per-action limit, only a person may let the action proceed.
+      return { ...base, mode: 'human-only', reasons: [...base.reasons, (err as Error).message] };
+    }
+  }
+
+  /** Dry run, then wait for a verified, signed decision bound to this key and request hash. */
+  async function awaitConfirmation(decision: PolicyDecision): Promise<boolean> {
+    state.dryRun = buildDryRun(input.key, input.intent, input.requestHash, decision, nowIso());
+    upsertMemo({ dryRun: { summary: state.dryRun.summary, target: state.dryRun.target, scope: state.dryRun.scope, mode: decision.mode } });
+    await move('awaiting_confirmation', `${decision.mode}: ${decision.reasons.join('; ') || decision.rows.join(', ')}`);
+    const decided = await condition(() => approval !== undefined, CONFIRMATION_WINDOW);
+    if (!decided || !approval) {
+      await fail('ApprovalRejected', 'no verified confirmation arrived within the confirmation window; nothing was sent');
+      return false;
+    }
+    const { claims, publicKeyId } = approval;
+    if (claims.decision === 'reject') {
+      await fail('ApprovalRejected', `rejected by ${claims.approver}; nothing was sent`, claims.approver);
+      return false;
+    }
+    // Re-read the volatile facts before acting: the approver's key may have been revoked, the tenant's limits changed.
+    const fresh = await loadActionPolicy({ tenant: input.tenant });
+    if (!fresh.trustedApprovalKeys[publicKeyId]) {
+      await fail('ApprovalRejected', `approval key ${publicKeyId} is no longer trusted; nothing was sent`, claims.approver);
+      return false;
+    }
+    if (Date.parse(claims.expiresAt) <= Date.now()) {
+      await fail('ApprovalRejected', `the approval by ${claims.approver} expired before the action could start; nothing was sent`, claims.approver);
+      return false;
+    }
+    const recheck = policyDecision(fresh.tenantPolicy);
+    if (recheck.mode === 'human-only' && decision.mode !== 'human-only') {
+      await move('needs_review', `policy changed since the approval: now ${recheck.mode} (${recheck.reasons.join('; ')})`, claims.approver);
+      const next = await awaitReview();
+      if (next !== 'dispatch') return false;
+    }
+    state.approvedBy = claims.approver;
+    state.audit.push({ at: nowIso(), from: state.status, to: state.status, reason: `approved (key ${publicKeyId}, expires ${claims.expiresAt})`, by: claims.approver });
+    return true;
+  }
+
+  async function fail(code: string, message: string, by?: string): Promise<void> {
+    state.error = { code, message };
+    await move('failed', message, by);
+  }
+
+  async function dispatch(dispatchMode: DispatchMode): Promise<'confirmed' | 'failed' | 'unknown'> {
     state.dispatches++;
     try {
       const outcome = await dispatchEffect({ key: input.key, intent: input.intent, requestHash: input.requestHash, mode: dispatchMode });
@@ -201,38 +300,46 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
       return 'unknown';
     } catch (err) {
       lastDispatchEndedMs = Date.now();
-      const code = errorCodeOf(err) ?? 'OutcomeUnknown';
       const message = causeMessage(err);
       if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure)) {
         // Timed out or retries exhausted without a verdict from the executor: the provider may have committed.
         await move('unknown', `dispatch ended without an outcome: ${message}`);
         return 'unknown';
       }
-      state.error = { code, message };
-      await move('failed', `${code}: ${message}`);
+      const code = errorCodeOf(err) ?? 'OutcomeUnknown';
+      if (input.compensation) {
+        // A failed undo is not the end of the story: a person decides what to do, nothing retries by itself.
+        state.error = { code, message };
+        await move('needs_review', `compensation failed permanently: ${code}: ${message}`);
+        const next = await awaitReview();
+        if (next !== 'dispatch') return state.status === 'confirmed' ? 'confirmed' : 'failed';
+        await move('dispatching', 'dispatch after an operator cleared it');
+        return dispatch('operator-cleared');
+      }
+      await fail(code, `${code}: ${message}`);
       return 'failed';
     }
   }
 
   async function reconcile(): Promise<'confirmed' | 'absent' | 'unresolved'> {
     for (let check = 0; check < RECONCILE_MAX_CHECKS; check++) {
-      const proof = evidence.find((e) => e.outcome === 'succeeded' && e.providerRef);
+      const proof = successEvidence();
       if (proof) {
         state.checks.push({ at: nowIso(), kind: 'evidence', found: true, trustworthy: true, detail: `${proof.type} ${proof.eventId}` });
         state.providerRef = proof.providerRef;
         await move('confirmed', `provider event ${proof.type} (${proof.eventId})`);
         return 'confirmed';
       }
-      if (contract.dedupe === 'none' && !contract.lookupReference) {
+      if (!contract.lookupReference) {
         // Nothing to ask: wait a little for a webhook, then hand over to a human.
-        await condition(() => evidence.length > 0, RECONCILE_INTERVAL);
-        if (evidence.length === 0 && check >= 1) return 'unresolved';
+        if (check >= 2) return 'unresolved';
+        await condition(() => successEvidence() !== undefined, RECONCILE_INTERVAL);
         continue;
       }
       const lagLeft = lastDispatchEndedMs + contract.readAfterWriteLagMs - Date.now();
       if (lagLeft > 0) {
         // An empty lookup now would prove nothing: wait out the read-after-write lag on a durable timer.
-        await condition(() => evidence.length > 0, lagLeft);
+        await condition(() => successEvidence() !== undefined, lagLeft);
         continue;
       }
       const found = await lookupEffect({ key: input.key, intent: input.intent });
@@ -248,42 +355,58 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
     return 'unresolved';
   }
 
-  /** Waits for an operator (or late evidence) and applies the decision. Returns 'dispatch' to resend with the key. */
+  function successEvidence(): ProviderEvent | undefined {
+    return evidence.find((e) => e.outcome === 'succeeded' && e.providerRef);
+  }
+
+  /** Waits for an operator (or late evidence) and applies the decision. Returns 'dispatch' to send again. */
   async function awaitReview(): Promise<'done' | 'dispatch'> {
-    const decided = await condition(
-      () => resolutions.length > 0 || evidence.some((e) => e.outcome === 'succeeded' && e.providerRef),
-      ESCALATION_WINDOW,
-    );
+    const pending = () => resolutions.find((r) => r.answer === undefined);
+    const decided = await condition(() => pending() !== undefined || successEvidence() !== undefined, ESCALATION_WINDOW);
     if (!decided) {
       log.warn('action escalated: unresolved past the escalation window', { key: input.key });
       state.audit.push({ at: nowIso(), from: state.status, to: state.status, reason: 'escalated: unresolved past the escalation window' });
-      await condition(() => resolutions.length > 0 || evidence.some((e) => e.outcome === 'succeeded' && e.providerRef));
+      await condition(() => pending() !== undefined || successEvidence() !== undefined);
     }
-    const lateProof = evidence.find((e) => e.outcome === 'succeeded' && e.providerRef);
-    if (resolutions.length === 0 && lateProof) {
+    const entry = pending();
+    const lateProof = successEvidence();
+    if (!entry && lateProof) {
+      state.checks.push({ at: nowIso(), kind: 'evidence', found: true, trustworthy: true, detail: `${lateProof.type} ${lateProof.eventId} (late)` });
       state.providerRef = lateProof.providerRef;
       await move('confirmed', `late provider event ${lateProof.type} (${lateProof.eventId})`);
       return 'done';
     }
-    const resolution = resolutions[0];
-    try {
-      switch (resolution.decision) {
-        case 'confirmed':
-          state.providerRef = resolution.providerRef;
-          await move('confirmed', `operator: ${resolution.reason}`, resolution.operator);
-          return 'done';
-        case 'failed':
-          await move('failed', `operator: ${resolution.reason}`, resolution.operator);
-          return 'done';
-        case 'compensate':
-          await move('compensating', `operator: ${resolution.reason}`, resolution.operator);
-          return 'done';
-        case 'not-happened':
-          state.audit.push({ at: nowIso(), from: state.status, to: state.status, reason: `operator says not happened: ${resolution.reason}`, by: resolution.operator });
-          return 'dispatch';
-      }
-    } finally {
-      resolutions.shift();
+    const { resolution } = entry!;
+    entry!.answer = 'applied';
+    switch (resolution.decision) {
+      case 'confirmed':
+        state.providerRef = resolution.providerRef;
+        await move('confirmed', `operator: ${resolution.reason}`, resolution.operator);
+        return 'done';
+      case 'failed':
+        await fail('OperatorResolved', `operator: ${resolution.reason}`, resolution.operator);
+        return 'done';
+      case 'compensate':
+        await move('compensating', `operator: ${resolution.reason}`, resolution.operator);
+        return 'done';
+      case 'not-happened':
+        state.audit.push({ at: nowIso(), from: state.status, to: state.status, reason: `operator says it did not happen: ${resolution.reason}`, by: resolution.operator });
+        return 'dispatch';
+    }
+  }
+
+  /** A confirmed, compensatable action stays open until its run says it was kept or compensated. */
+  async function awaitSettlement(): Promise<void> {
+    let handled: Settlement | undefined;
+    for (;;) {
+      const arrived = await condition(() => settlement !== undefined && settlement !== handled, COMPENSATION_WINDOW);
+      if (!arrived || !settlement) return;
+      const s: Settlement = settlement;
+      handled = s;
+      if (s.state === 'kept') return;
+      if (state.status === 'confirmed') await move('compensating', `compensation ${s.compensationKey ?? ''} claimed`, s.by);
+      if (s.state === 'compensated') return move('compensated', `compensation ${s.compensationKey ?? ''} confirmed`, s.by);
+      if (s.state === 'compensation-failed') return move('needs_review', `compensation ${s.compensationKey ?? ''} failed; see that action`, s.by);
     }
   }
 
@@ -320,6 +443,8 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
   }
 
   async function finish(): Promise<EffectSnapshot> {
+    // Decisions that arrived but were overtaken by evidence or another decision are answered, not left hanging.
+    for (const entry of resolutions) entry.answer ??= 'superseded';
     await condition(allHandlersFinished);
     return snapshot();
   }
@@ -334,5 +459,3 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
     return e?.message ?? String(err);
   }
 }
-
-

@@ -1,2 +1,3 @@
 export { effectWorkflow } from './effect';
 export { renewalWorkflow } from './renewal';
+export { baselineChargeWorkflow, baselineSignalWorkflow } from './baseline';

@@ -1,16 +1,22 @@
 /**
- * The subscription renewal from the first source article: charge the customer once for one renewal
- * event, however often workers die. The run's workflow ID is `run:<tenant>:<eventId>`; the charge's key
- * is derived from it, so every restart and every second start lands on the same action.
+ * The subscription renewal from the first source article, as a saga of keyed actions. The run's workflow
+ * ID is `run:<tenant>:<eventId>`; every key is derived from it, so every restart and every second start
+ * lands on the same actions.
  *
- *   start(run:acme:renewal-2026-08-28-01) ─▶ act(charge 4990) ─▶ key charge:v1:acme:renewal-2026-08-28-01
- *        ─▶ confirmed ─▶ settle(kept) ─▶ { chargeId }
+ *   register(release) ─▶ reserve ─▶ register(refund) ─▶ charge ─▶ create shipment ─▶ keep all ─▶ renewed
+ *                                                                        │ fails for good
+ *                                                                        └─▶ refund ─▶ release ─▶ compensated
+ *
+ * The refund is registered before the charge because a charge can half-succeed (reply lost, then an
+ * operator's "compensate"): the undo then looks up what happened before refunding it.
  */
 import { ApplicationFailure, defineQuery, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { runWorkflowId } from '../policies/action-key';
+import type { ChargeIntent, CreateShipmentIntent, ReserveIntent } from '../policies/intents';
 import { SA_KIND, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
-import { act, currentlyWaitingOn, knownActions, settle } from './act';
+import { act, currentlyWaitingOn, keyFor, knownActions, lookUpAction } from './act';
 import type { EffectSnapshot } from './effect-api';
+import { Saga, type CompensationResult } from './saga';
 
 export interface RenewalInput {
   tenant: string;
@@ -20,12 +26,18 @@ export interface RenewalInput {
   paymentMethod: string;
   amountCents: number;
   currency: string;
+  sku: string;
+  quantity: number;
+  shipTo: CreateShipmentIntent['address'];
 }
 
 export interface RenewalResult {
-  status: 'renewed' | 'failed' | 'needs_review';
+  status: 'renewed' | 'failed' | 'compensated' | 'needs_review';
   actionKey: string;
   chargeId?: string;
+  reservationId?: string;
+  shipmentId?: string;
+  compensations?: CompensationResult[];
   error?: { code: string; message: string };
 }
 
@@ -42,33 +54,89 @@ export async function renewalWorkflow(input: RenewalInput): Promise<RenewalResul
   if (workflowInfo().workflowId !== expectedId) {
     throw ApplicationFailure.nonRetryable(`a renewal for ${input.tenant}/${input.eventId} must run as ${expectedId}`, 'InvalidIntent');
   }
-  let stage = 'charging';
+  let stage = 'reserving';
   setHandler(runStatusQuery, () => ({
     stage,
     waitingOn: currentlyWaitingOn(),
     actions: knownActions().map(({ key, status, summary, providerRef }) => ({ key, status, summary, providerRef })),
   }));
+  const setStage = (next: string) => {
+    stage = next;
+    upsertSearchAttributes([{ key: SA_STATUS, value: next }]);
+  };
   upsertSearchAttributes([
     { key: SA_KIND, value: 'run' },
     { key: SA_TENANT, value: input.tenant },
-    { key: SA_STATUS, value: 'running' },
+    { key: SA_STATUS, value: stage },
   ]);
 
-  const charge = await act({
+  const saga = new Saga();
+  const reserve: ReserveIntent = { operation: 'reserve', sku: input.sku, quantity: input.quantity, orderId: input.orderId };
+  const charge: ChargeIntent = {
     operation: 'charge',
     amountCents: input.amountCents,
     currency: input.currency,
     customerId: input.customerId,
     paymentMethod: input.paymentMethod,
     merchantReference: input.orderId,
-  });
-  if (charge.status === 'confirmed') await settle(charge.key, { state: 'kept' });
-  stage = charge.status === 'confirmed' ? 'renewed' : 'failed';
-  upsertSearchAttributes([{ key: SA_STATUS, value: stage }]);
-  return {
-    status: charge.status === 'confirmed' ? 'renewed' : 'failed',
-    actionKey: charge.key,
-    ...(charge.providerRef ? { chargeId: charge.providerRef } : {}),
-    ...(charge.error ? { error: charge.error } : {}),
   };
+  const chargeKey = keyFor('charge');
+
+  saga.addCompensation({
+    forKey: keyFor('reserve'),
+    build: async (step) => {
+      const reservationId = step?.providerRef ?? (await lookUpAction(keyFor('reserve'), reserve)).providerRef;
+      return reservationId ? { operation: 'release', reservationId } : undefined;
+    },
+  });
+  const reserved = await act(reserve);
+  if (reserved.status !== 'confirmed') return undo(reserved);
+
+  setStage('charging');
+  saga.addCompensation({
+    forKey: chargeKey,
+    build: async (step) => {
+      const chargeId = step?.providerRef ?? (await lookUpAction(chargeKey, charge)).providerRef;
+      return chargeId ? { operation: 'refund', chargeId, amountCents: input.amountCents, merchantReference: input.orderId } : undefined;
+    },
+  });
+  const charged = await act(charge);
+  if (charged.status !== 'confirmed') return undo(charged);
+
+  setStage('shipping');
+  const shipped = await act({
+    operation: 'create-shipment',
+    shipmentRef: `${input.orderId}-ship`,
+    orderId: input.orderId,
+    address: input.shipTo,
+  });
+  if (shipped.status !== 'confirmed') return undo(shipped);
+
+  await saga.keepAll();
+  setStage('renewed');
+  return {
+    status: 'renewed',
+    actionKey: chargeKey,
+    chargeId: charged.providerRef,
+    reservationId: reserved.providerRef,
+    shipmentId: shipped.providerRef,
+  };
+
+  /** A step failed for good (or an operator chose to compensate it): undo what was done, newest first. */
+  async function undo(failed: EffectSnapshot): Promise<RenewalResult> {
+    setStage('compensating');
+    const compensations = await saga.compensate();
+    const stuck = compensations.some((c) => c.status === 'needs_review');
+    const didSomething = compensations.some((c) => c.status === 'compensated');
+    const status = stuck ? 'needs_review' : didSomething ? 'compensated' : 'failed';
+    setStage(status);
+    const chargeId = knownActions().find((a) => a.key === chargeKey)?.providerRef;
+    return {
+      status,
+      actionKey: chargeKey,
+      ...(chargeId ? { chargeId } : {}),
+      compensations,
+      error: failed.error ?? { code: failed.status, message: `${failed.key} ended ${failed.status}` },
+    };
+  }
 }

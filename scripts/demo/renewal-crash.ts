@@ -34,6 +34,9 @@ export const DEMO_RENEWAL: RenewalInput = {
   paymentMethod: 'pm_7',
   amountCents: 4990,
   currency: 'usd',
+  sku: 'plan-annual',
+  quantity: 1,
+  shipTo: { line1: '1 Market St', city: 'San Francisco', postalCode: '94105', country: 'US' },
 };
 
 export async function runRenewalDemo(

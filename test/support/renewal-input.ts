@@ -12,11 +12,14 @@ export function renewalInput(eventId: string, overrides: Partial<RenewalInput> =
   return {
     tenant: 'acme',
     eventId,
-    orderId: `A-${eventId}`.slice(0, 90),
+    orderId: `A-${eventId}`.slice(0, 80),
     customerId: 'cus_acme',
     paymentMethod: 'pm_7',
     amountCents: 4990,
     currency: 'usd',
+    sku: 'plan-annual',
+    quantity: 1,
+    shipTo: { line1: '1 Market St', city: 'San Francisco', postalCode: '94105', country: 'US' },
     ...overrides,
   };
 }
