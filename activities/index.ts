@@ -7,6 +7,10 @@ import { createDispatchEffect } from './dispatch-effect';
 import { createLookupEffect } from './lookup-effect';
 import type { ProviderUrls } from './providers';
 import { createLoadActionPolicy } from './load-action-policy';
+import { createWatchAction } from './watch-action';
+import { createPlanActivity } from './planners/plan-activity';
+import type { Planner } from './planners/planner';
+import { renewalPlanner } from './planners/renewal-script';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 
 export interface ActivityDeps {
@@ -17,6 +21,8 @@ export interface ActivityDeps {
   crash?: CrashHook;
   tenantPolicies?: TenantPolicyConfig;
   trustedApprovalKeys?: Record<string, string>;
+  /** The model (or script) agent runs plan with; the renewal script when absent. */
+  planner?: Planner;
 }
 
 /** All activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
@@ -27,6 +33,8 @@ export function createActivities(deps: ActivityDeps) {
     claimAction: createClaimActionActivity({ client: deps.client, taskQueue: deps.taskQueue }),
     bareCharge: createBareCharge({ providerUrls: deps.providerUrls, crash: deps.crash ?? noCrashes }),
     loadActionPolicy: createLoadActionPolicy(deps),
+    watchAction: createWatchAction({ client: deps.client }),
+    planNextAction: createPlanActivity({ planner: deps.planner ?? renewalPlanner() }),
   };
 }
 

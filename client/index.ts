@@ -15,7 +15,7 @@ import { RetrysafeError } from '../policies/errors';
 import type { EffectStatus } from '../policies/effect-status';
 import { parseIntent, type Intent, type Operation } from '../policies/intents';
 import { requestHash } from '../policies/request-hash';
-import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
+import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
 import { contractFor, summarizeIntent } from '../policies/tool-contracts';
 import { DEFAULT_TASK_QUEUE } from '../workers/config';
 import {
@@ -27,6 +27,7 @@ import {
   type ProviderEvent,
 } from '../workflows/effect-api';
 import type { RenewalInput } from '../workflows/renewal';
+import { FULFILLMENT_AGENT, type FulfillmentInput } from '../workflows/fulfillment-agent';
 
 export interface ActionListing {
   key: string;
@@ -66,9 +67,17 @@ export class RetrysafeClient {
     return this.startRun('renewalWorkflow', input.tenant, input.eventId, input);
   }
 
-  /** Starts any run workflow whose ID is derived from tenant and event (see workflows/). */
-  async startRun(workflowType: string, tenant: string, eventId: string, input: unknown): Promise<WorkflowHandle> {
-    const workflowId = runWorkflowId(tenant, eventId);
+  /**
+   * Starts the fulfillment agent for an event: it waits for the upstream action (usually the charge) to be
+   * confirmed before it announces dispatch to the customer.
+   */
+  async startFulfillment(input: FulfillmentInput): Promise<WorkflowHandle> {
+    return this.startRun('fulfillmentAgentWorkflow', input.tenant, input.eventId, input, FULFILLMENT_AGENT);
+  }
+
+  /** Starts any run workflow whose ID is derived from tenant, event and (for one of several agents) agent name. */
+  async startRun(workflowType: string, tenant: string, eventId: string, input: unknown, agent?: string): Promise<WorkflowHandle> {
+    const workflowId = runWorkflowId(tenant, eventId, agent);
     const inputHash = requestHash(input);
     try {
       await this.client.workflow.start(workflowType, {
@@ -158,6 +167,22 @@ export class RetrysafeClient {
         ...(sa.get(SA_PROVIDER_REF) ? { providerRef: String(sa.get(SA_PROVIDER_REF)) } : {}),
         running: wf.status.name === 'RUNNING',
         startTime: wf.startTime,
+      });
+      if (filter.limit && out.length >= filter.limit) break;
+    }
+    return out;
+  }
+
+  /** Runs currently waiting on an upstream action, with the key they wait for (interlocks). */
+  async listWaitingRuns(filter: { tenant?: string; limit?: number } = {}): Promise<Array<{ workflowId: string; waitingOn: string; status: string }>> {
+    const clauses = [`${SA_KIND.name} = 'run'`, `${SA_WAITING_ON.name} IS NOT NULL`, `ExecutionStatus = 'Running'`];
+    if (filter.tenant) clauses.push(`${SA_TENANT.name} = ${quote(filter.tenant)}`);
+    const out: Array<{ workflowId: string; waitingOn: string; status: string }> = [];
+    for await (const wf of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      out.push({
+        workflowId: wf.workflowId,
+        waitingOn: String(wf.typedSearchAttributes.get(SA_WAITING_ON) ?? ''),
+        status: String(wf.typedSearchAttributes.get(SA_STATUS) ?? '?'),
       });
       if (filter.limit && out.length >= filter.limit) break;
     }

@@ -79,19 +79,29 @@ export function parseActionKey(key: string): ActionKeyParts {
   return parts;
 }
 
-/** The agent run for one business event: `run:<tenant>:<eventId>`. Starting it twice attaches to one run. */
-export function runWorkflowId(tenant: string, eventId: string): string {
-  return ['run', checkPart('tenant', tenant), checkPart('eventId', eventId)].join(KEY_DELIMITER);
+/**
+ * The agent run for one business event: `run:<tenant>:<eventId>`, or `run:<tenant>:<eventId>:<agent>` for
+ * one of several agents working on the same event. Starting it twice attaches to one run; every agent of
+ * the event derives the same action keys, so their proposals converge on one owner per effect.
+ */
+export function runWorkflowId(tenant: string, eventId: string, agent?: string): string {
+  const parts = ['run', checkPart('tenant', tenant), checkPart('eventId', eventId)];
+  if (agent !== undefined) parts.push(checkPart('agent' as keyof ActionKeyParts, agent));
+  return parts.join(KEY_DELIMITER);
 }
 
-export function parseRunWorkflowId(workflowId: string): { tenant: string; eventId: string } {
+export function parseRunWorkflowId(workflowId: string): { tenant: string; eventId: string; agent?: string } {
   const segments = workflowId.split(KEY_DELIMITER);
-  if (segments.length !== 3 || segments[0] !== 'run') {
-    throw new RetrysafeError('InvalidActionKey', `run workflow ID must be run:<tenant>:<eventId>, got ${JSON.stringify(workflowId)}`, {
-      field: 'runWorkflowId',
-    });
+  if ((segments.length !== 3 && segments.length !== 4) || segments[0] !== 'run') {
+    throw new RetrysafeError(
+      'InvalidActionKey',
+      `run workflow ID must be run:<tenant>:<eventId>[:<agent>], got ${JSON.stringify(workflowId)}`,
+      { field: 'runWorkflowId' },
+    );
   }
-  return { tenant: checkPart('tenant', segments[1]), eventId: checkPart('eventId', segments[2]) };
+  const tenant = checkPart('tenant', segments[1]);
+  const eventId = checkPart('eventId', segments[2]);
+  return segments.length === 4 ? { tenant, eventId, agent: checkPart('agent' as keyof ActionKeyParts, segments[3]) } : { tenant, eventId };
 }
 
 /**

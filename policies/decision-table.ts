@@ -1,7 +1,7 @@
 import { RetrysafeError } from './errors';
 import type { Intent } from './intents';
 import type { TenantPolicy } from './tenant-policy';
-import { contractFor, type RiskClass } from './tool-contracts';
+import { riskClassOf, type RiskClass } from './tool-contracts';
 
 /**
  * Where confirmation belongs, as data. Each row names a risk class (or every class), a condition on
@@ -198,7 +198,7 @@ export interface DecisionFacts {
  * malformed tenant policy and `UnknownOperation` for an operation without a contract.
  */
 export function decide(intent: Intent, ctx: { tenantPolicy?: TenantPolicy; ambiguous?: boolean } = {}): PolicyDecision {
-  const { riskClass } = contractFor(intent.operation);
+  const riskClass = riskClassOf(intent);
   const amountCents = 'amountCents' in intent ? intent.amountCents : undefined;
   return decideForRiskClass(riskClass, { amountCents, ambiguous: ctx.ambiguous, tenantPolicy: ctx.tenantPolicy });
 }

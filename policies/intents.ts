@@ -47,6 +47,8 @@ export const SendEmailIntent = z.strictObject({
   to: z.string().trim().toLowerCase().pipe(z.email()),
   subject: text(200),
   body: text(20_000),
+  /** A pre-approved template the text was rendered from (policies/tool-contracts.ts APPROVED_EMAIL_TEMPLATES). */
+  template: identifier.optional(),
 });
 export type SendEmailIntent = z.infer<typeof SendEmailIntent>;
 

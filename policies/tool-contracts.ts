@@ -141,6 +141,20 @@ export function contractFor<O extends Operation>(operation: O): ToolContract<O> 
   return contract as unknown as ToolContract<O>;
 }
 
+/**
+ * Message templates approved in advance (their wording reviewed once, like a form letter): a customer
+ * email from one of these is routine contact, not free text a person must read first.
+ */
+export const APPROVED_EMAIL_TEMPLATES = ['dispatch-notice', 'renewal-receipt'] as const;
+
+/** The decision-table row an intent falls under: its contract's class, refined by the intent itself. */
+export function riskClassOf(intent: Intent): RiskClass {
+  if (intent.operation === 'send-email' && intent.template && (APPROVED_EMAIL_TEMPLATES as readonly string[]).includes(intent.template)) {
+    return 'routine-message';
+  }
+  return contractFor(intent.operation).riskClass;
+}
+
 export function summarizeIntent(intent: Intent): string {
   return (contractFor(intent.operation).summarize as (i: Intent) => string)(intent);
 }

@@ -173,7 +173,8 @@ export interface ProviderDefinition {
 
 export interface ProviderServer {
   server: Server;
-  listen(port: number): Promise<number>;
+  /** Binds `host` (default 127.0.0.1, loopback only) and resolves to the port actually bound. */
+  listen(port: number, host?: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -476,10 +477,10 @@ export function createProviderServer(
 
   return {
     server,
-    listen: (port) =>
+    listen: (port, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, '127.0.0.1', () => {
+        server.listen(port, host, () => {
           server.off('error', reject);
           resolve((server.address() as AddressInfo).port);
         });

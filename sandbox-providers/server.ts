@@ -13,7 +13,8 @@ import type { ListeningLine } from './types';
 
 /**
  * One sandbox provider per process:
- *   tsx sandbox-providers/server.ts --kind payments --port 0 [--read-lag-ms 0] [--webhook-url URL]
+ *   tsx sandbox-providers/server.ts --kind payments --port 0 [--host 127.0.0.1] [--read-lag-ms 0] [--webhook-url URL]
+ * Binds 127.0.0.1 unless --host says otherwise (docker-compose.yml passes 0.0.0.0 so other containers reach it).
  * Prints exactly one JSON line on stdout once listening; logs go to stderr. Exits on SIGTERM/SIGINT,
  * and when the parent that spawned it with an IPC channel goes away (so tests never leak processes).
  */
@@ -26,6 +27,9 @@ const PROVIDERS: Record<ProviderKind, () => ProviderDefinition> = {
   shipping: createShippingProvider,
 };
 
+/** Loopback only by default: a sandbox provider has no authentication. */
+const DEFAULT_HOST = '127.0.0.1';
+
 const intArg = (name: string) =>
   z.coerce
     .number({ error: `--${name} must be a number` })
@@ -35,6 +39,7 @@ const intArg = (name: string) =>
 const Cli = z.object({
   kind: ProviderKind,
   port: intArg('port').max(65_535).default(0),
+  host: z.string().trim().min(1, '--host must not be empty').default(DEFAULT_HOST),
   readLagMs: intArg('read-lag-ms').default(0),
   webhookUrl: z.url('--webhook-url must be a URL').optional(),
   webhookDelayMs: intArg('webhook-delay-ms').default(0),
@@ -50,6 +55,7 @@ function parseCli(argv: string[]): z.infer<typeof Cli> {
     options: {
       kind: { type: 'string' },
       port: { type: 'string' },
+      host: { type: 'string' },
       'read-lag-ms': { type: 'string' },
       'webhook-url': { type: 'string' },
       'webhook-delay-ms': { type: 'string' },
@@ -59,6 +65,7 @@ function parseCli(argv: string[]): z.infer<typeof Cli> {
   const parsed = Cli.safeParse({
     kind: values.kind,
     port: values.port,
+    host: values.host,
     readLagMs: values['read-lag-ms'],
     webhookUrl: values['webhook-url'],
     webhookDelayMs: values['webhook-delay-ms'],
@@ -72,6 +79,13 @@ function parseCli(argv: string[]): z.infer<typeof Cli> {
   return parsed.data;
 }
 
+/** Where a local client connects: a wildcard bind is reached through loopback; IPv6 literals need brackets. */
+function connectHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 async function main(): Promise<void> {
   const cli = parseCli(process.argv.slice(2));
   const log = pino({ name: `sandbox-${cli.kind}`, level: cli.logLevel }, pino.destination(2));
@@ -80,8 +94,13 @@ async function main(): Promise<void> {
     { readLagMs: cli.readLagMs, webhookUrl: cli.webhookUrl ?? null, webhookDelayMs: cli.webhookDelayMs },
     log,
   );
-  const port = await provider.listen(cli.port);
-  const line: ListeningLine = { event: 'listening', kind: cli.kind, port, url: `http://127.0.0.1:${port}` };
+  const port = await provider.listen(cli.port, cli.host);
+  const line: ListeningLine = {
+    event: 'listening',
+    kind: cli.kind,
+    port,
+    url: `http://${connectHost(cli.host)}:${port}`,
+  };
   process.stdout.write(`${JSON.stringify(line)}\n`);
   log.info(line, 'listening');
 

@@ -5,6 +5,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { killAt } from '../activities/crash-points';
 import type { WorkerConfig } from './config';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
+import type { Planner } from '../activities/planners/planner';
 
 /**
  * Worker tuning. After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's
@@ -23,6 +24,7 @@ export interface CreateWorkerOptions {
   identity?: string;
   /** Loaded from config.tenantPolicyFile by the entry point. */
   tenantPolicies?: TenantPolicyConfig;
+  planner?: Planner;
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
@@ -35,6 +37,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     crash: killAt(opts.config.crashAt, opts.onCrash),
     tenantPolicies: opts.tenantPolicies,
     trustedApprovalKeys: opts.config.trustedApprovalKeys,
+    planner: opts.planner,
   };
   return Worker.create({
     connection: opts.connection,

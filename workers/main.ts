@@ -8,17 +8,21 @@ import { createWorker } from './create-worker';
 import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
 import { loadTenantPolicyFile } from './tenant-policy-file';
+import { plannerFromEnv } from '../activities/planners/from-env';
+import { PlannerConfigError } from '../activities/planners/openai-compatible-planner';
 import { Client } from '@temporalio/client';
 
 async function main(): Promise<void> {
   let config;
   let tenantPolicies;
+  let planner;
   try {
     config = parseWorkerConfig(process.env);
+    planner = plannerFromEnv(process.env);
     // An invalid policy file stops the worker here, naming the file and the field.
     if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof PlannerConfigError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(2);
     }
@@ -32,6 +36,7 @@ async function main(): Promise<void> {
     namespace,
     config,
     tenantPolicies,
+    planner,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
     ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.RETRYSAFE_WORKFLOW_BUNDLE } } : {}),
     onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),

@@ -83,6 +83,19 @@ export interface ActOptions {
    * instead of failing, because nothing may try a second, different undo on its own.
    */
   compensation?: boolean;
+  /**
+   * Return as soon as the action is unknown or in needs_review instead of waiting for its outcome, so an
+   * agent can re-read and re-plan. Its other steps must still wait (see `unresolvedActions`).
+   */
+  returnWhenUnresolved?: boolean;
+}
+
+/** Statuses that mean "may or may not have happened, nobody knows yet". */
+export const UNRESOLVED_STATUSES = ['planned', 'awaiting_confirmation', 'dispatching', 'unknown', 'needs_review'] as const;
+
+/** This run's actions whose outcome is not known yet; a downstream step must wait for them. */
+export function unresolvedActions(): EffectSnapshot[] {
+  return [...actions.values()].filter((a) => (UNRESOLVED_STATUSES as readonly string[]).includes(a.status));
 }
 
 /** Computes the key an intent would get in this run, without claiming anything. */
@@ -133,7 +146,9 @@ export async function act(rawIntent: Intent, options: ActOptions = {}): Promise<
   const known = actions.get(key);
   if (!known || claimed.audit.length >= known.audit.length) actions.set(key, claimed);
 
-  const settled = () => OUTCOME_STATUSES.includes(actions.get(key)!.status);
+  const settled = () =>
+    OUTCOME_STATUSES.includes(actions.get(key)!.status) ||
+    (options.returnWhenUnresolved === true && ['unknown', 'needs_review'].includes(actions.get(key)!.status));
   if (!settled()) {
     waitingOn = key;
     upsertSearchAttributes([{ key: SA_WAITING_ON, value: key }]);
@@ -165,6 +180,30 @@ async function guardReplan(previousKey: string, newKey: string): Promise<void> {
 /** Re-planned actions waiting for their predecessor or an operator's acceptance. */
 export function pendingReplanKeys(): string[] {
   return [...pendingReplans];
+}
+
+/**
+ * Waits, durably, until an upstream action owned by another run reaches an outcome. The wait is visible
+ * as this run's RetrysafeWaitingOn search attribute and in its status query. Never claims the action.
+ */
+export async function awaitUpstream(key: string): Promise<EffectSnapshot> {
+  installHandler();
+  const { watchAction } = proxyActivities<Activities>({
+    startToCloseTimeout: CLAIM_START_TO_CLOSE,
+    // The upstream run may not have claimed its action yet: keep asking, slowly, for up to a day.
+    scheduleToCloseTimeout: '24h',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    summary: `wait for ${key}`,
+  });
+  waitingOn = key;
+  upsertSearchAttributes([{ key: SA_WAITING_ON, value: key }]);
+  const seen = await watchAction({ key, watcher: workflowInfo().workflowId });
+  const known = actions.get(key);
+  if (!known || seen.audit.length >= known.audit.length) actions.set(key, seen);
+  await condition(() => OUTCOME_STATUSES.includes(actions.get(key)!.status));
+  waitingOn = undefined;
+  upsertSearchAttributes([{ key: SA_WAITING_ON, value: null }]);
+  return actions.get(key)!;
 }
 
 /**

@@ -86,6 +86,8 @@ export interface OperatorResolution {
 }
 
 export const claimUpdate = defineUpdate<EffectSnapshot, [ClaimRequest]>('retrysafe.claim');
+/** A downstream run subscribes to an action it does not own, to wait for its outcome (interlocks). */
+export const watchUpdate = defineUpdate<EffectSnapshot, [{ watcher: string }]>('retrysafe.watch');
 export const resolveUpdate = defineUpdate<EffectSnapshot, [OperatorResolution]>('retrysafe.resolve');
 export const statusQuery = defineQuery<EffectSnapshot>('retrysafe.status');
 export const providerEventSignal = defineSignal<[ProviderEvent]>('retrysafe.providerEvent');

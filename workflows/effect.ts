@@ -56,6 +56,7 @@ import {
   resolveUpdate,
   settleSignal,
   statusQuery,
+  watchUpdate,
   type EffectInput,
   type EffectSnapshot,
   type OperatorResolution,
@@ -134,6 +135,10 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
       },
     },
   );
+  setHandler(watchUpdate, ({ watcher }) => {
+    subscribers.add(watcher);
+    return snapshot();
+  });
   setHandler(providerEventSignal, (event) => {
     if (event.key && event.key !== input.key) return;
     if (!evidence.some((e) => e.eventId === event.eventId)) evidence.push(event);
@@ -342,7 +347,15 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
         await condition(() => successEvidence() !== undefined, lagLeft);
         continue;
       }
-      const found = await lookupEffect({ key: input.key, intent: input.intent });
+      let found: Awaited<ReturnType<typeof lookupEffect>>;
+      try {
+        found = await lookupEffect({ key: input.key, intent: input.intent });
+      } catch (err) {
+        // The provider could not be asked: that proves nothing either way. Ask again later, then a human.
+        state.checks.push({ at: nowIso(), kind: 'lookup', found: false, trustworthy: false, detail: causeMessage(err) });
+        await condition(() => successEvidence() !== undefined, RECONCILE_INTERVAL);
+        continue;
+      }
       state.checks.push({ at: nowIso(), kind: 'lookup', found: found.found, trustworthy: true, detail: found.detail });
       if (found.found) {
         state.providerRef = found.providerRef;

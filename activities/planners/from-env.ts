@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { OpenAiCompatiblePlanner, PlannerConfigError, parseOpenAiPlannerEnv } from './openai-compatible-planner';
 import type { Planner } from './planner';
-import { renewalPlanner } from './renewal-script';
+import { renewalPlanner, upsellRenewalPlanner } from './renewal-script';
 
 export const PlannerKindEnv = z.object({
   RETRYSAFE_PLANNER: z
-    .enum(['scripted', 'openai'], { error: 'RETRYSAFE_PLANNER must be "scripted" (the renewal script) or "openai"' })
+    .enum(['scripted', 'scripted-upsell', 'openai'], {
+      error: 'RETRYSAFE_PLANNER must be "scripted" (the renewal script), "scripted-upsell" (a planner that now answers differently) or "openai"',
+    })
     .default('scripted'),
 });
 
@@ -18,5 +20,6 @@ export function plannerFromEnv(env: Record<string, string | undefined>): Planner
   const parsed = PlannerKindEnv.safeParse(env);
   if (!parsed.success) throw new PlannerConfigError(parsed.error.issues.map((i) => i.message).join('\n'));
   if (parsed.data.RETRYSAFE_PLANNER === 'openai') return new OpenAiCompatiblePlanner(parseOpenAiPlannerEnv(env));
+  if (parsed.data.RETRYSAFE_PLANNER === 'scripted-upsell') return upsellRenewalPlanner();
   return renewalPlanner();
 }

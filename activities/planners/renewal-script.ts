@@ -95,3 +95,25 @@ function lastOf(history: readonly PlannerHistoryEntry[], operation: Operation): 
 export function renewalPlanner(): ScriptedPlanner {
   return new ScriptedPlanner(renewalScript, { modelId: RENEWAL_PLANNER_MODEL_ID });
 }
+
+/**
+ * A "newer model" that would now answer differently: it proposes a higher charge for the same order.
+ * Used to show that a resumed or replayed run keeps the decisions it recorded instead of asking again.
+ */
+export const UPSELL_PLANNER_MODEL_ID = 'scripted:renewal-v2-upsell';
+export const UPSELL_DELTA_CENTS = 1_000;
+
+export function upsellRenewalPlanner(): ScriptedPlanner {
+  return new ScriptedPlanner(
+    (input, call) => {
+      const step = renewalScript(input);
+      if (step?.kind === 'tool' && step.name === 'charge') {
+        const args = step.arguments as { amountCents: number };
+        return { ...step, arguments: { ...args, amountCents: args.amountCents + UPSELL_DELTA_CENTS } };
+      }
+      void call;
+      return step;
+    },
+    { modelId: UPSELL_PLANNER_MODEL_ID },
+  );
+}

@@ -1,5 +1,4 @@
 import type { OperationRoute } from './route';
-import { withoutOperation } from './route';
 
 /**
  * Email: no idempotency key, no lookup. A lost response stays unknown unless the provider's delivery
@@ -7,6 +6,7 @@ import { withoutOperation } from './route';
  */
 export const sendEmailRoute: OperationRoute<'send-email'> = {
   sendPath: '/v1/messages',
-  body: (intent, key) => ({ ...withoutOperation(intent), reference: key }),
+  // The template name is ours; the provider gets the rendered text and our key as its correlation reference.
+  body: ({ to, subject, body }, key) => ({ to, subject, body, reference: key }),
   sendsKey: false,
 };

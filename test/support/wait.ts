@@ -1,44 +1,41 @@
 import type { RetrysafeClient } from '../../client';
-import type { EffectStatus } from '../../policies/effect-status';
 import type { EffectSnapshot } from '../../workflows/effect-api';
 
-export interface WaitOptions {
-  /** Default 30 s. */
-  timeoutMs?: number;
-  /** Default 200 ms. */
-  intervalMs?: number;
-}
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Polls an action until it reaches one of `statuses` and returns that snapshot. On timeout the error
- * carries the last snapshot (status, checks, audit) or the last error, so a failure says where the action
- * stood, not just that it was late.
+ * Polls an action until its status is one of `statuses`. On timeout the error carries the last
+ * snapshot's status and audit trail, which is what a failing test needs to explain itself.
  */
 export async function waitForStatus(
   retrysafe: RetrysafeClient,
   key: string,
-  statuses: EffectStatus | readonly EffectStatus[],
-  opts: WaitOptions = {},
+  statuses: string | readonly string[],
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<EffectSnapshot> {
-  const wanted: readonly EffectStatus[] = typeof statuses === 'string' ? [statuses] : statuses;
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let last: EffectSnapshot | undefined;
-  let lastError: unknown;
-  for (;;) {
+  while (Date.now() < deadline) {
     try {
       last = await retrysafe.getAction(key);
-      lastError = undefined;
-      if (last && wanted.includes(last.status)) return last;
-    } catch (err) {
-      lastError = err;
+    } catch {
+      last = undefined; // not claimed yet, or a query racing the workflow's first task
     }
-    if (Date.now() >= deadline) break;
-    await sleep(opts.intervalMs ?? 200);
+    if (last && (typeof statuses === 'string' ? [statuses] : statuses).includes(last.status)) return last;
+    await sleep(opts.intervalMs ?? 250);
   }
-  const seen = last ? JSON.stringify(last, null, 2) : 'no such action';
-  const error = lastError ? `\nlast error: ${(lastError as Error).message ?? String(lastError)}` : '';
-  throw new Error(`action ${key} did not reach ${wanted.join(' | ')} within ${timeoutMs} ms; last snapshot: ${seen}${error}`);
+  const trail = last?.audit.map((a) => `${a.from ?? '∅'}→${a.to}: ${a.reason}`).join('\n  ') ?? '(never seen)';
+  throw new Error(
+    `action ${key} did not reach ${[statuses].flat().join('|')} within ${opts.timeoutMs ?? 60_000} ms; last status ${last?.status ?? 'none'}:\n  ${trail}`,
+  );
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Polls until `check` holds; the error names what was awaited. */
+export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(250);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}

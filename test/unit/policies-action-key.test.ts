@@ -227,10 +227,20 @@ describe('run workflow IDs', () => {
     assertRefused(() => runWorkflowId('acme', '\u0435vent'), 'eventId');
   });
 
-  it('parseRunWorkflowId refuses IDs that are not run:<tenant>:<eventId>', () => {
-    for (const id of ['run:acme', 'run:acme:e1:extra', 'walk:acme:e1', 'charge:v1:acme:e1', '', 'RUN:acme:e1']) {
+  it('parseRunWorkflowId refuses IDs that are not run:<tenant>:<eventId>[:<agent>]', () => {
+    for (const id of ['run:acme', 'run:acme:e1:agent:extra', 'walk:acme:e1', 'charge:v1:acme:e1', '', 'RUN:acme:e1']) {
       assertRefused(() => parseRunWorkflowId(id), 'runWorkflowId');
     }
+  });
+
+  it('gives every agent of one event the same tenant and event, so their keys converge', () => {
+    assert.equal(runWorkflowId('acme', 'e1', 'billing'), 'run:acme:e1:billing');
+    assert.deepEqual(parseRunWorkflowId('run:acme:e1:billing'), { tenant: 'acme', eventId: 'e1', agent: 'billing' });
+    assert.equal(
+      actionKeyForStep('run:acme:e1:billing', { operation: 'charge', version: 1 }),
+      actionKeyForStep('run:acme:e1', { operation: 'charge', version: 1 }),
+    );
+    assertRefused(() => parseRunWorkflowId('run:acme:e1:bad agent'), 'agent');
   });
 
   it('parseRunWorkflowId names the bad part of a well-shaped ID', () => {

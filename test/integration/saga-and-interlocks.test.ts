@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { formatActionKey } from '../../policies/action-key';
+import type { Ledger } from '../../sandbox-providers/spawn';
+import { startStack, type Stack } from '../../scripts/lib/stack';
+import type { WorkerProcess } from '../../scripts/lib/worker-process';
+import type { FulfillmentResult } from '../../workflows/fulfillment-agent';
+import type { RenewalResult, RunStatus } from '../../workflows/renewal';
+import { countForKey } from '../support/ledger';
+import { renewalInput, uniqueEvent } from '../support/renewal-input';
+import { sleep, waitForStatus, waitUntil } from '../support/wait';
+
+const key = (operation: string, eventId: string) => formatActionKey({ operation, version: 1, tenant: 'acme', eventId });
+const committedFor = (ledger: Ledger, k: string) => ledger.requests.filter((r) => r.idempotencyKey === k && r.outcome === 'committed').length;
+
+describe('sagas with keyed compensations and interlocks between agents', () => {
+  let stack: Stack;
+  let worker: WorkerProcess;
+
+  before(async () => {
+    stack = await startStack();
+    worker = await stack.startWorker({ name: 'steady' });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  async function ensureWorker(): Promise<void> {
+    if (!worker.alive()) worker = await stack.startWorker({ name: 'steady' });
+  }
+  async function clearFaults(): Promise<void> {
+    await Promise.all(Object.values(stack.providers).map((p) => (typeof p === 'object' ? p.clearFaults() : undefined)));
+  }
+
+  it('releases the stock and refunds the charge exactly once when the shipment fails for good', async () => {
+    await ensureWorker();
+    await clearFaults();
+    const input = renewalInput(uniqueEvent('ship-fails'));
+    await stack.providers.shipping.setFaults([{ op: 'shipments.create', kind: 'permanent-failure' }]);
+    const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
+    await stack.providers.shipping.clearFaults();
+    assert.equal(result.status, 'compensated');
+    assert.equal(result.error?.code, 'BusinessRejected');
+    const payments = await stack.providers.payments.ledger();
+    const inventory = await stack.providers.inventory.ledger();
+    assert.equal(countForKey(payments, key('charge', input.eventId)).records, 1, 'one charge');
+    assert.equal(countForKey(payments, key('refund', input.eventId), 'refunds').records, 1, 'one refund');
+    assert.equal(countForKey(inventory, key('reserve', input.eventId), 'reservations').records, 1, 'one reservation');
+    assert.equal(countForKey(inventory, key('release', input.eventId), 'releases').records, 1, 'one release');
+    // Newest first: the refund comes before the release.
+    assert.deepEqual(
+      result.compensations?.map((c) => c.compensationKey),
+      [key('refund', input.eventId), key('release', input.eventId)],
+    );
+    const charge = await waitForStatus(stack.retrysafe, key('charge', input.eventId), ['compensated']);
+    assert.ok(charge.audit.some((a) => a.to === 'compensating'));
+    assert.equal((await stack.retrysafe.getAction(key('reserve', input.eventId)))?.status, 'compensated');
+  });
+
+  it('still refunds once when the worker is SIGKILLed right after the refund commits', async () => {
+    await worker.stop();
+    await clearFaults();
+    const input = renewalInput(uniqueEvent('refund-crash'));
+    await stack.providers.shipping.setFaults([{ op: 'shipments.create', kind: 'permanent-failure' }]);
+    const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'after-commit:refund' });
+    const run = await stack.retrysafe.startRenewal(input);
+    assert.equal((await doomed.exited).signal, 'SIGKILL');
+    worker = await stack.startWorker({ name: 'successor' });
+    const result = (await run.result()) as RenewalResult;
+    await stack.providers.shipping.clearFaults();
+    assert.equal(result.status, 'compensated');
+    const payments = await stack.providers.payments.ledger();
+    const refund = countForKey(payments, key('refund', input.eventId), 'refunds');
+    assert.equal(refund.records, 1, 'exactly one refund at the provider');
+    assert.equal(committedFor(payments, key('refund', input.eventId)), 1);
+    assert.ok(refund.replayed >= 1, 'the successor asked again with the same key and got the first refund back');
+  });
+
+  it('puts a refund that fails for good in needs_review and never tries a second refund', async () => {
+    await ensureWorker();
+    await clearFaults();
+    const input = renewalInput(uniqueEvent('refund-fails'));
+    await stack.providers.shipping.setFaults([{ op: 'shipments.create', kind: 'permanent-failure' }]);
+    await stack.providers.payments.setFaults([{ op: 'refunds.create', kind: 'permanent-failure' }]);
+    await stack.retrysafe.startRenewal(input);
+    const refundKey = key('refund', input.eventId);
+    const refund = await waitForStatus(stack.retrysafe, refundKey, ['needs_review', 'confirmed', 'failed']);
+    assert.equal(refund.status, 'needs_review');
+    assert.equal(refund.error?.code, 'BusinessRejected');
+    await sleep(5_000);
+    const payments = await stack.providers.payments.ledger();
+    assert.equal(countForKey(payments, refundKey, 'refunds').records, 0, 'no refund committed');
+    assert.equal(countForKey(payments, refundKey, 'refunds').requests, 1, 'one attempt, no retry of a permanent refusal');
+    assert.equal((await stack.retrysafe.getAction(refundKey))?.status, 'needs_review');
+    const queue = await stack.retrysafe.listActions({ status: 'needs_review' });
+    assert.ok(queue.some((a) => a.key === refundKey), 'the stuck refund is in the review queue');
+    await clearFaults();
+  });
+
+  it('holds the fulfillment announcement while the charge is unknown, and announces once it is confirmed', async () => {
+    await ensureWorker();
+    await clearFaults();
+    const input = renewalInput(uniqueEvent('interlock'));
+    const chargeKey = key('charge', input.eventId);
+    // The charge commits, then the payments provider dies before answering and before any webhook: the
+    // outcome is unknown, and with the provider gone no lookup can settle it.
+    await stack.providers.payments.configure({ webhookUrl: null });
+    await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'hold-after-commit', delayMs: 5_000 }]);
+    await stack.retrysafe.startRenewal(input);
+    const fulfillment = await stack.retrysafe.startFulfillment({
+      tenant: 'acme',
+      eventId: input.eventId,
+      upstreamKey: chargeKey,
+      customerEmail: 'buyer@example.com',
+      orderId: input.orderId,
+    });
+    await stack.providers.payments.waitForInflight((s) => s.committedButUnanswered >= 1, 30_000);
+    const chargeId = (await stack.providers.payments.ledger()).records.charges?.find(
+      (c) => (c as { idempotencyKey?: string }).idempotencyKey === chargeKey,
+    )?.id;
+    assert.ok(chargeId, 'the provider committed the charge');
+    process.kill(stack.providers.payments.pid, 'SIGKILL');
+
+    await waitForStatus(stack.retrysafe, chargeKey, ['unknown', 'needs_review']);
+    const waiting = (await fulfillment.query('retrysafe.runStatus')) as RunStatus;
+    assert.equal(waiting.waitingOn, chargeKey, 'the fulfillment agent says what it waits for');
+    await waitUntil('the waiting run to be listed', async () =>
+      (await stack.retrysafe.listWaitingRuns()).some((r) => r.workflowId === fulfillment.workflowId && r.waitingOn === chargeKey),
+    );
+    assert.equal(countEmails(await stack.providers.email.ledger()), 0, 'no announcement while the charge is unknown');
+
+    const review = await waitForStatus(stack.retrysafe, chargeKey, ['needs_review'], { timeoutMs: 90_000 });
+    assert.ok(review.checks.some((c) => !c.trustworthy), 'failed lookups are recorded as untrustworthy checks');
+    assert.equal(countEmails(await stack.providers.email.ledger()), 0, 'still no announcement in needs_review');
+
+    await stack.retrysafe.resolveAction(chargeKey, {
+      decision: 'confirmed',
+      operator: 'alice',
+      reason: 'charge seen in the payments dashboard',
+      providerRef: chargeId!,
+    });
+    const announced = (await fulfillment.result()) as FulfillmentResult;
+    assert.equal(announced.announced, true);
+    assert.equal(announced.upstreamStatus, 'confirmed');
+    assert.equal(countEmails(await stack.providers.email.ledger()), 1, 'one announcement after confirmation');
+  });
+});
+
+function countEmails(ledger: Ledger): number {
+  return (ledger.records.messages ?? []).length;
+}
