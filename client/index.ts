@@ -28,6 +28,7 @@ import {
 } from '../workflows/effect-api';
 import type { RenewalInput } from '../workflows/renewal';
 import { FULFILLMENT_AGENT, type FulfillmentInput } from '../workflows/fulfillment-agent';
+import type { AgentRunInput } from '../workflows/agent-run';
 
 export interface ActionListing {
   key: string;
@@ -73,6 +74,11 @@ export class RetrysafeClient {
    */
   async startFulfillment(input: FulfillmentInput): Promise<WorkflowHandle> {
     return this.startRun('fulfillmentAgentWorkflow', input.tenant, input.eventId, input, FULFILLMENT_AGENT);
+  }
+
+  /** Starts an agent run (read → plan → act with recorded model decisions) for one event and agent. */
+  async startAgentRun(input: AgentRunInput): Promise<WorkflowHandle> {
+    return this.startRun('agentRunWorkflow', input.tenant, input.eventId, input, input.agent);
   }
 
   /** Starts any run workflow whose ID is derived from tenant, event and (for one of several agents) agent name. */

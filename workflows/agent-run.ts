@@ -175,7 +175,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
   for (;;) {
     const modelCheck = checkCeilings(usage, ceilings, Date.now(), { kind: 'model' });
     if (!modelCheck.ok) {
-      if ((await pause(modelCheck.message)) === 'cancel') return end('cancelled', 'cancelled by an operator at a ceiling');
+      if ((await pause(ceilingReason(modelCheck))) === 'cancel') return end('cancelled', 'cancelled by an operator at a ceiling');
       continue;
     }
     stage = 'planning';
@@ -221,7 +221,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     for (;;) {
       const effectCheck: CeilingVerdict = checkCeilings(usage, ceilings, Date.now(), { kind: 'effect', intent });
       if (effectCheck.ok) break;
-      if ((await pause(effectCheck.message)) === 'cancel') return end('cancelled', 'cancelled at a ceiling');
+      if ((await pause(ceilingReason(effectCheck))) === 'cancel') return end('cancelled', 'cancelled at a ceiling');
     }
     const isReplan = history.some((h) => h.operation === intent.operation);
     if (!isReplan && unresolvedActions().length > 0) {
@@ -266,6 +266,10 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
         },
       });
     }
+  }
+
+  function ceilingReason(verdict: Extract<CeilingVerdict, { ok: false }>): string {
+    return `${verdict.ceiling} ceiling reached (${verdict.value} > ${verdict.limit}): ${verdict.message}; raise '${verdict.raise}' to continue`;
   }
 
   /** Pauses in needs_review until an operator raises a limit, resumes or cancels. */

@@ -29,6 +29,8 @@ export interface RenewalInput {
   sku: string;
   quantity: number;
   shipTo: CreateShipmentIntent['address'];
+  /** Where the receipt goes (runs started after the 'renewal-receipt-email' patch). */
+  customerEmail?: string;
 }
 
 export interface RenewalResult {

@@ -37,6 +37,7 @@ export const DEMO_RENEWAL: RenewalInput = {
   sku: 'plan-annual',
   quantity: 1,
   shipTo: { line1: '1 Market St', city: 'San Francisco', postalCode: '94105', country: 'US' },
+  customerEmail: 'billing@acme.example',
 };
 
 export async function runRenewalDemo(
