@@ -164,6 +164,13 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
         if (resolution.decision === 'confirmed' && !resolution.providerRef) {
           throw new RetrysafeError('InvalidIntent', 'confirming by hand needs the providerRef seen at the provider', { field: 'providerRef' }).toFailure();
         }
+        if (state.decisionMode === 'human-only' && (resolution.decision === 'not-happened' || resolution.decision === 'compensate')) {
+          throw new RetrysafeError(
+            'IllegalTransition',
+            `action ${input.key} is human-only: the agent never performs it; record what a person did (confirmed with providerRef) or failed`,
+            { field: 'decision' },
+          ).toFailure();
+        }
         if (state.status !== 'needs_review') {
           throw new RetrysafeError('IllegalTransition', `action ${input.key} is ${state.status}; only an action in needs_review takes an operator's decision`, {
             status: state.status,
@@ -208,7 +215,16 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
   approvers.trustedKeys = policy.trustedApprovalKeys;
   const decision = policyDecision(policy.tenantPolicy);
   state.decisionMode = decision.mode;
-  if (decision.mode !== 'automatic') {
+  if (decision.mode === 'human-only') {
+    // Above the limits one approval click is not enough scrutiny: the agent never performs this action.
+    // A person does it (or decides it must not happen) and records the outcome here.
+    state.dryRun = buildDryRun(input.key, input.intent, input.requestHash, decision, nowIso());
+    upsertMemo({ dryRun: { summary: state.dryRun.summary, target: state.dryRun.target, scope: state.dryRun.scope, mode: decision.mode } });
+    await move('needs_review', `human-only: ${decision.reasons.join('; ') || decision.rows.join(', ')}`);
+    await awaitReview();
+    return finish();
+  }
+  if (decision.mode === 'confirm') {
     const confirmed = await awaitConfirmation(decision);
     if (!confirmed) return finish();
   }

@@ -3,14 +3,14 @@
  * ID is `run:<tenant>:<eventId>`; every key is derived from it, so every restart and every second start
  * lands on the same actions.
  *
- *   register(release) ─▶ reserve ─▶ register(refund) ─▶ charge ─▶ create shipment ─▶ keep all ─▶ renewed
+ *   register(release) ─▶ reserve ─▶ register(refund) ─▶ charge ─▶ create shipment ─▶ [receipt] ─▶ keep all ─▶ renewed
  *                                                                        │ fails for good
  *                                                                        └─▶ refund ─▶ release ─▶ compensated
  *
  * The refund is registered before the charge because a charge can half-succeed (reply lost, then an
  * operator's "compensate"): the undo then looks up what happened before refunding it.
  */
-import { ApplicationFailure, defineQuery, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { runWorkflowId } from '../policies/action-key';
 import type { ChargeIntent, CreateShipmentIntent, ReserveIntent } from '../policies/intents';
 import { SA_KIND, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
@@ -39,6 +39,7 @@ export interface RenewalResult {
   chargeId?: string;
   reservationId?: string;
   shipmentId?: string;
+  receiptId?: string;
   compensations?: CompensationResult[];
   error?: { code: string; message: string };
 }
@@ -51,7 +52,21 @@ export interface RunStatus {
 
 export const runStatusQuery = defineQuery<RunStatus>('retrysafe.runStatus');
 
-export async function renewalWorkflow(input: RenewalInput): Promise<RenewalResult> {
+/**
+ * The receipt email was added after renewals had already run. Runs recorded before it (and still
+ * replaying) did not send one, so the step is behind this patch: old histories take the old path, new
+ * runs send the receipt. test/replay shows that the same change without the patch breaks replay.
+ */
+export const RECEIPT_PATCH = 'renewal-receipt-email';
+
+/** Builds the renewal workflow with the gate for the receipt step (the real one is `patched`). */
+export function makeRenewalWorkflow(receiptGate: () => boolean) {
+  return (input: RenewalInput) => renewal(input, receiptGate);
+}
+
+export const renewalWorkflow = makeRenewalWorkflow(() => patched(RECEIPT_PATCH));
+
+async function renewal(input: RenewalInput, receiptGate: () => boolean): Promise<RenewalResult> {
   const expectedId = runWorkflowId(input.tenant, input.eventId);
   if (workflowInfo().workflowId !== expectedId) {
     throw ApplicationFailure.nonRetryable(`a renewal for ${input.tenant}/${input.eventId} must run as ${expectedId}`, 'InvalidIntent');
@@ -114,6 +129,22 @@ export async function renewalWorkflow(input: RenewalInput): Promise<RenewalResul
   });
   if (shipped.status !== 'confirmed') return undo(shipped);
 
+  let receiptId: string | undefined;
+  if (input.customerEmail && receiptGate()) {
+    setStage('sending receipt');
+    const receipt = await act(
+      {
+        operation: 'send-email',
+        to: input.customerEmail,
+        subject: `Receipt for order ${input.orderId}`,
+        body: `We charged ${(input.amountCents / 100).toFixed(2)} ${input.currency.toUpperCase()} for the renewal of order ${input.orderId}.`,
+        template: 'renewal-receipt',
+      },
+      { stepId: 'receipt' },
+    );
+    receiptId = receipt.providerRef;
+  }
+
   await saga.keepAll();
   setStage('renewed');
   return {
@@ -122,6 +153,7 @@ export async function renewalWorkflow(input: RenewalInput): Promise<RenewalResul
     chargeId: charged.providerRef,
     reservationId: reserved.providerRef,
     shipmentId: shipped.providerRef,
+    ...(receiptId ? { receiptId } : {}),
   };
 
   /** A step failed for good (or an operator chose to compensate it): undo what was done, newest first. */

@@ -9,7 +9,13 @@ import { resolveUpdate, statusQuery, type EffectInput, type EffectSnapshot } fro
 import { createTimeSkippingEnv } from '../support/time-skipping';
 
 /** An email whose reply was lost: the executor reports unknown, and there is nothing to look up. */
-const intent = parseIntent({ operation: 'send-email', to: 'ops@example.com', subject: 'Renewal receipt', body: 'Thanks' });
+const intent = parseIntent({
+  operation: 'send-email',
+  to: 'ops@example.com',
+  subject: 'Renewal receipt',
+  body: 'Thanks',
+  template: 'renewal-receipt',
+});
 
 describe('an unresolved action escalates after the escalation window (time-skipping)', () => {
   let env: TestWorkflowEnvironment;
@@ -39,6 +45,9 @@ describe('an unresolved action escalates after the escalation window (time-skipp
         },
         async claimAction() {
           throw new Error('not used');
+        },
+        async loadActionPolicy() {
+          return { trustedApprovalKeys: {} };
         },
       },
     });

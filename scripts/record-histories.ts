@@ -1,0 +1,81 @@
+/**
+ * Records workflow histories of the demo scenarios into test/replay/histories/, for the replay suite
+ * (`npm run test:replay`) that runs on every test run. Re-record after an intended, patched() change:
+ *   npm run record-histories
+ * Each history is the JSON form the Temporal CLI and Web UI export, so any of them can be replayed too.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { startStack } from './lib/stack';
+import { DEMO_RENEWAL } from './demo/renewal-crash';
+import type { AgentRunInput } from '../workflows/agent-run';
+
+const OUT = path.resolve(__dirname, '..', 'test', 'replay', 'histories');
+
+async function save(client: Client, name: string, workflowId: string): Promise<void> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const file = path.join(OUT, `${name}.json`);
+  // The proto's JSON form, as `temporal workflow show --output json` writes it.
+  const json = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history as never), {
+    longs: String,
+    enums: String,
+    bytes: String,
+    defaults: false,
+  });
+  // The workflow ID travels with the history: workflows check their own ID (run:<tenant>:<event>) on replay too.
+  await writeFile(file, `${JSON.stringify({ workflowId, history: json })}\n`);
+  process.stdout.write(`recorded ${name} (${history.events?.length ?? 0} events)\n`);
+}
+
+async function main(): Promise<void> {
+  await mkdir(OUT, { recursive: true });
+  const stack = await startStack();
+  try {
+    await stack.startWorker({ name: 'recorder' });
+    const { retrysafe, client } = stack;
+
+    const happy = { ...DEMO_RENEWAL, eventId: 'replay-renewal-01', orderId: 'R-1001' };
+    const run = await retrysafe.startRenewal(happy);
+    await run.result();
+    await save(client, 'renewal-renewed', run.workflowId);
+    await save(client, 'charge-action-confirmed', 'charge:v1:acme:replay-renewal-01');
+
+    await stack.providers.shipping.setFaults([{ op: 'shipments.create', kind: 'permanent-failure' }]);
+    const failing = { ...DEMO_RENEWAL, eventId: 'replay-renewal-02', orderId: 'R-1002' };
+    const comp = await retrysafe.startRenewal(failing);
+    await comp.result();
+    await stack.providers.shipping.clearFaults();
+    await save(client, 'renewal-compensated', comp.workflowId);
+    await save(client, 'charge-action-compensated', 'charge:v1:acme:replay-renewal-02');
+
+    const agent: AgentRunInput = {
+      tenant: 'acme',
+      eventId: 'replay-agent-01',
+      goal: 'Renew the subscription: reserve the plan, charge the customer, ship the welcome kit.',
+      facts: {
+        order: {
+          id: 'R-2001',
+          amountCents: 4990,
+          currency: 'usd',
+          customerId: 'cus_acme',
+          paymentMethod: 'pm_7',
+          sku: 'plan-annual',
+          quantity: 1,
+          address: DEMO_RENEWAL.shipTo,
+        },
+      },
+    };
+    const agentRun = await retrysafe.startAgentRun(agent);
+    await agentRun.result();
+    await save(client, 'agent-run-done', agentRun.workflowId);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { temporal } from '@temporalio/proto';
+
+/**
+ * Recorded histories of the demo scenarios (scripts/record-histories.ts) replayed against today's workflow
+ * code. A change that would send a running workflow down another path fails here, in CI, instead of in
+ * production; intended changes go behind patched() (see workflows/renewal.ts, 'renewal-receipt-email').
+ */
+const HISTORIES = path.join(__dirname, 'histories');
+const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+
+interface RecordedHistory {
+  name: string;
+  workflowId: string;
+  history: temporal.api.history.v1.History;
+}
+
+async function loadHistories(): Promise<RecordedHistory[]> {
+  const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      // Written by scripts/record-histories.ts: { workflowId, history } with the proto's toObject form.
+      const recorded = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')) as { workflowId: string; history: object };
+      return {
+        name: path.basename(file, '.json'),
+        workflowId: recorded.workflowId,
+        history: temporal.api.history.v1.History.fromObject(recorded.history),
+      };
+    }),
+  );
+}
+
+async function replayAll(workflowsPath: string) {
+  const histories = await loadHistories();
+  const options: ReplayWorkerOptions = { workflowsPath, bundlerOptions: { logger: quiet } as never };
+  const results = [];
+  const names = new Map(histories.map((h) => [h.workflowId, h.name]));
+  for await (const result of Worker.runReplayHistories(
+    options,
+    histories.map(({ workflowId, history }) => ({ workflowId, history })),
+  )) {
+    results.push({ ...result, name: names.get(result.workflowId) ?? result.workflowId });
+  }
+  return results;
+}
+
+describe('replay of recorded histories', () => {
+  it('replays every recorded history deterministically on the current workflow code', async () => {
+    const histories = await loadHistories();
+    assert.ok(histories.length >= 4, `expected recorded histories in ${HISTORIES}, found ${histories.length}`);
+    const results = await replayAll(require.resolve('../../workflows'));
+    const failures = results.filter((r) => r.error).map((r) => `${r.name}: ${(r.error as Error).message}`);
+    assert.deepEqual(failures, []);
+    assert.equal(results.length, histories.length);
+  });
+
+  it('catches a change that is not behind patched() as a determinism violation', async () => {
+    const results = await replayAll(require.resolve('./fixtures/unpatched-workflows'));
+    const renewed = results.find((r) => r.name === 'renewal-renewed');
+    assert.ok(renewed?.error, 'the unpatched change must fail to replay the renewed history');
+    assert.ok(renewed.error instanceof DeterminismViolationError, `got ${String(renewed.error)}`);
+  });
+});

@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { ActionPolicy, DispatchInput, DispatchOutcome } from '../../activities';
+import { DEFAULT_APPROVAL_TTL_MS } from '../../policies/approval';
+import { errorCodeOf } from '../../policies/errors';
+import { parseIntent, type ChargeIntent } from '../../policies/intents';
+import { requestHash } from '../../policies/request-hash';
+import { CONFIRMATION_WINDOW } from '../../policies/timeouts';
+import { contractFor } from '../../policies/tool-contracts';
+import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
+import { dryRunQuery } from '../../workflows/approval-api';
+import { statusQuery, type EffectInput, type EffectSnapshot } from '../../workflows/effect-api';
+import { createTimeSkippingEnv } from '../support/time-skipping';
+
+/**
+ * The confirmation window and approval expiry, on the time-skipping server: a day without a decision
+ * fails the action with nothing sent, and an approval that expired on its way is refused. Time is the
+ * test server's, which is also what the workflow's Date.now() (and so the approval validator) sees.
+ */
+
+const KEYS = generateApprovalKeyPair();
+const OPERATOR_TOKEN = 'approval-expiry-operator-token';
+const OPERATOR = { name: 'carol', tokenSha256: hashOperatorToken(OPERATOR_TOKEN) };
+
+function chargeIntent(reference: string): ChargeIntent {
+  return parseIntent({
+    operation: 'charge',
+    amountCents: 7500,
+    currency: 'usd',
+    customerId: 'cus_acme',
+    paymentMethod: 'pm_7',
+    merchantReference: reference,
+  }) as ChargeIntent;
+}
+
+function effectInput(eventId: string): EffectInput {
+  const intent = chargeIntent(`ord-${eventId}`);
+  return {
+    key: `charge:v1:acme:${eventId}`,
+    intent,
+    requestHash: requestHash(intent, contractFor('charge').secretFields),
+    tenant: 'acme',
+    owner: `run:acme:${eventId}`,
+  };
+}
+
+describe('approval expiry and the confirmation window (time-skipping)', () => {
+  let env: TestWorkflowEnvironment;
+  let bundle: WorkflowBundleWithSourceMap;
+  /** The test server's clock as last read; the signer signs with it. */
+  let serverNowMs = 0;
+  const dispatched: string[] = [];
+  const signer = createApprovalSigner({
+    privateKeyHex: KEYS.privateKeyHex,
+    keyId: KEYS.keyId,
+    operators: [OPERATOR],
+    clock: () => serverNowMs,
+  });
+
+  before(async () => {
+    env = await createTimeSkippingEnv();
+    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+
+  function worker(taskQueue: string) {
+    return Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: {
+        async loadActionPolicy(_input: { tenant: string }): Promise<ActionPolicy> {
+          return { trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } };
+        },
+        async dispatchEffect(input: DispatchInput): Promise<DispatchOutcome> {
+          dispatched.push(input.key);
+          return { status: 'confirmed', providerRef: `ch_${dispatched.length}`, record: {}, via: 'send', sends: 1 };
+        },
+        async lookupEffect() {
+          throw new Error('a confirmed dispatch needs no lookup');
+        },
+      },
+    });
+  }
+
+  const dispatchesOf = (key: string) => dispatched.filter((k) => k === key).length;
+
+  it(
+    'fails a 7500-cent charge with ApprovalRejected after the confirmation window and never dispatches it',
+    { timeout: 120_000 },
+    async () => {
+      const taskQueue = 'approval-window';
+      const input = effectInput('approval-window');
+      const w = await worker(taskQueue);
+      await w.runUntil(async () => {
+        const handle = await env.client.workflow.start('effectWorkflow', {
+          workflowId: input.key,
+          taskQueue,
+          args: [input],
+        });
+        await env.sleep('1m');
+        const waiting = (await handle.query(statusQuery)) as EffectSnapshot;
+        assert.equal(waiting.status, 'awaiting_confirmation');
+        assert.equal(waiting.decisionMode, 'confirm');
+
+        assert.equal(CONFIRMATION_WINDOW, '24h', 'this test skips past a 24 h window');
+        await env.sleep('25h');
+        const final = (await handle.result()) as EffectSnapshot;
+        assert.equal(final.status, 'failed', JSON.stringify(final.audit));
+        assert.equal(final.error?.code, 'ApprovalRejected');
+        assert.match(final.error?.message ?? '', /confirmation window/);
+        assert.deepEqual(
+          final.audit.map((a) => a.to),
+          ['planned', 'awaiting_confirmation', 'failed'],
+        );
+        assert.equal(final.sends, 0);
+        assert.equal(dispatchesOf(input.key), 0, 'dispatchEffect was never called');
+      });
+    },
+  );
+
+  it(
+    'refuses an approval whose expiresAt passed before it was submitted, then dispatches once on a fresh one',
+    { timeout: 120_000 },
+    async () => {
+      const taskQueue = 'approval-expiry';
+      const input = effectInput('approval-expiry');
+      const w = await worker(taskQueue);
+      await w.runUntil(async () => {
+        const handle = await env.client.workflow.start('effectWorkflow', {
+          workflowId: input.key,
+          taskQueue,
+          args: [input],
+        });
+        await env.sleep('1m');
+        const dryRun = await handle.query(dryRunQuery);
+        assert.equal(dryRun?.requestHash, input.requestHash);
+        const operator = signer.authenticate(OPERATOR_TOKEN)!;
+
+        serverNowMs = await env.currentTimeMs();
+        const stale = signer.sign(operator, { key: input.key, requestHash: input.requestHash, decision: 'approve' });
+        assert.equal(Date.parse(stale.claims.expiresAt) - Date.parse(stale.claims.issuedAt), DEFAULT_APPROVAL_TTL_MS);
+        // The approval sits in someone's outbox past its expiry (10 min by default).
+        await env.sleep(DEFAULT_APPROVAL_TTL_MS + 60_000);
+        assert.ok((await env.currentTimeMs()) > Date.parse(stale.claims.expiresAt), 'server time is past expiresAt');
+
+        const refused = await submitApproval(env.client, stale).then(
+          () => assert.fail('an expired approval must be refused'),
+          (err: unknown) => err,
+        );
+        assert.ok(refused instanceof WorkflowUpdateFailedError, String(refused));
+        assert.equal(errorCodeOf(refused), 'ApprovalRejected');
+        const details = (refused.cause as { details?: Array<{ reason?: string }> }).details?.[0];
+        assert.equal(details?.reason, 'expired', JSON.stringify(details));
+        let snap = (await handle.query(statusQuery)) as EffectSnapshot;
+        assert.equal(snap.status, 'awaiting_confirmation', 'the refused approval changed nothing');
+        assert.equal(dispatchesOf(input.key), 0);
+
+        // The same operator reviews again and signs a fresh approval: it is taken and the charge goes out once.
+        serverNowMs = await env.currentTimeMs();
+        const fresh = signer.sign(operator, { key: input.key, requestHash: input.requestHash, decision: 'approve' });
+        const outcome = await submitApproval(env.client, fresh);
+        assert.equal(outcome.approver, 'carol');
+        assert.equal(outcome.decision, 'approve');
+        await env.sleep('1m');
+        snap = (await handle.query(statusQuery)) as EffectSnapshot;
+        assert.equal(snap.status, 'confirmed', JSON.stringify(snap.audit));
+        assert.equal(snap.approvedBy, 'carol');
+        assert.equal(dispatchesOf(input.key), 1, 'dispatched exactly once');
+      });
+    },
+  );
+});

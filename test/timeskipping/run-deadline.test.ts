@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { runWorkflowId } from '../../policies/action-key';
+import type { PlannerFacts, RecordedDecision } from '../../policies/planner-contract';
+import {
+  agentRunStatusQuery,
+  raiseCeilingUpdate,
+  resumeRunUpdate,
+  type AgentRunInput,
+  type AgentRunResult,
+} from '../../workflows/agent-run';
+import { createTimeSkippingEnv } from '../support/time-skipping';
+
+/**
+ * A run parked on a person's answer outlives its deadline: when the operator resumes it, the deadline
+ * trips before the model is asked again, and only raising the deadline lets the planner take its turn.
+ */
+
+const HOUR_MS = 60 * 60 * 1000;
+const QUESTION = 'The customer asked for a refund to a different card. Which card should I use?';
+
+function recorded(decision: RecordedDecision['decision'], call: number): RecordedDecision {
+  return {
+    decision,
+    modelId: 'scripted-planner',
+    promptHash: `prompt-${call}`.padEnd(64, '0'),
+    toolSchemaVersion: 'v1',
+    rawOutput: JSON.stringify(decision),
+    usage: { inputTokens: 100, outputTokens: 20 },
+    plannerCallId: `plan/test/${call}/1`,
+    latencyMs: 5,
+  };
+}
+
+describe('an agent run past its deadline (time-skipping)', () => {
+  let env: TestWorkflowEnvironment;
+  let bundle: WorkflowBundleWithSourceMap;
+  const plannerCalls: PlannerFacts[] = [];
+
+  before(async () => {
+    env = await createTimeSkippingEnv();
+    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+
+  function worker(taskQueue: string) {
+    return Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: {
+        async planNextAction(facts: PlannerFacts): Promise<RecordedDecision> {
+          plannerCalls.push(facts);
+          const call = plannerCalls.length;
+          return call === 1
+            ? recorded({ kind: 'ask-human', question: QUESTION }, call)
+            : recorded({ kind: 'stop', reason: 'the operator answered; nothing left to do' }, call);
+        },
+      },
+    });
+  }
+
+  it(
+    'pauses at the deadline after an operator resumes a run that waited 2 h, and plans again only once the deadline is raised',
+    { timeout: 120_000 },
+    async () => {
+      const taskQueue = 'run-deadline';
+      const input: AgentRunInput = {
+        tenant: 'acme',
+        eventId: 'deadline-after-question',
+        goal: 'Handle the customer refund request',
+        facts: { orderId: 'A-1842' },
+        ceilings: { deadlineMs: HOUR_MS },
+      };
+      const workflowId = runWorkflowId(input.tenant, input.eventId);
+      assert.equal(workflowId, 'run:acme:deadline-after-question');
+      const w = await worker(taskQueue);
+      await w.runUntil(async () => {
+        const handle = await env.client.workflow.start('agentRunWorkflow', { workflowId, taskQueue, args: [input] });
+        await env.sleep('1m');
+        let status = await handle.query(agentRunStatusQuery);
+        assert.equal(status.stage, 'needs_review');
+        assert.match(status.pausedFor ?? '', /the planner asks/);
+        assert.ok(status.pausedFor?.includes(QUESTION), status.pausedFor);
+        assert.equal(plannerCalls.length, 1);
+
+        // The question waits two hours for an answer: the run's one-hour deadline passes meanwhile.
+        await env.sleep('2h');
+        const resumed = await handle.executeUpdate(resumeRunUpdate, {
+          args: [{ operator: 'alice', reason: 'use the card on file' }],
+        });
+        assert.equal(resumed, 'resumed');
+        await env.sleep('1m');
+        status = await handle.query(agentRunStatusQuery);
+        assert.equal(status.stage, 'needs_review', JSON.stringify(status));
+        assert.match(status.pausedFor ?? '', /deadline/, status.pausedFor);
+        assert.equal(plannerCalls.length, 1, 'the model gets no extra turn past the deadline');
+        assert.equal(status.usage.steps, 1);
+        assert.equal(status.ceilings.deadlineMs, HOUR_MS);
+
+        const raised = await handle.executeUpdate(raiseCeilingUpdate, {
+          args: [
+            { ceiling: 'deadline', newLimit: 24 * HOUR_MS, operator: 'alice', reason: 'the customer answered late' },
+          ],
+        });
+        assert.equal(raised.deadlineMs, 24 * HOUR_MS);
+        const result = (await handle.result()) as AgentRunResult;
+        assert.equal(result.status, 'done', JSON.stringify(result));
+        assert.equal(plannerCalls.length, 2, 'one more planner call after the raise, which stops');
+        assert.deepEqual(
+          result.decisions.map((d) => d.kind),
+          ['ask-human', 'stop'],
+        );
+        assert.equal(result.usage.steps, 2);
+        assert.deepEqual(result.actions, []);
+      });
+    },
+  );
+});
