@@ -8,8 +8,9 @@ import { operatorsCommand } from './operators';
 import { queueCommand } from './queue';
 import { resolveCommand } from './resolve';
 import { showCommand } from './show';
+import { waitingCommand } from './waiting';
 
-export const COMMANDS: readonly OpsCommand[] = [queueCommand, showCommand, resolveCommand, operatorsCommand];
+export const COMMANDS: readonly OpsCommand[] = [queueCommand, showCommand, resolveCommand, waitingCommand, operatorsCommand];
 
 export function generalUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -5,7 +5,7 @@
 import type { RetrysafeClient } from '../../client';
 
 /** The part of RetrysafeClient the ops commands use. */
-export type OpsClient = Pick<RetrysafeClient, 'listActions' | 'getAction' | 'resolveAction'>;
+export type OpsClient = Pick<RetrysafeClient, 'listActions' | 'getAction' | 'resolveAction' | 'listWaitingRuns'>;
 
 export interface OpsContext {
   env: NodeJS.ProcessEnv;

@@ -40,6 +40,11 @@ class FakeClient implements OpsClient {
   listings: ActionListing[] = [];
   refuseWith?: Error;
   neverAnswer = false;
+  waiting: Array<{ workflowId: string; waitingOn: string; status: string }> = [];
+
+  async listWaitingRuns(): Promise<Array<{ workflowId: string; waitingOn: string; status: string }>> {
+    return this.waiting;
+  }
 
   async listActions(filter: ActionFilter = {}): Promise<ActionListing[]> {
     this.listed.push(filter);
@@ -274,5 +279,17 @@ describe('ops commands against a fake client', () => {
     const unknown = await run(['approve']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /approve: unknown command/);
+  });
+  it('lists runs held by an interlock with the status of what they wait for', async () => {
+    const client = new FakeClient();
+    client.waiting = [{ workflowId: 'run:acme:e1:fulfillment', waitingOn: KEY, status: 'waiting' }];
+    const { stdout } = await run(['waiting', '--json'], { client });
+    const rows = JSON.parse(stdout) as Array<{ workflowId: string; waitingOn: string; upstreamStatus: string }>;
+    assert.deepEqual(
+      rows.map((r) => [r.workflowId, r.waitingOn, r.upstreamStatus]),
+      [['run:acme:e1:fulfillment', KEY, client.actions.get(KEY)!.status]],
+    );
+    const table = await run(['waiting'], { client });
+    assert.match(table.stdout, /run:acme:e1:fulfillment/);
   });
 });
