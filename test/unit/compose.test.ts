@@ -75,9 +75,17 @@ function composeClient(): string[] | undefined {
 }
 
 describe('docker-compose.yml', () => {
-  it('declares Temporal, its database, setup, Web UI, one service per sandbox provider and the worker', () => {
-    const expected = ['postgresql', 'temporal-schema', 'temporal', 'temporal-setup', 'temporal-ui', 'app-install'];
+  it('declares Temporal, its database, setup, Web UI, one service per sandbox provider, the webhook router and the worker', () => {
+    const expected = ['postgresql', 'temporal-schema', 'temporal', 'temporal-setup', 'temporal-ui', 'app-install', 'webhooks'];
     assert.deepEqual(Object.keys(compose.services).sort(), [...expected, ...PROVIDER_KINDS, 'worker'].sort());
+  });
+
+  it('sends every provider\'s webhooks to the webhook router, which listens on all interfaces', () => {
+    for (const kind of PROVIDER_KINDS) {
+      assert.match(String(words(service(kind).command).join(' ')), /--webhook-url http:\/\/webhooks:4200\/webhooks/, kind);
+    }
+    assert.deepEqual(words(service('webhooks').command), ['npm', 'run', 'webhooks']);
+    assert.equal(service('webhooks').environment.RETRYSAFE_WEBHOOK_HOST, '0.0.0.0');
   });
 
   it('persists Temporal in PostgreSQL 16 on a named volume', () => {
