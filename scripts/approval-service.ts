@@ -35,6 +35,17 @@ const ServiceEnv = z.object({
 
 class UsageError extends Error {}
 
+const USAGE = `Usage: npm run approvals -- <command>
+
+  keygen                                    a new signing key pair and its key id
+  new-operator --name NAME                  a new operator token and its operators-file entry
+  sign --key K --hash H --decision approve|reject [--operator-token T] [--ttl-seconds N]
+  serve [--port ${DEFAULT_APPROVAL_PORT}] [--host 127.0.0.1]        POST /approvals with Authorization: Bearer <token>
+
+sign and serve read RETRYSAFE_OPERATORS_FILE, RETRYSAFE_APPROVAL_SIGNING_KEY and RETRYSAFE_APPROVAL_KEY_ID;
+sign also takes the token from RETRYSAFE_OPERATOR_TOKEN. Workers trust the public key through
+RETRYSAFE_APPROVAL_PUBLIC_KEYS='{"<keyId>":"<publicKey>"}'.`;
+
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -49,9 +60,14 @@ async function main(argv: string[]): Promise<void> {
       name: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   const [command] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   switch (command) {
     case 'keygen': {
       const pair = generateApprovalKeyPair();
