@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ChargeIntent } from '../policies/intents';
 import { HEARTBEAT_INTERVAL_MS, PROVIDER_REQUEST_TIMEOUT_MS } from '../policies/timeouts';
 import type { CrashHook } from './crash-points';
@@ -38,7 +38,10 @@ export function createBareCharge(deps: BareChargeDeps) {
     const parsed = BareChargeInput.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw ApplicationFailure.nonRetryable(`bareCharge: ${issue.path.join('.') || '(input)'}: ${issue.message}`, 'InvalidIntent');
+      throw ApplicationFailure.nonRetryable(
+        `bareCharge: ${issue.path.join('.') || '(input)'}: ${issue.message}`,
+        'InvalidIntent',
+      );
     }
     const ctx = Context.current();
     const key = `bare-${newKey()}`;

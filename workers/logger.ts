@@ -25,9 +25,11 @@ export const REDACT_PATHS = [
 
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
 
-export function createLogger(options: { level?: string; pretty?: boolean; name?: string } = {}): PinoLogger {
-  const pretty = options.pretty ?? process.stdout.isTTY === true;
-  return pino({
+export function createLogger(
+  options: { level?: string; pretty?: boolean; name?: string; destination?: NodeJS.WritableStream } = {},
+): PinoLogger {
+  const pretty = !options.destination && (options.pretty ?? process.stdout.isTTY === true);
+  const settings: pino.LoggerOptions = {
     name: options.name ?? 'retrysafe',
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
@@ -39,7 +41,8 @@ export function createLogger(options: { level?: string; pretty?: boolean; name?:
       },
     },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
-  });
+  };
+  return options.destination ? pino(settings, options.destination as pino.DestinationStream) : pino(settings);
 }
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {

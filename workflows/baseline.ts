@@ -1,8 +1,12 @@
 /**
  * Bare Temporal, for the chaos harness and the benchmark to compare retrysafe with. Not used by retrysafe.
  *
- *   baselineChargeWorkflow ─▶ bareCharge (default retry policy, fresh key per attempt) ─▶ { chargeId }
- *   baselineSignalWorkflow ─▶ condition(resume signal) ─▶ { waitedMs }
+ *   baselineChargeWorkflow  ─▶ bareCharge (default retry policy, fresh key per attempt) ─▶ { chargeId }
+ *   baselineSignalWorkflow  ─▶ condition(resume signal) ─▶ { sentAtMs }
+ *   retrysafeChargeWorkflow ─▶ act(charge) ─▶ settle(kept) ─▶ { status, chargeId }
+ *
+ * The last is the benchmark's other side: the same charge as one retrysafe action, in a run of its own
+ * (workflow ID run:<tenant>:<eventId>), so both sides are timed from workflow start to result.
  *
  * The charge uses the same heartbeat timeout as retrysafe's executor, so both notice a dead worker
  * equally fast; what differs is only what a retry does (see activities/baseline.ts).
@@ -11,6 +15,7 @@ import { condition, defineQuery, defineSignal, proxyActivities, setHandler } fro
 import type { createActivities } from '../activities';
 import type { BareChargeInput, BareChargeResult } from '../activities/baseline';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../policies/timeouts';
+import { act, settle } from './act';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -40,4 +45,11 @@ export async function baselineSignalWorkflow(): Promise<{ sentAtMs: number }> {
   setHandler(baselineWaitingQuery, () => resume === undefined);
   await condition(() => resume !== undefined);
   return resume!;
+}
+
+export async function retrysafeChargeWorkflow(input: BareChargeInput): Promise<{ status: string; chargeId?: string }> {
+  const charge = await act({ operation: 'charge', ...input });
+  // A confirmed charge stays open for a compensation until its run says it was kept.
+  if (charge.status === 'confirmed') await settle(charge.key, { state: 'kept' });
+  return { status: charge.status, ...(charge.providerRef ? { chargeId: charge.providerRef } : {}) };
 }

@@ -19,6 +19,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
+  setCurrentDetails,
   proxyActivities,
   setHandler,
   upsertMemo,
@@ -449,6 +450,8 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
   }
 
   function publish(): void {
+    // The Web UI shows this line on the workflow page: what the action is and where it stands, not JSON.
+    setCurrentDetails(`**${state.status}** · ${summary}${state.providerRef ? ` · ${state.providerRef}` : ''}${state.error ? ` · ${state.error.code}` : ''}`);
     upsertSearchAttributes([
       { key: SA_KIND, value: 'action' },
       { key: SA_STATUS, value: state.status },

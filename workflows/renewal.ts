@@ -10,7 +10,15 @@
  * The refund is registered before the charge because a charge can half-succeed (reply lost, then an
  * operator's "compensate"): the undo then looks up what happened before refunding it.
  */
-import { ApplicationFailure, defineQuery, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  defineQuery,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { runWorkflowId } from '../policies/action-key';
 import type { ChargeIntent, CreateShipmentIntent, ReserveIntent } from '../policies/intents';
 import { SA_KIND, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
@@ -79,6 +87,7 @@ async function renewal(input: RenewalInput, receiptGate: () => boolean): Promise
   }));
   const setStage = (next: string) => {
     stage = next;
+    setCurrentDetails(`**${next}** · renewal of ${input.orderId} for ${input.tenant}: ${(input.amountCents / 100).toFixed(2)} ${input.currency.toUpperCase()}`);
     upsertSearchAttributes([{ key: SA_STATUS, value: next }]);
   };
   upsertSearchAttributes([

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, DEFAULT_TASK_QUEUE, parseWorkerConfig } from '../../workers/config';
+import { loadConnectConfig } from '../../workers/connection';
+
+const URLS = {
+  RETRYSAFE_PAYMENTS_URL: 'http://127.0.0.1:4101',
+  RETRYSAFE_EMAIL_URL: 'http://127.0.0.1:4102',
+  RETRYSAFE_TICKETS_URL: 'http://127.0.0.1:4103',
+  RETRYSAFE_INVENTORY_URL: 'http://127.0.0.1:4104',
+  RETRYSAFE_SHIPPING_URL: 'http://127.0.0.1:4105',
+};
+
+function refused(env: NodeJS.ProcessEnv): string {
+  try {
+    parseWorkerConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+    return err.message;
+  }
+  assert.fail('the configuration was accepted');
+}
+
+describe('worker configuration from the environment', () => {
+  it('reads provider URLs with sensible defaults for the rest', () => {
+    const config = parseWorkerConfig(URLS);
+    assert.equal(config.taskQueue, DEFAULT_TASK_QUEUE);
+    assert.equal(config.providerUrls.payments, 'http://127.0.0.1:4101');
+    assert.deepEqual(config.crashAt, []);
+    assert.deepEqual(config.trustedApprovalKeys, {});
+    assert.equal(config.logLevel, 'info');
+  });
+
+  it('names every missing or malformed variable in one message', () => {
+    const message = refused({ ...URLS, RETRYSAFE_EMAIL_URL: undefined, RETRYSAFE_TICKETS_URL: 'not a url' });
+    assert.match(message, /RETRYSAFE_EMAIL_URL/);
+    assert.match(message, /RETRYSAFE_TICKETS_URL/);
+    assert.doesNotMatch(message, /RETRYSAFE_PAYMENTS_URL/);
+  });
+
+  it('refuses an unknown log level and an unknown crash point, naming them', () => {
+    assert.match(refused({ ...URLS, LOG_LEVEL: 'loud' }), /LOG_LEVEL/);
+    assert.match(refused({ ...URLS, RETRYSAFE_CRASH_AT: 'after-lunch' }), /RETRYSAFE_CRASH_AT.*after-lunch/);
+  });
+
+  it('parses crash points with an optional operation', () => {
+    const config = parseWorkerConfig({ ...URLS, RETRYSAFE_CRASH_AT: 'after-commit:charge, before-send' });
+    assert.deepEqual(config.crashAt, [{ point: 'after-commit', operation: 'charge' }, { point: 'before-send' }]);
+  });
+
+  it('takes trusted approval keys as JSON and refuses malformed ones, naming the variable', () => {
+    const key = 'ab'.repeat(32);
+    assert.deepEqual(parseWorkerConfig({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ k1: key }) }).trustedApprovalKeys, {
+      k1: key,
+    });
+    assert.match(refused({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: '{"k1":"short"}' }), /RETRYSAFE_APPROVAL_PUBLIC_KEYS.*k1/);
+    assert.match(refused({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: 'not json' }), /RETRYSAFE_APPROVAL_PUBLIC_KEYS/);
+  });
+
+  it('uses standard Temporal connection variables, so the same worker runs against any cluster', () => {
+    const local = loadConnectConfig({ TEMPORAL_ADDRESS: '127.0.0.1:7999', TEMPORAL_NAMESPACE: 'payments-prod' });
+    assert.equal(local.connectionOptions.address, '127.0.0.1:7999');
+    assert.equal(local.namespace, 'payments-prod');
+    const cloud = loadConnectConfig({
+      TEMPORAL_ADDRESS: 'acme.a1b2c.tmprl.cloud:7233',
+      TEMPORAL_NAMESPACE: 'acme.a1b2c',
+      TEMPORAL_API_KEY: 'secret-key',
+    });
+    assert.equal(cloud.connectionOptions.apiKey, 'secret-key');
+    assert.ok(cloud.connectionOptions.tls, 'an API key implies TLS');
+    assert.equal(loadConnectConfig({}).namespace, 'default');
+  });
+});
