@@ -232,6 +232,25 @@ export async function actOrThrow(intent: Intent, options: ActOptions = {}): Prom
 }
 
 /** Tells a confirmed, compensatable action what became of it (kept, compensating, compensated). */
+/**
+ * Only the action's owner (its first claimant) settles it: another agent that proposed the same action
+ * shares its outcome but does not decide whether it is kept or undone. An action that already closed
+ * (settled, or past its compensation window) needs no word from anyone.
+ */
 export async function settle(key: string, settlement: Omit<Settlement, 'by'>): Promise<void> {
-  await getExternalWorkflowHandle(key).signal(settleSignal, { by: workflowInfo().workflowId, ...settlement });
+  const self = workflowInfo().workflowId;
+  const known = actions.get(key);
+  if (known && known.owner !== self) return;
+  try {
+    await getExternalWorkflowHandle(key).signal(settleSignal, { by: self, ...settlement });
+  } catch (err) {
+    if ((err as { type?: string }).type === 'ExternalWorkflowExecutionNotFound' || /not found/i.test((err as Error).message)) return;
+    throw err;
+  }
+}
+
+/** Whether this run owns the action (it claimed it first), and so decides on its compensation. */
+export function ownsAction(key: string): boolean {
+  const known = actions.get(key);
+  return !known || known.owner === workflowInfo().workflowId;
 }

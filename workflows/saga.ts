@@ -12,7 +12,7 @@
  */
 import { log } from '@temporalio/workflow';
 import type { Intent } from '../policies/intents';
-import { act, knownActions, settle } from './act';
+import { act, knownActions, ownsAction, settle } from './act';
 import type { EffectSnapshot } from './effect-api';
 
 export interface Compensation {
@@ -25,7 +25,7 @@ export interface Compensation {
 export interface CompensationResult {
   forKey: string;
   compensationKey?: string;
-  status: 'compensated' | 'nothing-to-undo' | 'needs_review';
+  status: 'compensated' | 'nothing-to-undo' | 'left-to-owner' | 'needs_review';
 }
 
 export class Saga {
@@ -49,6 +49,11 @@ export class Saga {
     const results: CompensationResult[] = [];
     for (const c of [...this.compensations].reverse()) {
       const step = knownActions().find((a) => a.key === c.forKey);
+      if (!ownsAction(c.forKey)) {
+        // Another run owns this effect: it decides on the undo. Two undos of one charge are two refunds.
+        results.push({ forKey: c.forKey, status: 'left-to-owner' });
+        continue;
+      }
       if (step && step.status === 'failed') {
         results.push({ forKey: c.forKey, status: 'nothing-to-undo' });
         continue;

@@ -70,7 +70,7 @@ describe('ops CLI against the real dev server', () => {
     await stack.providers.email.setFaults([{ op: 'messages.create', kind: 'drop-after-commit', times: 1 }]);
     const claimed = await stack.retrysafe.claimAction(
       { tenant: 'acme', eventId },
-      { operation: 'send-email', to: 'a@example.com', subject, body: 'b' },
+      { operation: 'send-email', to: 'a@example.com', subject, body: 'b', template: 'renewal-receipt' },
     );
     const key = claimed.key;
     let seen: EffectSnapshot | undefined;
