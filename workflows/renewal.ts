@@ -60,6 +60,18 @@ export interface RunStatus {
 
 export const runStatusQuery = defineQuery<RunStatus>('retrysafe.runStatus');
 
+/** The charge a renewal proposes; application code claiming the same action must propose exactly this. */
+export function renewalChargeIntent(input: RenewalInput): ChargeIntent {
+  return {
+    operation: 'charge',
+    amountCents: input.amountCents,
+    currency: input.currency,
+    customerId: input.customerId,
+    paymentMethod: input.paymentMethod,
+    merchantReference: input.orderId,
+  };
+}
+
 /**
  * The receipt email was added after renewals had already run. Runs recorded before it (and still
  * replaying) did not send one, so the step is behind this patch: old histories take the old path, new
@@ -98,14 +110,7 @@ async function renewal(input: RenewalInput, receiptGate: () => boolean): Promise
 
   const saga = new Saga();
   const reserve: ReserveIntent = { operation: 'reserve', sku: input.sku, quantity: input.quantity, orderId: input.orderId };
-  const charge: ChargeIntent = {
-    operation: 'charge',
-    amountCents: input.amountCents,
-    currency: input.currency,
-    customerId: input.customerId,
-    paymentMethod: input.paymentMethod,
-    merchantReference: input.orderId,
-  };
+  const charge = renewalChargeIntent(input);
   const chargeKey = keyFor('charge');
 
   saga.addCompensation({

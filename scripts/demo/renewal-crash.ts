@@ -1,6 +1,5 @@
 import { errorCodeOf } from '../../policies/errors';
-import type { ChargeIntent } from '../../policies/intents';
-import type { RenewalInput, RenewalResult } from '../../workflows/renewal';
+import { renewalChargeIntent, type RenewalInput, type RenewalResult } from '../../workflows/renewal';
 import { webUiWorkflowUrl } from '../lib/dev-server';
 import type { Stack } from '../lib/stack';
 
@@ -68,14 +67,7 @@ export async function runRenewalDemo(
   const requestsForKey = ledger.requests.filter((r) => r.idempotencyKey === result.actionKey).length;
   say(`payments provider holds ${forKey.length} charge(s) for ${result.actionKey} after ${requestsForKey} request(s)`);
 
-  const intent: ChargeIntent = {
-    operation: 'charge',
-    amountCents: input.amountCents,
-    currency: input.currency,
-    customerId: input.customerId,
-    paymentMethod: input.paymentMethod,
-    merchantReference: input.orderId,
-  };
+  const intent = renewalChargeIntent(input);
   const again = await stack.retrysafe.claimAction({ tenant: input.tenant, eventId: input.eventId }, intent);
   say(`claiming the action again returns ${again.providerRef} (status ${again.status})`);
 

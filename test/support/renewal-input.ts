@@ -1,5 +1,5 @@
-import type { ChargeIntent } from '../../policies/intents';
-import type { RenewalInput } from '../../workflows/renewal';
+import { DEMO_RENEWAL } from '../../scripts/demo/renewal-crash';
+import { renewalChargeIntent, type RenewalInput } from '../../workflows/renewal';
 
 let counter = 0;
 /** A unique business event per test, so tests sharing one server never share an action key. */
@@ -8,29 +8,11 @@ export function uniqueEvent(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter}`;
 }
 
+/** The demo's renewal under a test's own event and order, without a receipt email (so counts stay per provider). */
 export function renewalInput(eventId: string, overrides: Partial<RenewalInput> = {}): RenewalInput {
-  return {
-    tenant: 'acme',
-    eventId,
-    orderId: `A-${eventId}`.slice(0, 80),
-    customerId: 'cus_acme',
-    paymentMethod: 'pm_7',
-    amountCents: 4990,
-    currency: 'usd',
-    sku: 'plan-annual',
-    quantity: 1,
-    shipTo: { line1: '1 Market St', city: 'San Francisco', postalCode: '94105', country: 'US' },
-    ...overrides,
-  };
+  const { customerEmail: _receiptTo, ...demo } = DEMO_RENEWAL;
+  return { ...demo, eventId, orderId: `A-${eventId}`.slice(0, 80), ...overrides };
 }
 
-export function chargeIntentFor(input: RenewalInput): ChargeIntent {
-  return {
-    operation: 'charge',
-    amountCents: input.amountCents,
-    currency: input.currency,
-    customerId: input.customerId,
-    paymentMethod: input.paymentMethod,
-    merchantReference: input.orderId,
-  };
-}
+/** The charge the renewal proposes for this input. */
+export const chargeIntentFor = renewalChargeIntent;

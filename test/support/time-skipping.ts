@@ -1,4 +1,6 @@
+import { after, before } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { resolveTestServer } from '../../scripts/toolchain/resolve';
@@ -24,4 +26,32 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
     ),
   });
   return env;
+}
+
+/**
+ * One time-skipping environment and one workflow bundle per test file, torn down after it; `worker`
+ * runs today's workflows against the activities a test fakes.
+ */
+export function useTimeSkippingEnv(): {
+  readonly env: TestWorkflowEnvironment;
+  worker(taskQueue: string, activities: object): Promise<Worker>;
+} {
+  let env: TestWorkflowEnvironment | undefined;
+  let bundle: WorkflowBundleWithSourceMap | undefined;
+  before(async () => {
+    env = await createTimeSkippingEnv();
+    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+  return {
+    get env() {
+      if (!env) throw new Error('the time-skipping environment starts in before()');
+      return env;
+    },
+    worker(taskQueue, activities) {
+      return Worker.create({ connection: this.env.nativeConnection, taskQueue, workflowBundle: bundle, activities });
+    },
+  };
 }

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { ActionPolicy, DispatchInput, DispatchOutcome } from '../../activities';
 import { DEFAULT_APPROVAL_TTL_MS } from '../../policies/approval';
 import { errorCodeOf } from '../../policies/errors';
@@ -14,7 +12,7 @@ import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
 import { dryRunQuery } from '../../workflows/approval-api';
 import { statusQuery, type EffectInput, type EffectSnapshot } from '../../workflows/effect-api';
-import { createTimeSkippingEnv } from '../support/time-skipping';
+import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /**
  * The confirmation window and approval expiry, on the time-skipping server: a day without a decision
@@ -49,8 +47,7 @@ function effectInput(eventId: string): EffectInput {
 }
 
 describe('approval expiry and the confirmation window (time-skipping)', () => {
-  let env: TestWorkflowEnvironment;
-  let bundle: WorkflowBundleWithSourceMap;
+  const harness = useTimeSkippingEnv();
   /** The test server's clock as last read; the signer signs with it. */
   let serverNowMs = 0;
   const dispatched: string[] = [];
@@ -61,30 +58,17 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
     clock: () => serverNowMs,
   });
 
-  before(async () => {
-    env = await createTimeSkippingEnv();
-    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
-  });
-  after(async () => {
-    await env?.teardown();
-  });
-
   function worker(taskQueue: string) {
-    return Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: bundle,
-      activities: {
-        async loadActionPolicy(_input: { tenant: string }): Promise<ActionPolicy> {
-          return { trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } };
-        },
-        async dispatchEffect(input: DispatchInput): Promise<DispatchOutcome> {
-          dispatched.push(input.key);
-          return { status: 'confirmed', providerRef: `ch_${dispatched.length}`, record: {}, via: 'send', sends: 1 };
-        },
-        async lookupEffect() {
-          throw new Error('a confirmed dispatch needs no lookup');
-        },
+    return harness.worker(taskQueue, {
+      async loadActionPolicy(_input: { tenant: string }): Promise<ActionPolicy> {
+        return { trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } };
+      },
+      async dispatchEffect(input: DispatchInput): Promise<DispatchOutcome> {
+        dispatched.push(input.key);
+        return { status: 'confirmed', providerRef: `ch_${dispatched.length}`, record: {}, via: 'send', sends: 1 };
+      },
+      async lookupEffect() {
+        throw new Error('a confirmed dispatch needs no lookup');
       },
     });
   }
@@ -99,18 +83,18 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
       const input = effectInput('approval-window');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await env.client.workflow.start('effectWorkflow', {
+        const handle = await harness.env.client.workflow.start('effectWorkflow', {
           workflowId: input.key,
           taskQueue,
           args: [input],
         });
-        await env.sleep('1m');
+        await harness.env.sleep('1m');
         const waiting = (await handle.query(statusQuery)) as EffectSnapshot;
         assert.equal(waiting.status, 'awaiting_confirmation');
         assert.equal(waiting.decisionMode, 'confirm');
 
         assert.equal(CONFIRMATION_WINDOW, '24h', 'this test skips past a 24 h window');
-        await env.sleep('25h');
+        await harness.env.sleep('25h');
         const final = (await handle.result()) as EffectSnapshot;
         assert.equal(final.status, 'failed', JSON.stringify(final.audit));
         assert.equal(final.error?.code, 'ApprovalRejected');
@@ -133,24 +117,27 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
       const input = effectInput('approval-expiry');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await env.client.workflow.start('effectWorkflow', {
+        const handle = await harness.env.client.workflow.start('effectWorkflow', {
           workflowId: input.key,
           taskQueue,
           args: [input],
         });
-        await env.sleep('1m');
+        await harness.env.sleep('1m');
         const dryRun = await handle.query(dryRunQuery);
         assert.equal(dryRun?.requestHash, input.requestHash);
         const operator = signer.authenticate(OPERATOR_TOKEN)!;
 
-        serverNowMs = await env.currentTimeMs();
+        serverNowMs = await harness.env.currentTimeMs();
         const stale = signer.sign(operator, { key: input.key, requestHash: input.requestHash, decision: 'approve' });
         assert.equal(Date.parse(stale.claims.expiresAt) - Date.parse(stale.claims.issuedAt), DEFAULT_APPROVAL_TTL_MS);
         // The approval sits in someone's outbox past its expiry (10 min by default).
-        await env.sleep(DEFAULT_APPROVAL_TTL_MS + 60_000);
-        assert.ok((await env.currentTimeMs()) > Date.parse(stale.claims.expiresAt), 'server time is past expiresAt');
+        await harness.env.sleep(DEFAULT_APPROVAL_TTL_MS + 60_000);
+        assert.ok(
+          (await harness.env.currentTimeMs()) > Date.parse(stale.claims.expiresAt),
+          'server time is past expiresAt',
+        );
 
-        const refused = await submitApproval(env.client, stale).then(
+        const refused = await submitApproval(harness.env.client, stale).then(
           () => assert.fail('an expired approval must be refused'),
           (err: unknown) => err,
         );
@@ -163,12 +150,12 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
         assert.equal(dispatchesOf(input.key), 0);
 
         // The same operator reviews again and signs a fresh approval: it is taken and the charge goes out once.
-        serverNowMs = await env.currentTimeMs();
+        serverNowMs = await harness.env.currentTimeMs();
         const fresh = signer.sign(operator, { key: input.key, requestHash: input.requestHash, decision: 'approve' });
-        const outcome = await submitApproval(env.client, fresh);
+        const outcome = await submitApproval(harness.env.client, fresh);
         assert.equal(outcome.approver, 'carol');
         assert.equal(outcome.decision, 'approve');
-        await env.sleep('1m');
+        await harness.env.sleep('1m');
         snap = (await handle.query(statusQuery)) as EffectSnapshot;
         assert.equal(snap.status, 'confirmed', JSON.stringify(snap.audit));
         assert.equal(snap.approvedBy, 'carol');

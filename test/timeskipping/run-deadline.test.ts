@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { describe, it } from 'node:test';
 import { runWorkflowId } from '../../policies/action-key';
 import type { PlannerFacts, RecordedDecision } from '../../policies/planner-contract';
 import {
@@ -11,7 +9,7 @@ import {
   type AgentRunInput,
   type AgentRunResult,
 } from '../../workflows/agent-run';
-import { createTimeSkippingEnv } from '../support/time-skipping';
+import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /**
  * A run parked on a person's answer outlives its deadline: when the operator resumes it, the deadline
@@ -35,31 +33,17 @@ function recorded(decision: RecordedDecision['decision'], call: number): Recorde
 }
 
 describe('an agent run past its deadline (time-skipping)', () => {
-  let env: TestWorkflowEnvironment;
-  let bundle: WorkflowBundleWithSourceMap;
+  const harness = useTimeSkippingEnv();
   const plannerCalls: PlannerFacts[] = [];
 
-  before(async () => {
-    env = await createTimeSkippingEnv();
-    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
-  });
-  after(async () => {
-    await env?.teardown();
-  });
-
   function worker(taskQueue: string) {
-    return Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: bundle,
-      activities: {
-        async planNextAction(facts: PlannerFacts): Promise<RecordedDecision> {
-          plannerCalls.push(facts);
-          const call = plannerCalls.length;
-          return call === 1
-            ? recorded({ kind: 'ask-human', question: QUESTION }, call)
-            : recorded({ kind: 'stop', reason: 'the operator answered; nothing left to do' }, call);
-        },
+    return harness.worker(taskQueue, {
+      async planNextAction(facts: PlannerFacts): Promise<RecordedDecision> {
+        plannerCalls.push(facts);
+        const call = plannerCalls.length;
+        return call === 1
+          ? recorded({ kind: 'ask-human', question: QUESTION }, call)
+          : recorded({ kind: 'stop', reason: 'the operator answered; nothing left to do' }, call);
       },
     });
   }
@@ -80,8 +64,12 @@ describe('an agent run past its deadline (time-skipping)', () => {
       assert.equal(workflowId, 'run:acme:deadline-after-question');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await env.client.workflow.start('agentRunWorkflow', { workflowId, taskQueue, args: [input] });
-        await env.sleep('1m');
+        const handle = await harness.env.client.workflow.start('agentRunWorkflow', {
+          workflowId,
+          taskQueue,
+          args: [input],
+        });
+        await harness.env.sleep('1m');
         let status = await handle.query(agentRunStatusQuery);
         assert.equal(status.stage, 'needs_review');
         assert.match(status.pausedFor ?? '', /the planner asks/);
@@ -89,12 +77,12 @@ describe('an agent run past its deadline (time-skipping)', () => {
         assert.equal(plannerCalls.length, 1);
 
         // The question waits two hours for an answer: the run's one-hour deadline passes meanwhile.
-        await env.sleep('2h');
+        await harness.env.sleep('2h');
         const resumed = await handle.executeUpdate(resumeRunUpdate, {
           args: [{ operator: 'alice', reason: 'use the card on file' }],
         });
         assert.equal(resumed, 'resumed');
-        await env.sleep('1m');
+        await harness.env.sleep('1m');
         status = await handle.query(agentRunStatusQuery);
         assert.equal(status.stage, 'needs_review', JSON.stringify(status));
         assert.match(status.pausedFor ?? '', /deadline/, status.pausedFor);
