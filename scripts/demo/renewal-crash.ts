@@ -17,6 +17,8 @@ export interface RenewalDemoOutcome {
   providerCharges: number;
   providerRequestsForKey: number;
   workerKilled: boolean;
+  /** The event was processed by an earlier `npm start` on the same dev-server database: nothing new was sent. */
+  alreadyProcessed: boolean;
   reclaimedChargeId?: string;
   mismatchRejected: boolean;
   mismatchError?: string;
@@ -88,6 +90,7 @@ export async function runRenewalDemo(
     providerCharges: forKey.length,
     providerRequestsForKey: requestsForKey,
     workerKilled: killed,
+    alreadyProcessed: !killed,
     ...(again.providerRef ? { reclaimedChargeId: again.providerRef } : {}),
     mismatchRejected: mismatchError !== undefined,
     ...(mismatchError ? { mismatchError } : {}),
