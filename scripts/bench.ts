@@ -1,0 +1,77 @@
+/**
+ * `npm run bench`: bare Temporal and retrysafe side by side on one dev server — an activity call vs an
+ * action, a signal vs a signed confirmation, sequential and concurrent — plus recovery from SIGKILL.
+ * Writes an SVG of the latency distributions to .out/bench/.
+ */
+import { BENCH_USAGE, parseBenchArgs } from './bench/args';
+import { runBench, type BenchReport } from './bench/run';
+import { UsageError } from './ops/errors';
+
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parseBenchArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${err.message}\n${BENCH_USAGE}\n`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(`${BENCH_USAGE}\n`);
+    return 0;
+  }
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
+  const say = args.json ? progress : (line: string) => process.stdout.write(`${line}\n`);
+  progress(`bench: ${args.iterations} operations per leg, sequential and at concurrency ${args.concurrency}`);
+  const report = await runBench({ ...args, log: progress });
+  for (const line of formatBench(report)) say(line);
+  if (args.json) {
+    const { legs, ...rest } = report;
+    // Samples stay in the chart; the JSON carries the statistics.
+    const slim = legs.map(({ samples: _samples, ...leg }) => leg);
+    process.stdout.write(`${JSON.stringify({ ...rest, legs: slim })}\n`);
+  }
+  return 0;
+}
+
+function formatBench(r: BenchReport): string[] {
+  const levels = Object.keys(r.legs[0]?.stats ?? {});
+  const header = ['leg', 'load', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'mean ms', 'ops/s'];
+  const rows = r.legs.flatMap((l) =>
+    levels.map((level) => {
+      const s = l.stats[level];
+      return [l.label, level, s.n, s.p50, s.p95, s.p99, s.mean, s.throughputPerSec].map(String);
+    }),
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const out = ['', `bench on ${r.machine}, ${(r.durationMs / 1000).toFixed(0)} s`, line(header), ...rows.map(line)];
+  for (const s of r.skipped) out.push(`skipped ${s.id}: ${s.reason}`);
+  for (const [pair, byLevel] of Object.entries(r.ratios)) {
+    for (const [level, x] of Object.entries(byLevel)) {
+      out.push(
+        `retrysafe/bare (${pair}, ${level}): p50 ×${x.p50}, p95 ×${x.p95}, p99 ×${x.p99}, throughput ×${x.throughput}`,
+      );
+    }
+  }
+  const hb = r.recovery.heartbeatTimeoutMs;
+  for (const side of ['retrysafe', 'bare'] as const) {
+    const x = r.recovery[side];
+    if (!x) continue;
+    out.push(
+      `recovery ${side}: SIGKILL → confirmed p50 ${x.p50} ms (×${x.p50OverHeartbeat} the ${hb} ms heartbeat timeout), ` +
+        `max ${x.max} ms over ${x.samples.length}; duplicate charges in ${x.duplicates} of ${x.samples.length}`,
+    );
+  }
+  out.push(`chart: ${r.chart}`);
+  return out;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { parseArgv, validateArgs, type FlagSpecs } from '../ops/args';
+import { UsageError } from '../ops/errors';
+
+/** `npm run bench -- [--iterations N] [--concurrency K] [--warmup W] [--recoveries R] [--json]` */
+export const BENCH_FLAGS: FlagSpecs = {
+  iterations: { type: 'string' },
+  concurrency: { type: 'string' },
+  warmup: { type: 'string' },
+  recoveries: { type: 'string' },
+  json: { type: 'boolean' },
+};
+
+export const DEFAULT_ITERATIONS = 50;
+export const DEFAULT_BENCH_CONCURRENCY = 10;
+export const DEFAULT_WARMUP = 3;
+export const DEFAULT_RECOVERIES = 5;
+
+const count = (what: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, `must be ${what}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+export const BenchArgs = z.object({
+  iterations: count('a whole number of operations per leg', 1, 100_000).default(DEFAULT_ITERATIONS),
+  concurrency: count('a whole number of operations in flight', 2, 200).default(DEFAULT_BENCH_CONCURRENCY),
+  warmup: count('a whole number of untimed operations', 0, 1_000).default(DEFAULT_WARMUP),
+  recoveries: count('a whole number of SIGKILL recoveries per side', 0, 100).default(DEFAULT_RECOVERIES),
+  json: z.boolean().default(false),
+});
+export type BenchArgs = z.output<typeof BenchArgs>;
+
+export function parseBenchArgs(argv: readonly string[]): BenchArgs & { help: boolean } {
+  const { flags, positionals, help } = parseArgv(argv, BENCH_FLAGS);
+  if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  return { ...validateArgs(BenchArgs, flags), help };
+}
+
+export const BENCH_USAGE = `Usage: npm run bench -- [options]
+  --iterations N   measured operations per leg and load level (default ${DEFAULT_ITERATIONS})
+  --concurrency K  the concurrent load level; sequential is always measured too (default ${DEFAULT_BENCH_CONCURRENCY})
+  --warmup W       untimed operations per leg first (default ${DEFAULT_WARMUP})
+  --recoveries R   SIGKILL → confirmed measurements per side (default ${DEFAULT_RECOVERIES})
+  --json           one JSON object on the last line of stdout; the table goes to stderr`;

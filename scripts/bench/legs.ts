@@ -1,0 +1,164 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import type { RetrysafeClient } from '../../client';
+import type { BareChargeInput } from '../../activities/baseline';
+import { runWorkflowId } from '../../policies/action-key';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
+import type { RenewalResult } from '../../workflows/renewal';
+import {
+  baselineChargeWorkflow,
+  baselineResumeSignal,
+  baselineSignalWorkflow,
+  baselineWaitingQuery,
+  retrysafeChargeWorkflow,
+} from '../../workflows/baseline';
+import type { Approver } from '../chaos/approvals';
+import { waitForActionStatus } from '../chaos/observe';
+import { renewalInputFor } from '../chaos/scenario-renewal';
+
+/**
+ * The benchmark's legs, in pairs where a pair exists: a bare Temporal operation and its retrysafe
+ * counterpart, each timed from the client's call to the answer it waits for.
+ *   action   baselineChargeWorkflow (one activity)      vs retrysafeChargeWorkflow (one act(): claim, policy, dispatch)
+ *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns)
+ *   renewal  (no bare counterpart) reserve → charge → ship as three actions, for scale
+ */
+export interface BenchContext {
+  client: Client;
+  retrysafe: RetrysafeClient;
+  taskQueue: string;
+  approver: Approver;
+}
+
+export type Pair = 'action' | 'signal';
+
+export interface Leg {
+  id: string;
+  label: string;
+  side: 'bare' | 'retrysafe';
+  pair?: Pair;
+  /** Untimed preparation of one operation; resolves to the timed part, which returns its latency in ms. */
+  prepare(name: string): Promise<() => Promise<number>>;
+}
+
+/** Thrown by a leg's preparation when the code it measures does not exist (yet) in workflows/. */
+export class LegUnavailable extends Error {
+  override name = 'LegUnavailable';
+}
+
+/** The decision table sends money movements at or above this to a signed confirmation. */
+const CONFIRMED_AMOUNT_CENTS = DEFAULT_AUTO_APPROVE_BELOW_CENTS;
+/** Below the confirmation threshold: the action legs measure the automatic path. */
+const AUTOMATIC_AMOUNT_CENTS = DEFAULT_AUTO_APPROVE_BELOW_CENTS - 10;
+const SETUP_TIMEOUT_MS = 30_000;
+
+const chargeFor = (name: string, amountCents = AUTOMATIC_AMOUNT_CENTS): BareChargeInput => ({
+  amountCents,
+  currency: 'usd',
+  customerId: 'cus_bench',
+  paymentMethod: 'pm_bench',
+  merchantReference: `B-${name}`,
+});
+
+const timed = async (fn: () => Promise<void>): Promise<number> => {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+};
+
+export function benchLegs(ctx: BenchContext): Leg[] {
+  const { client, taskQueue } = ctx;
+  return [
+    {
+      id: 'bare-activity',
+      label: 'bare activity (baselineChargeWorkflow)',
+      side: 'bare',
+      pair: 'action',
+      prepare: async (name) => () =>
+        timed(async () => {
+          await client.workflow.execute(baselineChargeWorkflow, {
+            workflowId: `bench:bare:${name}`,
+            taskQueue,
+            args: [chargeFor(name)],
+          });
+        }),
+    },
+    {
+      id: 'retrysafe-action',
+      label: 'retrysafe action (one act(charge))',
+      side: 'retrysafe',
+      pair: 'action',
+      prepare: async (name) => () =>
+        timed(async () => {
+          const r = await client.workflow.execute(retrysafeChargeWorkflow, {
+            workflowId: runWorkflowId('bench', name),
+            taskQueue,
+            args: [chargeFor(name)],
+          });
+          if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} ended ${r.status}`);
+        }),
+    },
+    {
+      id: 'retrysafe-renewal',
+      label: 'retrysafe renewal run (3 actions)',
+      side: 'retrysafe',
+      prepare: async (name) => () =>
+        timed(async () => {
+          const run = await ctx.retrysafe.startRenewal(renewalInputFor({ tenant: 'bench', eventId: name }));
+          const r = (await run.result()) as RenewalResult;
+          if (r.status !== 'renewed') throw new Error(`renewal ${name} ended ${r.status}`);
+        }),
+    },
+    {
+      id: 'bare-signal',
+      label: 'bare signal → waiting workflow resumes',
+      side: 'bare',
+      pair: 'signal',
+      async prepare(name) {
+        const handle = await client.workflow.start(baselineSignalWorkflow, {
+          workflowId: `bench:signal:${name}`,
+          taskQueue,
+        });
+        const deadline = Date.now() + SETUP_TIMEOUT_MS;
+        while (!(await handle.query(baselineWaitingQuery))) {
+          if (Date.now() > deadline) throw new Error(`${handle.workflowId} never started waiting`);
+          await sleep(20);
+        }
+        return () =>
+          timed(async () => {
+            await handle.signal(baselineResumeSignal, { sentAtMs: Date.now() });
+            await handle.result();
+          });
+      },
+    },
+    {
+      id: 'retrysafe-confirmation',
+      label: 'retrysafe confirmation (signed approval → resumed)',
+      side: 'retrysafe',
+      pair: 'signal',
+      async prepare(name) {
+        const snap = await ctx.retrysafe.claimAction(
+          { tenant: 'bench', eventId: name },
+          { operation: 'charge', ...chargeFor(name, CONFIRMED_AMOUNT_CENTS) },
+        );
+        const state = await waitForActionStatus(
+          client,
+          snap.key,
+          ['awaiting_confirmation', 'dispatching', 'confirmed', 'failed', 'needs_review'],
+          AbortSignal.timeout(SETUP_TIMEOUT_MS),
+        );
+        if (state?.status !== 'awaiting_confirmation') {
+          throw new LegUnavailable(
+            `a ${CONFIRMED_AMOUNT_CENTS}-cent charge went to ${state?.status ?? 'nothing'} instead of awaiting_confirmation: ` +
+              'no confirmation path in workflows/',
+          );
+        }
+        return () =>
+          timed(async () => {
+            const outcome = await ctx.approver.approve(client, snap.key, snap.requestHash);
+            if (outcome.decision !== 'approve') throw new Error(`approval of ${snap.key} answered ${outcome.decision}`);
+          });
+      },
+    },
+  ];
+}

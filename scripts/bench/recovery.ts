@@ -1,0 +1,103 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
+import { contractFor } from '../../policies/tool-contracts';
+import type { SandboxProvider } from '../../sandbox-providers/spawn';
+import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../workflows/baseline';
+import { actionState, recordsWhere } from '../chaos/observe';
+import type { WorkerProcess } from '../lib/worker-process';
+
+/**
+ * Recovery time: the provider commits a charge and holds the reply, the harness SIGKILLs whichever worker
+ * holds that provider call, and the clock runs until the charge is confirmed (retrysafe: the action's
+ * status; bare: the workflow's result) by the surviving worker. Bounded below by the heartbeat timeout,
+ * plus the retry interval and the dead worker's sticky queue timeout.
+ */
+export interface RecoverySample {
+  side: 'retrysafe' | 'bare';
+  /** SIGKILL → confirmed. */
+  ms: number;
+  /** Charges the provider holds for this order afterwards: 1 is right, 2 is a duplicate. */
+  charges: number;
+}
+
+export interface WorkerPool {
+  workers: WorkerProcess[];
+  /** Starts a fresh worker in place of a dead one. */
+  replace(dead: WorkerProcess): Promise<void>;
+}
+
+/**
+ * Outlasts the kill (it follows the commit within ~100 ms); short enough to have expired before the next
+ * measurement, whose wait for "a committed, unanswered request" must not see this one.
+ */
+const HOLD_MS = 5_000;
+const WAIT_MS = 60_000;
+const POLL_MS = 25;
+
+export async function measureRecovery(
+  side: 'retrysafe' | 'bare',
+  name: string,
+  deps: { client: Client; taskQueue: string; payments: SandboxProvider; pool: WorkerPool },
+): Promise<RecoverySample> {
+  const { client, taskQueue, payments, pool } = deps;
+  const input = {
+    amountCents: 4_990,
+    currency: 'usd',
+    customerId: 'cus_bench',
+    paymentMethod: 'pm_bench',
+    merchantReference: `R-${name}`,
+  };
+  await payments.clearFaults();
+  await payments.waitForInflight((s) => s.inflight === 0 && s.committedButUnanswered === 0, WAIT_MS);
+  await payments.setFaults([{ op: 'charges.create', kind: 'hold-after-commit', delayMs: HOLD_MS, times: 1 }]);
+  const runId = runWorkflowId('bench', name);
+  const actionKey = actionKeyForStep(runId, { operation: 'charge', version: contractFor('charge').version });
+  const handle =
+    side === 'retrysafe'
+      ? await client.workflow.start(retrysafeChargeWorkflow, { workflowId: runId, taskQueue, args: [input] })
+      : await client.workflow.start(baselineChargeWorkflow, {
+          workflowId: `bench:recovery:${name}`,
+          taskQueue,
+          args: [input],
+        });
+  await payments.waitForInflight((s) => s.committedButUnanswered >= 1, WAIT_MS);
+
+  // The activity that holds the provider call names its worker (`<pid>@<host>`, the SDK's default identity).
+  const holderOf = side === 'retrysafe' ? actionKey : handle.workflowId;
+  const victim = await waitForHolder(client, holderOf, pool);
+  const killedAt = performance.now();
+  await victim.kill('SIGKILL');
+
+  if (side === 'retrysafe') {
+    const deadline = Date.now() + WAIT_MS;
+    while ((await actionState(client, actionKey))?.status !== 'confirmed') {
+      if (Date.now() > deadline) throw new Error(`${actionKey} not confirmed ${WAIT_MS} ms after the kill`);
+      await sleep(POLL_MS);
+    }
+  } else {
+    await handle.result();
+  }
+  const ms = performance.now() - killedAt;
+  if (side === 'retrysafe') await handle.result();
+  await payments.clearFaults();
+  await pool.replace(victim);
+  const charges = recordsWhere(await payments.ledger(), 'charges', {
+    merchantReference: input.merchantReference,
+  }).length;
+  return { side, ms, charges };
+}
+
+async function waitForHolder(client: Client, workflowId: string, pool: WorkerPool): Promise<WorkerProcess> {
+  const deadline = Date.now() + WAIT_MS;
+  while (Date.now() < deadline) {
+    const { raw } = await client.workflow.getHandle(workflowId).describe();
+    for (const a of raw.pendingActivities ?? []) {
+      const pid = Number(String(a.lastWorkerIdentity ?? '').split('@')[0]);
+      const worker = pool.workers.find((w) => w.pid === pid && w.alive());
+      if (worker) return worker;
+    }
+    await sleep(POLL_MS);
+  }
+  throw new Error(`no worker of the pool holds an activity of ${workflowId}`);
+}

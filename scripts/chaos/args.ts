@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { parseArgv, validateArgs, type FlagSpecs } from '../ops/args';
+import { UsageError } from '../ops/errors';
+import { DEFAULT_SCENARIOS, SCENARIOS } from './registry';
+import { DEFAULT_RESTART_RATE } from './plan';
+
+/**
+ * `npm run chaos -- [--crashes N] [--seed S] [--scenario NAME]… [--concurrency K] [--baseline]
+ *                    [--restart-rate P] [--only I[,J…]] [--json]`
+ * Every message names the argument it is about (`--crashes: must be …`).
+ */
+export const CHAOS_FLAGS: FlagSpecs = {
+  crashes: { type: 'string' },
+  seed: { type: 'string' },
+  scenario: { type: 'string', multiple: true },
+  concurrency: { type: 'string' },
+  baseline: { type: 'boolean' },
+  'restart-rate': { type: 'string' },
+  only: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+};
+
+export const DEFAULT_CRASHES = 100;
+export const DEFAULT_CONCURRENCY = 4;
+/** Each lane is a few provider processes and two workers at a time: more than this starves a small machine. */
+const MAX_CONCURRENCY = 16;
+
+const wholeNumber = (what: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, `must be ${what}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+export const ChaosArgs = z.object({
+  crashes: wholeNumber('a whole number of crashes', 1, 100_000).default(DEFAULT_CRASHES),
+  seed: wholeNumber('a whole number from 0 to 4294967295 (the seed a previous run printed)', 0, 0xffff_ffff).optional(),
+  scenario: z
+    .array(z.string())
+    .default([...DEFAULT_SCENARIOS])
+    .transform((names) =>
+      names
+        .flatMap((n) => n.split(','))
+        .map((n) => n.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string()).min(1, 'needs a scenario name')),
+  concurrency: wholeNumber('a whole number of iterations in flight', 1, MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
+  baseline: z.boolean().default(false),
+  'restart-rate': z
+    .string()
+    .regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/, 'must be a probability from 0 to 1, e.g. 0.1')
+    .transform(Number)
+    .default(DEFAULT_RESTART_RATE),
+  only: z
+    .array(z.string())
+    .transform((values, ctx) => {
+      const out: number[] = [];
+      for (const v of values.flatMap((x) => x.split(',')).map((x) => x.trim())) {
+        if (!/^[0-9]+$/.test(v)) {
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is not an iteration index` });
+          return z.NEVER;
+        }
+        out.push(Number(v));
+      }
+      return out;
+    })
+    .optional(),
+  json: z.boolean().default(false),
+});
+export type ChaosArgs = z.output<typeof ChaosArgs>;
+
+export function parseChaosArgs(argv: readonly string[]): ChaosArgs & { help: boolean } {
+  const { flags, positionals, help } = parseArgv(argv, CHAOS_FLAGS);
+  if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const args = validateArgs(ChaosArgs, flags);
+  return { ...args, help, scenario: [...new Set(args.scenario)] };
+}
+
+export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
+  --crashes N        iterations, each with one real SIGKILL of a worker (default ${DEFAULT_CRASHES})
+  --seed S           replay a run (printed by every run)
+  --scenario NAME    repeatable; one of ${SCENARIOS.map((s) => s.name).join(', ')} (default ${DEFAULT_SCENARIOS.join(', ')})
+  --concurrency K    iterations in flight at once, each with its own event ID and providers (default ${DEFAULT_CONCURRENCY})
+  --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)
+  --restart-rate P   chance per iteration of a dev-server restart during recovery (default ${DEFAULT_RESTART_RATE})
+  --only I[,J]       run only these iteration indexes of the seeded sequence
+  --json             one JSON object on the last line of stdout; the table goes to stderr`;

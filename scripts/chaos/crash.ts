@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxProvider } from '../../sandbox-providers/spawn';
+import type { WorkerProcess } from '../lib/worker-process';
+import type { CrashRecord, IterationPlan } from './types';
+
+/** An armed point is normally reached within a second or two; past this the plan missed it. */
+const ARMED_WAIT_MS = 45_000;
+/** The first commit usually lands within a second; transient faults before it add a few backoffs. */
+const INFLIGHT_WAIT_MS = 30_000;
+
+/** RETRYSAFE_CRASH_AT for the doomed worker, when the worker is to kill itself at a point. */
+export function crashSpecFor(plan: IterationPlan): string | undefined {
+  const { mode } = plan.crash;
+  return mode === 'before-send' || mode === 'after-commit' || mode === 'before-lookup'
+    ? `${mode}:${plan.operation}`
+    : undefined;
+}
+
+export interface CrashInput {
+  plan: IterationPlan;
+  doomed: WorkerProcess;
+  /** The lane's provider the plan's operation reaches. */
+  provider: SandboxProvider;
+  /** Settles when the work is done; an armed point not reached by then never will be. */
+  settled: Promise<void>;
+  startedAtMs: number;
+}
+
+/**
+ * Ends the doomed worker with exactly one SIGKILL, at the plan's point: the worker's own crash hook for
+ * armed points, the harness once the provider holds a committed reply (in-flight), or the harness after a
+ * seeded delay (random-time). If an armed point is never reached the harness kills the worker anyway and
+ * says so, so every iteration costs exactly one real SIGKILL.
+ */
+export async function inflictCrash(input: CrashInput): Promise<CrashRecord> {
+  const { plan, doomed } = input;
+  let pointReached = true;
+  let killedAtMs: number | undefined;
+  if (crashSpecFor(plan)) {
+    const abort = new AbortController();
+    const first = await Promise.race([
+      doomed.exited.then(() => 'crashed' as const),
+      input.settled.then(
+        () => 'settled' as const,
+        () => 'settled' as const,
+      ),
+      sleep(ARMED_WAIT_MS, 'timeout' as const, { signal: abort.signal }).catch(() => 'timeout' as const),
+    ]);
+    abort.abort();
+    pointReached = first === 'crashed';
+    if (pointReached) killedAtMs = Date.now() - input.startedAtMs;
+  } else if (plan.crash.mode === 'in-flight') {
+    try {
+      await input.provider.waitForInflight((s) => s.committedButUnanswered >= 1, INFLIGHT_WAIT_MS);
+    } catch {
+      pointReached = false;
+    }
+  } else {
+    await sleep(plan.crash.delayMs ?? 0);
+  }
+  killedAtMs ??= Date.now() - input.startedAtMs;
+  if (doomed.alive()) await doomed.kill('SIGKILL');
+  const exit = await doomed.exited;
+  return { mode: plan.crash.mode, pid: doomed.pid, signal: exit.signal, pointReached, atMs: killedAtMs };
+}

@@ -1,0 +1,200 @@
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RetrysafeClient } from '../../client';
+import type { Stack } from '../lib/stack';
+import type { WorkerProcess } from '../lib/worker-process';
+import type { Approver } from './approvals';
+import { crashSpecFor, inflictCrash } from './crash';
+import { resetLaneFaults, type Lane } from './lanes';
+import type { TrackedWorker } from './server-restart';
+import type {
+  ChaosScenario,
+  CrashRecord,
+  IterationContext,
+  IterationPlan,
+  IterationResult,
+  StartedWork,
+  Tally,
+  Variant,
+} from './types';
+
+/**
+ * From the first workflow task to the verdict: a crash, a successor's ~5 s start, a heartbeat timeout,
+ * reconciliation windows (an email waits two 5 s intervals for evidence) and possibly a server restart.
+ * An iteration still unsettled after this is reported as it stands.
+ */
+export const ITERATION_DEADLINE_MS = 150_000;
+
+export interface IterationSetup {
+  stack: Stack;
+  lane: Lane;
+  scenario: ChaosScenario;
+  variant: Variant;
+  plan: IterationPlan;
+  /** Distinguishes this run's event IDs from any earlier run on the same server. */
+  runTag: string;
+  logDir: string;
+  approver: Approver;
+}
+
+/**
+ * One iteration on its own task queue (so a worker armed to crash can only take this iteration's work)
+ * and its lane's providers. `begin` ends with the crash done and the successor polling; the batch may
+ * then restart the server; `finish` waits for the outcome and counts it.
+ */
+export class Iteration {
+  readonly eventId: string;
+  readonly taskQueue: string;
+  tracked?: TrackedWorker;
+  private doomed?: WorkerProcess;
+  private doomedSpawn?: Promise<WorkerProcess>;
+  private crash?: CrashRecord;
+  private work?: StartedWork;
+  private error?: Error;
+  private readonly abort = new AbortController();
+  private startedAt = Date.now();
+  private readonly timeline: IterationResult['timeline'] = {};
+
+  constructor(private readonly setup: IterationSetup) {
+    const { plan, variant, runTag } = setup;
+    this.eventId = `${runTag}-${variant === 'baseline' ? 'b' : 'c'}${plan.index}`;
+    this.taskQueue = `chaos-${this.eventId}`;
+  }
+
+  /**
+   * Starts the doomed worker ahead of time (while the previous batch recovers): a worker takes seconds to
+   * start, and it polls only this iteration's queue, so it can wait there without touching anything.
+   */
+  prepare(): void {
+    this.doomedSpawn ??= this.spawn('doomed', crashSpecFor(this.setup.plan));
+    this.doomedSpawn.catch(() => undefined); // reported by begin()
+  }
+
+  /** Kills a prepared worker whose iteration will not run (the run stopped early). */
+  async abandon(): Promise<void> {
+    const worker = await this.doomedSpawn?.catch(() => undefined);
+    if (worker?.alive()) await worker.kill('SIGKILL');
+  }
+
+  async begin(): Promise<void> {
+    const { lane, scenario, plan } = this.setup;
+    this.startedAt = Date.now();
+    try {
+      await resetLaneFaults(lane, scenario.providers);
+      const provider = lane.providers[plan.provider];
+      await provider.configure({ readLagMs: plan.readLagMs });
+      await scenario.prepare?.(lane.providers);
+      this.prepare();
+      this.doomed = await this.doomedSpawn!;
+      this.mark('doomedReady');
+      if (plan.faults.length) await provider.setFaults(plan.faults);
+
+      const variant = this.setup.variant === 'baseline' ? scenario.baseline : scenario.retrysafe;
+      if (!variant) throw new Error(`scenario ${scenario.name} has no ${this.setup.variant} variant`);
+      const workStartedAt = Date.now();
+      this.work = variant.start(this.context());
+      this.crash = await inflictCrash({
+        plan,
+        doomed: this.doomed,
+        provider,
+        settled: this.work.settled,
+        startedAtMs: workStartedAt,
+      });
+      this.mark('crashed');
+      await sleep(plan.successorDelayMs);
+      const successor = await this.spawn('successor');
+      this.mark('successorReady');
+      this.tracked = { current: successor, taskQueue: this.taskQueue, respawn: () => this.spawn('replacement') };
+    } catch (err) {
+      this.error = err as Error;
+      if (this.doomed?.alive()) await this.doomed.kill('SIGKILL');
+    }
+  }
+
+  async finish(): Promise<IterationResult> {
+    let tally: Tally;
+    try {
+      if (this.error) throw this.error;
+      const left = ITERATION_DEADLINE_MS - (Date.now() - this.startedAt);
+      const timer = new AbortController();
+      let settleError: unknown;
+      const settled = await Promise.race([
+        this.work!.settled.then(
+          () => true,
+          (err: unknown) => {
+            settleError = err;
+            return true;
+          },
+        ),
+        sleep(Math.max(0, left), false, { signal: timer.signal }).catch(() => false),
+      ]);
+      timer.abort();
+      this.abort.abort();
+      if (settled) this.mark('settled');
+      tally = await this.work!.verify();
+      this.mark('verified');
+      if (!settled) tally.unexplained.push(`not settled within ${ITERATION_DEADLINE_MS / 1000} s`);
+      if (settleError) tally.unexplained.push(`the work failed to start or settle: ${(settleError as Error).message}`);
+    } catch (err) {
+      this.abort.abort();
+      tally = harnessFailure(err);
+    } finally {
+      await this.tracked?.current.stop();
+    }
+    return {
+      index: this.setup.plan.index,
+      scenario: this.setup.scenario.name,
+      variant: this.setup.variant,
+      eventId: this.eventId,
+      taskQueue: this.taskQueue,
+      plan: this.setup.plan,
+      ...(this.crash ? { crash: this.crash } : {}),
+      tally,
+      durationMs: Date.now() - this.startedAt,
+      timeline: this.timeline,
+    };
+  }
+
+  private mark(step: keyof IterationResult['timeline']): void {
+    this.timeline[step] = Date.now() - this.startedAt;
+  }
+
+  private context(): IterationContext {
+    const { stack, lane, plan } = this.setup;
+    return {
+      stack,
+      client: stack.client,
+      retrysafe: new RetrysafeClient(stack.client, { taskQueue: this.taskQueue }),
+      taskQueue: this.taskQueue,
+      providers: lane.providers,
+      plan,
+      tenant: 'chaos',
+      eventId: this.eventId,
+      approver: this.setup.approver,
+      signal: this.abort.signal,
+    };
+  }
+
+  private spawn(role: string, crashAt?: string): Promise<WorkerProcess> {
+    const name = `${this.taskQueue}-${role}`;
+    return this.setup.stack.startWorker({
+      name,
+      ...(crashAt ? { crashAt } : {}),
+      env: { ...this.setup.lane.env, ...this.setup.approver.workerEnv, RETRYSAFE_TASK_QUEUE: this.taskQueue },
+      logFile: path.join(this.setup.logDir, `${name}.log`),
+    });
+  }
+}
+
+function harnessFailure(err: unknown): Tally {
+  return {
+    outcome: 'harness-error',
+    expectedEffects: 0,
+    actualEffects: 0,
+    duplicates: 0,
+    lost: 0,
+    unknown: 0,
+    needsReview: 0,
+    unexplained: [`harness: ${(err as Error).message ?? String(err)}`],
+  };
+}

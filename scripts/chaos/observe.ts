@@ -1,0 +1,123 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { RetrysafeError } from '../../policies/errors';
+import { SA_ACTION_KEYS, SA_STATUS } from '../../policies/search-attributes';
+import type { Ledger } from '../../sandbox-providers/spawn';
+
+/**
+ * Read-only looks at Temporal and the providers for verification. Everything here uses describe (served
+ * by the server from the execution's own state, no worker needed, not the lagging visibility store) and
+ * retries through a dev-server restart.
+ */
+
+const RETRY_MS = 250;
+/** A restart takes a few seconds; calls made meanwhile are retried this long. */
+const TRANSIENT_BUDGET_MS = 30_000;
+
+/**
+ * Retries `fn` through transient failures (a server restart, an update waiting for a worker that is being
+ * replaced) for up to `budgetMs` or until `signal` aborts. Answers that are final are not retried:
+ * not found, a failed workflow, a typed retrysafe error.
+ */
+export async function retrying<T>(
+  fn: () => Promise<T>,
+  opts: { budgetMs?: number; signal?: AbortSignal } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.budgetMs ?? TRANSIENT_BUDGET_MS);
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      const final =
+        err instanceof WorkflowNotFoundError || err instanceof WorkflowFailedError || err instanceof RetrysafeError;
+      if (final || Date.now() >= deadline || opts.signal?.aborted) throw err;
+      await sleep(RETRY_MS);
+    }
+  }
+}
+
+/**
+ * A workflow's result, waiting through server restarts (a long poll cut by a restart is simply asked
+ * again) until the workflow closes or `signal` aborts. A failed workflow is an outcome, not an error here.
+ */
+export async function awaitWorkflowResult<T>(
+  fetch: () => Promise<T>,
+  signal: AbortSignal,
+): Promise<{ ok: true; value: T } | { ok: false; error: Error }> {
+  for (;;) {
+    try {
+      return { ok: true, value: await fetch() };
+    } catch (err) {
+      if (err instanceof WorkflowFailedError || signal.aborted) return { ok: false, error: err as Error };
+      await sleep(RETRY_MS);
+    }
+  }
+}
+
+/** The innermost cause's message: Temporal wraps the interesting part (the activity's failure) deep inside. */
+export function rootMessage(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  while (e?.cause) e = e.cause as typeof e;
+  return e?.message ?? String(err);
+}
+
+export interface ActionState {
+  key: string;
+  /** RetrysafeStatus as the action last published it. */
+  status: string;
+  running: boolean;
+}
+
+export async function actionState(client: Client, key: string): Promise<ActionState | undefined> {
+  try {
+    const d = await retrying(() => client.workflow.getHandle(key).describe());
+    return { key, status: String(d.typedSearchAttributes.get(SA_STATUS) ?? '?'), running: d.status.name === 'RUNNING' };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** The action keys a run has claimed so far (its RetrysafeActionKeys search attribute). */
+export async function runActionKeys(client: Client, runWorkflowId: string): Promise<string[]> {
+  try {
+    const d = await retrying(() => client.workflow.getHandle(runWorkflowId).describe());
+    return [...(d.typedSearchAttributes.get(SA_ACTION_KEYS) ?? [])].map(String);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return [];
+    throw err;
+  }
+}
+
+/** Polls an action until its published status is one of `statuses`; undefined if `signal` aborts first. */
+export async function waitForActionStatus(
+  client: Client,
+  key: string,
+  statuses: readonly string[],
+  signal: AbortSignal,
+): Promise<ActionState | undefined> {
+  while (!signal.aborted) {
+    const state = await actionState(client, key).catch(() => undefined);
+    if (state && statuses.includes(state.status)) return state;
+    await sleep(RETRY_MS);
+  }
+  return undefined;
+}
+
+export type LedgerRecord = Record<string, unknown> & { id: string };
+
+/** Records of one collection matching every given field, from a ledger read at the provider. */
+export function recordsWhere(ledger: Ledger, collection: string, fields: Record<string, unknown>): LedgerRecord[] {
+  return (ledger.records[collection] ?? []).filter((r) =>
+    Object.entries(fields).every(([k, v]) => (r as Record<string, unknown>)[k] === v),
+  ) as LedgerRecord[];
+}
+
+/** Counts the states retrysafe leaves for a person: each must be one the scenario expects. */
+export function countOpen(states: ReadonlyArray<ActionState | undefined>) {
+  return {
+    unknown: states.filter((s) => s?.status === 'unknown').length,
+    needsReview: states.filter((s) => s?.status === 'needs_review').length,
+  };
+}

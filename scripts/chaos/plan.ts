@@ -1,0 +1,121 @@
+import type { Operation } from '../../policies/intents';
+import { contractFor } from '../../policies/tool-contracts';
+import type { Fault } from '../../sandbox-providers/spawn';
+import { createRng, deriveSeed, type Rng } from './prng';
+import type { ChaosScenario, CrashMode, FaultChoice, IterationPlan } from './types';
+
+/** The sandbox provider operation each retrysafe operation POSTs to; faults are armed by this name. */
+export const PROVIDER_OP: Record<Operation, string> = {
+  charge: 'charges.create',
+  refund: 'refunds.create',
+  'send-email': 'messages.create',
+  'create-ticket': 'tickets.create',
+  reserve: 'reservations.create',
+  release: 'releases.create',
+  'create-shipment': 'shipments.create',
+};
+
+/** Held replies outlast the kill by far (the harness kills within ~50 ms of the commit). */
+const HOLD_MS: readonly [number, number] = [3_000, 6_000];
+/** random-time kills land anywhere from the first workflow task to well into recovery paths. */
+const RANDOM_KILL_MS: readonly [number, number] = [50, 3_000];
+const DELAY_FAULT_MS: readonly [number, number] = [100, 1_500];
+const SUCCESSOR_DELAY_MS: readonly [number, number] = [0, 1_000];
+
+/** One iteration in ten asks for a dev-server restart: a few per hundred crashes, each costing seconds. */
+export const DEFAULT_RESTART_RATE = 0.1;
+
+export interface PlanOptions {
+  /** Probability that an iteration asks for a dev-server restart during its batch's recovery. */
+  restartRate: number;
+}
+
+/**
+ * The whole plan of one iteration, from the run's seed and the iteration's index only: crash mode and
+ * timing, the provider's fault mix and read lag, and whether the dev server restarts. Constraints keep
+ * each mode meaningful (an after-commit crash needs a reply to arrive; before-lookup needs a lookup).
+ */
+export function planIteration(seed: number, index: number, scenario: ChaosScenario, opts: PlanOptions): IterationPlan {
+  const rng = createRng(deriveSeed(seed, index));
+  const contract = contractFor(scenario.operation);
+  const modes = scenario.modes.filter(([m]) => m !== 'before-lookup' || contract.dedupe === 'lookup');
+  const mode = rng.weighted(modes);
+  const declined = mode === 'before-send' && rng.chance(scenario.declineChance);
+  const providerOp = PROVIDER_OP[scenario.operation];
+  const faults: Fault[] = [];
+
+  if (declined) faults.push({ op: providerOp, kind: 'decline', times: 1 });
+  else faults.push(...beforeCommitFaults(rng, providerOp, allowedBefore(scenario, mode)));
+
+  let holdMs: number | undefined;
+  if (mode === 'in-flight') {
+    holdMs = rng.int(...HOLD_MS);
+    // First among the after-commit faults, so it strikes the first request that commits.
+    faults.push({ op: providerOp, kind: 'hold-after-commit', delayMs: holdMs, times: 1 });
+  }
+  const mustDrop = mode === 'before-lookup';
+  // A dropped reply would keep an after-commit crash from ever seeing one on providers that are not resent to.
+  const mayDrop = !declined && !(mode === 'after-commit' && contract.dedupe !== 'idempotency-key');
+  if (mustDrop || (mayDrop && rng.chance(scenario.dropChance))) {
+    faults.push({ op: providerOp, kind: 'drop-after-commit', times: 1 });
+  }
+
+  return {
+    index,
+    scenario: scenario.name,
+    seed: deriveSeed(seed, index),
+    operation: scenario.operation,
+    provider: contract.provider,
+    providerOp,
+    crash: {
+      mode,
+      ...(mode === 'random-time' ? { delayMs: rng.int(...RANDOM_KILL_MS) } : {}),
+      ...(holdMs !== undefined ? { holdMs } : {}),
+    },
+    faults,
+    readLagMs: rng.int(scenario.readLagMs[0], Math.min(scenario.readLagMs[1], contract.readAfterWriteLagMs)),
+    declined,
+    serverRestart: rng.chance(opts.restartRate),
+    successorDelayMs: rng.int(...SUCCESSOR_DELAY_MS),
+  };
+}
+
+/** after-commit needs the first reply to be a real answer to a commit: only a delay may come before it. */
+function allowedBefore(scenario: ChaosScenario, mode: CrashMode): ChaosScenario['faultPool'] {
+  if (mode !== 'after-commit') return scenario.faultPool;
+  return scenario.faultPool.filter(([f]) => f === 'none' || f === 'delay');
+}
+
+function beforeCommitFaults(rng: Rng, op: string, pool: ChaosScenario['faultPool']): Fault[] {
+  const choice: FaultChoice = pool.length ? rng.weighted(pool) : 'none';
+  switch (choice) {
+    case 'none':
+      return [];
+    case 'status-5xx':
+      return [{ op, kind: 'status-5xx', times: rng.int(1, 2), status: rng.pick([500, 502, 503]) }];
+    case 'status-429':
+      return [{ op, kind: 'status-429', times: 1 }];
+    case 'reset':
+      return [{ op, kind: 'reset', times: 1 }];
+    case 'delay':
+      return [{ op, kind: 'delay', delayMs: rng.int(...DELAY_FAULT_MS), times: 1 }];
+  }
+}
+
+/** One line for progress and failure reports: `#17 renewal in-flight(hold 4200ms) faults: 5xx×2, drop`. */
+export function describePlan(plan: IterationPlan): string {
+  const crash =
+    plan.crash.mode === 'random-time'
+      ? `random-time(${plan.crash.delayMs}ms)`
+      : plan.crash.mode === 'in-flight'
+        ? `in-flight(hold ${plan.crash.holdMs}ms)`
+        : plan.crash.mode;
+  const faults = plan.faults
+    .filter((f) => f.kind !== 'hold-after-commit')
+    .map((f) => `${f.kind}${f.times && f.times > 1 ? `×${f.times}` : ''}${f.delayMs ? `(${f.delayMs}ms)` : ''}`);
+  return (
+    `#${plan.index} ${plan.scenario} ${crash} at ${plan.operation}` +
+    `, faults: ${faults.length ? faults.join(', ') : 'none'}, lag ${plan.readLagMs}ms` +
+    (plan.serverRestart ? ', server restart' : '')
+  );
+}

@@ -1,0 +1,198 @@
+import { describePlan } from './plan';
+import { CRASH_MODES, type CrashMode, type IterationResult, type Variant } from './types';
+
+/** What a set of iterations adds up to, as counted at the providers. */
+export interface Counts {
+  iterations: number;
+  /** Real SIGKILLs of doomed workers (exit signal observed). */
+  crashes: number;
+  /** Armed points the work never reached; the harness killed the worker anyway. */
+  missedPoints: number;
+  expectedEffects: number;
+  actualEffects: number;
+  duplicates: number;
+  lost: number;
+  unknown: number;
+  needsReview: number;
+  /** Iteration findings no scenario predicted (each reason counts once). */
+  unexplained: number;
+  byMode: Partial<Record<CrashMode, { iterations: number; duplicates: number; lost: number; unexplained: number }>>;
+}
+
+export interface VariantReport {
+  totals: Counts;
+  scenarios: Record<string, Counts>;
+}
+
+export interface Failure {
+  index: number;
+  scenario: string;
+  variant: Variant;
+  plan: string;
+  reasons: string[];
+  notes: string[];
+  rerun: string;
+}
+
+export interface ChaosReport {
+  seed: number;
+  crashesRequested: number;
+  concurrency: number;
+  durationMs: number;
+  serverRestarts: number;
+  workersReplacedAfterRestart: number;
+  retrysafe: VariantReport;
+  baseline?: VariantReport;
+  /** retrysafe iterations with a duplicate, a lost effect or anything unexplained. */
+  failures: Failure[];
+  rerun: string;
+  logDir: string;
+  iterations: IterationResult[];
+}
+
+export function emptyCounts(): Counts {
+  return {
+    iterations: 0,
+    crashes: 0,
+    missedPoints: 0,
+    expectedEffects: 0,
+    actualEffects: 0,
+    duplicates: 0,
+    lost: 0,
+    unknown: 0,
+    needsReview: 0,
+    unexplained: 0,
+    byMode: {},
+  };
+}
+
+export function addResult(c: Counts, r: IterationResult): void {
+  const t = r.tally;
+  c.iterations++;
+  if (r.crash?.signal === 'SIGKILL') c.crashes++;
+  if (r.crash && !r.crash.pointReached) c.missedPoints++;
+  c.expectedEffects += t.expectedEffects;
+  c.actualEffects += t.actualEffects;
+  c.duplicates += t.duplicates;
+  c.lost += t.lost;
+  c.unknown += t.unknown;
+  c.needsReview += t.needsReview;
+  c.unexplained += t.unexplained.length;
+  const m = (c.byMode[r.plan.crash.mode] ??= { iterations: 0, duplicates: 0, lost: 0, unexplained: 0 });
+  m.iterations++;
+  m.duplicates += t.duplicates;
+  m.lost += t.lost;
+  m.unexplained += t.unexplained.length;
+}
+
+export function summarize(results: readonly IterationResult[]): VariantReport {
+  const totals = emptyCounts();
+  const scenarios: Record<string, Counts> = {};
+  for (const r of results) {
+    addResult(totals, r);
+    addResult((scenarios[r.scenario] ??= emptyCounts()), r);
+  }
+  return { totals, scenarios };
+}
+
+export function isFailure(r: IterationResult): boolean {
+  return r.tally.duplicates > 0 || r.tally.lost > 0 || r.tally.unexplained.length > 0 || r.crash?.signal !== 'SIGKILL';
+}
+
+export function failureOf(r: IterationResult, rerunOne: (index: number) => string): Failure {
+  const reasons = [
+    ...(r.tally.duplicates ? [`${r.tally.duplicates} duplicate effect(s)`] : []),
+    ...(r.tally.lost ? [`${r.tally.lost} lost effect(s)`] : []),
+    ...(r.crash?.signal !== 'SIGKILL' ? [`no SIGKILL observed (exit signal ${r.crash?.signal ?? 'none'})`] : []),
+    ...r.tally.unexplained,
+  ];
+  return {
+    index: r.index,
+    scenario: r.scenario,
+    variant: r.variant,
+    plan: describePlan(r.plan),
+    reasons,
+    notes: r.tally.notes ?? [],
+    rerun: rerunOne(r.index),
+  };
+}
+
+/** The human table: one row per scenario and variant, then where the baseline's duplicates came from. */
+export function formatTable(report: ChaosReport): string {
+  const header = [
+    'scenario',
+    'variant',
+    'crashes',
+    'missed',
+    'expected',
+    'actual',
+    'dup',
+    'lost',
+    'unknown',
+    'review',
+    'unexplained',
+  ];
+  const rows: string[][] = [];
+  const push = (name: string, variant: string, c: Counts) =>
+    rows.push([
+      name,
+      variant,
+      ...[
+        c.crashes,
+        c.missedPoints,
+        c.expectedEffects,
+        c.actualEffects,
+        c.duplicates,
+        c.lost,
+        c.unknown,
+        c.needsReview,
+        c.unexplained,
+      ].map(String),
+    ]);
+  for (const [name, c] of Object.entries(report.retrysafe.scenarios)) {
+    push(name, 'retrysafe', c);
+    const b = report.baseline?.scenarios[name];
+    if (b) push(name, 'baseline', b);
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+  const out = [line(header), ...rows.map(line)];
+  if (report.baseline) {
+    for (const [name, c] of Object.entries(report.baseline.scenarios)) {
+      const parts = CRASH_MODES.flatMap((m) => {
+        const x = c.byMode[m];
+        return x ? [`${m} ${x.duplicates} in ${x.iterations}`] : [];
+      });
+      out.push(`baseline duplicates by crash mode (${name}): ${parts.join(' · ')}`);
+    }
+  }
+  return out.join('\n');
+}
+
+/** The `--json` object: the headline numbers first, then per scenario and the baseline. */
+export function toJson(report: ChaosReport) {
+  const t = report.retrysafe.totals;
+  const strip = (v: VariantReport) => ({ ...v.totals, scenarios: v.scenarios });
+  return {
+    seed: report.seed,
+    crashes: t.crashes,
+    crashesRequested: report.crashesRequested,
+    duplicates: t.duplicates,
+    lost: t.lost,
+    unexplained: t.unexplained,
+    unknown: t.unknown,
+    needsReview: t.needsReview,
+    expectedEffects: t.expectedEffects,
+    actualEffects: t.actualEffects,
+    missedPoints: t.missedPoints,
+    serverRestarts: report.serverRestarts,
+    workersReplacedAfterRestart: report.workersReplacedAfterRestart,
+    concurrency: report.concurrency,
+    durationMs: report.durationMs,
+    scenarios: report.retrysafe.scenarios,
+    ...(report.baseline ? { baseline: strip(report.baseline) } : {}),
+    failures: report.failures,
+    rerun: report.rerun,
+  };
+}

@@ -1,0 +1,209 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { startStack, type Stack } from '../lib/stack';
+import { createApprover } from './approvals';
+import { Iteration } from './iteration';
+import { startLanes, type Lane } from './lanes';
+import { DEFAULT_RESTART_RATE, describePlan, planIteration } from './plan';
+import { randomSeed } from './prng';
+import { PLANNED_SCENARIOS, SCENARIOS, scenarioByName } from './registry';
+import { failureOf, isFailure, summarize, type ChaosReport } from './report';
+import { restartServerAndCheckWorkers } from './server-restart';
+import type { ChaosScenario, IterationResult, Variant } from './types';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface ChaosOptions {
+  /** Iterations, each ending one worker with one real SIGKILL (per variant). */
+  crashes: number;
+  /** Replays a run; a random one is drawn (and printed) when absent. */
+  seed?: number;
+  /** Iteration i runs scenarios[i % length]. */
+  scenarios: readonly string[];
+  /** Iterations in flight at once, each on its own lane of providers. */
+  concurrency: number;
+  /** Also run every plan of scenarios that have one on bare Temporal. */
+  baseline?: boolean;
+  /** Probability per iteration of a dev-server restart during its batch's recovery. */
+  restartRate?: number;
+  /** Run only these iteration indexes of the seeded sequence (a rerun of failures). */
+  only?: readonly number[];
+  /** Progress lines (one per batch); stderr in the CLI. */
+  log?: (line: string) => void;
+  /** Reuse a running stack (tests); otherwise one is started and stopped. */
+  stack?: Stack;
+}
+
+/**
+ * Runs the seeded crash sequence: batches of `concurrency` iterations, each killing its worker at its
+ * planned point under its planned faults, restarting the dev server when a plan says so, and counting
+ * the outcome at the providers. The baseline replays the same plans afterwards on bare Temporal.
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const started = Date.now();
+  const log = options.log ?? (() => undefined);
+  const scenarios = options.scenarios.map(resolveScenario);
+  const seed = options.seed ?? randomSeed();
+  const restartRate = options.restartRate ?? DEFAULT_RESTART_RATE;
+  const indexes = options.only ? [...options.only] : Array.from({ length: options.crashes }, (_, i) => i);
+  const plans = indexes.map((i) => planIteration(seed, i, scenarios[i % scenarios.length], { restartRate }));
+  const runTag = `r${Date.now().toString(36)}`;
+  const logDir = path.join(ROOT, '.out', 'chaos', runTag);
+  await mkdir(logDir, { recursive: true });
+  const rerun = rerunCommand(options, seed);
+  log(
+    `chaos: seed ${seed}, ${plans.length} iteration(s), concurrency ${options.concurrency}, logs in ${path.relative(ROOT, logDir)}`,
+  );
+
+  const stack = options.stack ?? (await startStack({ log: (m) => log(`  ${m}`) }));
+  const faulted = [...new Set(scenarios.flatMap((s) => s.providers))];
+  const approver = createApprover();
+  const results: IterationResult[] = [];
+  let lanes: Lane[] = [];
+  let serverRestarts = 0;
+  let workersReplaced = 0;
+  try {
+    lanes = await startLanes(stack, options.concurrency, faulted, logDir);
+    const variants: Variant[] = ['retrysafe', ...(options.baseline ? (['baseline'] as const) : [])];
+    const batches = variants.flatMap((variant) => {
+      const mine = plans.filter((p) => variant === 'retrysafe' || scenarioByName(p.scenario)?.baseline);
+      return Array.from({ length: Math.ceil(mine.length / options.concurrency) }, (_, b) => ({
+        variant,
+        number: b,
+        of: mine.length,
+        plans: mine.slice(b * options.concurrency, (b + 1) * options.concurrency),
+      }));
+    });
+    const iterationsOf = (batch: (typeof batches)[number]) =>
+      batch.plans.map(
+        (plan, j) =>
+          new Iteration({
+            stack,
+            lane: lanes[j],
+            scenario: scenarioByName(plan.scenario)!,
+            variant: batch.variant,
+            plan,
+            runTag,
+            logDir,
+            approver,
+          }),
+      );
+    let next = batches.length ? iterationsOf(batches[0]) : [];
+    next.forEach((it) => it.prepare());
+    try {
+      for (const [b, batch] of batches.entries()) {
+        const batchStarted = Date.now();
+        const iterations = next;
+        await Promise.all(iterations.map((it) => it.begin()));
+        if (batch.plans.some((p) => p.serverRestart)) {
+          const r = await restartServerAndCheckWorkers(
+            stack,
+            iterations.flatMap((it) => (it.tracked ? [it.tracked] : [])),
+          );
+          serverRestarts++;
+          workersReplaced += r.replaced;
+          log(
+            `  dev server restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
+          );
+        }
+        // The next batch's doomed workers start while this one recovers; they poll queues nobody uses yet.
+        next = b + 1 < batches.length ? iterationsOf(batches[b + 1]) : [];
+        next.forEach((it) => it.prepare());
+        const batchResults = await Promise.all(iterations.map((it) => it.finish()));
+        results.push(...batchResults);
+        log(
+          progressLine(batch.variant, batch.number, batch.of, options.concurrency, results, batchResults, batchStarted),
+        );
+        for (const r of batchResults) log(iterationLine(r, rerun));
+      }
+    } finally {
+      await Promise.all(next.map((it) => it.abandon()));
+    }
+  } finally {
+    await Promise.all(lanes.map((l) => l.stop()));
+    if (!options.stack) await stack.stop();
+  }
+
+  const retrysafeResults = results.filter((r) => r.variant === 'retrysafe');
+  const baselineResults = results.filter((r) => r.variant === 'baseline');
+  const report: ChaosReport = {
+    seed,
+    crashesRequested: plans.length,
+    concurrency: options.concurrency,
+    durationMs: Date.now() - started,
+    serverRestarts,
+    workersReplacedAfterRestart: workersReplaced,
+    retrysafe: summarize(retrysafeResults),
+    ...(baselineResults.length ? { baseline: summarize(baselineResults) } : {}),
+    failures: retrysafeResults.filter(isFailure).map((r) => failureOf(r, (i) => rerunOne(rerun, i))),
+    rerun,
+    logDir: path.relative(ROOT, logDir),
+    iterations: results,
+  };
+  return report;
+}
+
+function resolveScenario(name: string): ChaosScenario {
+  const found = scenarioByName(name);
+  if (found) return found;
+  const known = SCENARIOS.map((s) => s.name).join(', ');
+  if (PLANNED_SCENARIOS.includes(name)) {
+    throw new Error(`--scenario: ${name} is planned but not written yet; available: ${known}`);
+  }
+  throw new Error(`--scenario: unknown scenario ${JSON.stringify(name)}; available: ${known}`);
+}
+
+function rerunCommand(o: ChaosOptions, seed: number): string {
+  const parts = ['npm run chaos --', `--seed ${seed}`, `--crashes ${o.crashes}`];
+  for (const s of o.scenarios) parts.push(`--scenario ${s}`);
+  parts.push(`--concurrency ${o.concurrency}`);
+  if (o.restartRate !== undefined && o.restartRate !== DEFAULT_RESTART_RATE)
+    parts.push(`--restart-rate ${o.restartRate}`);
+  if (o.baseline) parts.push('--baseline');
+  if (o.only) parts.push(`--only ${o.only.join(',')}`);
+  return parts.join(' ');
+}
+
+/** The same seeded plan for one iteration, alone: its plan depends only on seed and index. */
+function rerunOne(rerun: string, index: number): string {
+  return `${rerun
+    .replace(/ --concurrency \d+/, '')
+    .replace(/ --baseline/, '')
+    .replace(/ --only \S+/, '')} --only ${index} --concurrency 1`;
+}
+
+function iterationLine(r: IterationResult, rerun: string): string {
+  const t = r.tally;
+  const head = `${r.variant === 'retrysafe' && isFailure(r) ? '✗' : '·'} ${describePlan(r.plan)}`;
+  const kill = r.crash
+    ? `${r.crash.signal ?? 'no signal'} at ${r.crash.atMs} ms${r.crash.pointReached ? '' : ' (point missed)'}`
+    : 'no crash';
+  const steps = Object.entries(r.timeline)
+    .map(([step, ms]) => `${step} ${(ms / 1000).toFixed(1)}`)
+    .join(', ');
+  const tail = `→ ${t.outcome}, effects ${t.actualEffects}/${t.expectedEffects}, dup ${t.duplicates}, lost ${t.lost}; ${kill}; s: ${steps}`;
+  const why =
+    r.variant === 'retrysafe' && isFailure(r)
+      ? `\n      ${failureOf(r, (i) => rerunOne(rerun, i)).reasons.join('; ')}`
+      : '';
+  return `  ${head} ${tail}${why}`;
+}
+
+function progressLine(
+  variant: Variant,
+  batch: number,
+  total: number,
+  k: number,
+  all: readonly IterationResult[],
+  batchResults: readonly IterationResult[],
+  batchStarted: number,
+): string {
+  const mine = all.filter((r) => r.variant === variant);
+  const { totals } = summarize(mine);
+  const scen = [...new Set(batchResults.map((r) => r.scenario))].join('+');
+  return (
+    `[${variant}] batch ${batch + 1}/${Math.ceil(total / k)} (${scen}) · crashes ${totals.crashes}/${total}` +
+    ` · dup ${totals.duplicates} · lost ${totals.lost} · unexplained ${totals.unexplained}` +
+    ` · review ${totals.needsReview} · ${((Date.now() - batchStarted) / 1000).toFixed(1)} s`
+  );
+}

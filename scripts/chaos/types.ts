@@ -1,0 +1,144 @@
+import type { Client } from '@temporalio/client';
+import type { RetrysafeClient } from '../../client';
+import type { Operation } from '../../policies/intents';
+import type { Fault, ProviderKind, SandboxProvider } from '../../sandbox-providers/spawn';
+import type { Stack } from '../lib/stack';
+import type { Approver } from './approvals';
+
+/**
+ * The vocabulary of the chaos harness: crash modes, iteration plans, scenarios and what an iteration
+ * counts at the providers. A scenario is data (what to crash, which faults it tolerates) plus two
+ * functions (start the work, count its effects); the harness owns workers, crashes and restarts.
+ */
+
+/**
+ * Where the worker dies. The first four are the dangerous points of one provider call:
+ *   before-send    the executor is about to POST (nothing reached the provider)
+ *   in-flight      the provider committed and holds its reply; the harness SIGKILLs the worker
+ *   after-commit   the reply arrived; the worker dies before the outcome is recorded
+ *   before-lookup  an ambiguous failure sent the executor to look the effect up; it dies first
+ * random-time kills at a seeded delay after the work starts, wherever the worker happens to be
+ * (workflow task, claim, dispatch, reconciliation).
+ */
+export const CRASH_MODES = ['before-send', 'in-flight', 'after-commit', 'before-lookup', 'random-time'] as const;
+export type CrashMode = (typeof CRASH_MODES)[number];
+
+export type Weighted<T> = ReadonlyArray<readonly [T, number]>;
+
+/** A before-commit fault family the plan may draw (the provider answers before it commits). */
+export type FaultChoice = 'none' | 'status-5xx' | 'status-429' | 'reset' | 'delay';
+
+export interface IterationPlan {
+  index: number;
+  scenario: string;
+  /** This iteration's own stream, derived from the run's seed and the index. */
+  seed: number;
+  operation: Operation;
+  provider: ProviderKind;
+  providerOp: string;
+  crash: { mode: CrashMode; delayMs?: number; holdMs?: number };
+  /** Armed on the lane's provider, in order (the oldest matching fault strikes first). */
+  faults: Fault[];
+  readLagMs: number;
+  /** A decline is among the faults: the action fails for business reasons and nothing may be left behind. */
+  declined: boolean;
+  /** The dev server is restarted on its SQLite file while this iteration's batch recovers. */
+  serverRestart: boolean;
+  /** How long after the crash the successor worker is started. */
+  successorDelayMs: number;
+}
+
+/** What one iteration found at the providers and in Temporal. */
+export interface Tally {
+  /** A short word for the end state: renewed, confirmed, needs_review, compensated, … */
+  outcome: string;
+  expectedEffects: number;
+  actualEffects: number;
+  duplicates: number;
+  lost: number;
+  /** Actions left in `unknown` / `needs_review` at the end of the iteration. */
+  unknown: number;
+  needsReview: number;
+  /** Anything the scenario did not predict: each entry is a reason. */
+  unexplained: string[];
+  /** Extra facts for the failure report (keys, ledger ids). */
+  notes?: string[];
+}
+
+export interface IterationContext {
+  stack: Stack;
+  client: Client;
+  /** Bound to this iteration's task queue: claims and runs land on this iteration's workers only. */
+  retrysafe: RetrysafeClient;
+  taskQueue: string;
+  /** Providers for this iteration: the lane's own processes for faulted kinds, the stack's for the rest. */
+  providers: Record<ProviderKind, SandboxProvider>;
+  plan: IterationPlan;
+  tenant: string;
+  eventId: string;
+  /** Signs approvals the workers trust, for actions the decision table sends to confirmation. */
+  approver: Approver;
+  /** Aborted when the iteration's deadline passes: stop polling and let verify() report where things stood. */
+  signal: AbortSignal;
+}
+
+/** Work in progress. `settled` resolves when the work reached the state the scenario waits for. */
+export interface StartedWork {
+  settled: Promise<void>;
+  /** Counts effects at the providers; called once `settled` resolved or the iteration's deadline passed. */
+  verify(): Promise<Tally>;
+}
+
+export interface ScenarioVariant {
+  start(ctx: IterationContext): StartedWork;
+}
+
+export interface ChaosScenario {
+  name: string;
+  summary: string;
+  /** The operation whose provider call the crash points target. */
+  operation: Operation;
+  /** Provider kinds whose faults this scenario arms; each lane has its own process of each (see lanes.ts). */
+  providers: readonly ProviderKind[];
+  modes: Weighted<CrashMode>;
+  /** Before-commit fault families this scenario's expectations hold under. */
+  faultPool: Weighted<FaultChoice>;
+  /** Probability of a dropped reply after the commit (drop-after-commit), where the mode allows one. */
+  dropChance: number;
+  /** Probability of a declined request, drawn only for before-send crashes (the only mode where it is clean). */
+  declineChance: number;
+  /** Provider read lag range; the top must stay inside the tool contract's readAfterWriteLagMs. */
+  readLagMs: readonly [number, number];
+  /** Called before each iteration on the iteration's providers (e.g. turn webhooks off). */
+  prepare?(providers: Record<ProviderKind, SandboxProvider>): Promise<void>;
+  retrysafe: ScenarioVariant;
+  /** The same plan on bare Temporal (`--baseline`), where the scenario has one. */
+  baseline?: ScenarioVariant;
+}
+
+export type Variant = 'retrysafe' | 'baseline';
+
+export interface CrashRecord {
+  mode: CrashMode;
+  pid: number;
+  /** The exit signal observed; SIGKILL for a real crash. */
+  signal: NodeJS.Signals | null;
+  /** False when the armed point was never reached and the harness killed the worker itself. */
+  pointReached: boolean;
+  /** Milliseconds from the start of the work to the kill. */
+  atMs: number;
+}
+
+export interface IterationResult {
+  index: number;
+  scenario: string;
+  variant: Variant;
+  eventId: string;
+  taskQueue: string;
+  plan: IterationPlan;
+  crash?: CrashRecord;
+  tally: Tally;
+  durationMs: number;
+  /** Milliseconds from the iteration's start to each step, for seeing where the time goes. */
+  timeline: Partial<Record<'doomedReady' | 'crashed' | 'successorReady' | 'settled' | 'verified', number>>;
+}

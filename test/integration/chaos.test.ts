@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { planIteration } from '../../scripts/chaos/plan';
+import { scenarioByName } from '../../scripts/chaos/registry';
+import { runChaos } from '../../scripts/chaos/run';
+import { startStack, type Stack } from '../../scripts/lib/stack';
+
+/**
+ * A short chaos run on the real stack, as `npm run chaos` does it: seed 4 draws all five crash modes
+ * (before-send, before-lookup, in-flight, after-commit, random-time) across the three scenarios, and a
+ * dev-server restart in both batches.
+ */
+const SEED = 4;
+const SCENARIOS = ['renewal', 'unknown-lookup', 'email-no-key'];
+const RESTART_RATE = 0.2;
+const CRASHES = 6;
+const CONCURRENCY = 3;
+
+describe('chaos harness on the real dev server, providers and worker processes', () => {
+  let stack: Stack;
+  const progress: string[] = [];
+
+  before(async () => {
+    stack = await startStack();
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  it('SIGKILLs a worker once per requested crash and finds no duplicate, no lost effect and nothing unexplained', async () => {
+    const report = await runChaos({
+      crashes: CRASHES,
+      seed: SEED,
+      scenarios: SCENARIOS,
+      concurrency: CONCURRENCY,
+      restartRate: RESTART_RATE,
+      stack,
+      log: (line) => progress.push(line),
+    });
+    const t = report.retrysafe.totals;
+    const why = `\n${progress.join('\n')}\n${JSON.stringify(report.failures, null, 2)}`;
+    assert.equal(t.crashes, CRASHES, `one real SIGKILL per crash${why}`);
+    assert.equal(t.missedPoints, 0, `every armed point was reached${why}`);
+    assert.equal(t.duplicates, 0, why);
+    assert.equal(t.lost, 0, why);
+    assert.equal(t.unexplained, 0, why);
+    assert.equal(t.expectedEffects, t.actualEffects, why);
+    const modes = new Set(report.iterations.map((r) => r.plan.crash.mode));
+    assert.deepEqual([...modes].sort(), ['after-commit', 'before-lookup', 'before-send', 'in-flight', 'random-time']);
+    const plannedRestarts = [0, 1].filter((b) =>
+      Array.from({ length: CONCURRENCY }, (_, j) => b * CONCURRENCY + j).some(
+        (i) =>
+          planIteration(SEED, i, scenarioByName(SCENARIOS[i % SCENARIOS.length])!, { restartRate: RESTART_RATE })
+            .serverRestart,
+      ),
+    ).length;
+    assert.equal(report.serverRestarts, plannedRestarts, 'the dev server was restarted where the seed said');
+    assert.ok(plannedRestarts >= 1);
+    // A lost email reply must end with a person's decision, never with a resend.
+    assert.ok(report.retrysafe.scenarios['email-no-key'].needsReview >= 1, why);
+  });
+
+  it('sees the duplicate a bare Temporal activity makes under the same after-commit crash', async () => {
+    const index = 3; // renewal, after-commit at the charge, a dropped reply
+    assert.equal(
+      planIteration(SEED, index, scenarioByName('renewal')!, { restartRate: RESTART_RATE }).crash.mode,
+      'after-commit',
+    );
+    const report = await runChaos({
+      crashes: CRASHES,
+      seed: SEED,
+      scenarios: SCENARIOS,
+      concurrency: 1,
+      restartRate: 0,
+      only: [index],
+      baseline: true,
+      stack,
+    });
+    assert.equal(report.retrysafe.totals.duplicates, 0);
+    assert.equal(report.baseline?.totals.crashes, 1);
+    assert.ok((report.baseline?.totals.duplicates ?? 0) >= 1, 'a fresh key per attempt charges twice');
+  });
+});

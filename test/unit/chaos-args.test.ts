@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_CONCURRENCY, DEFAULT_CRASHES, parseChaosArgs } from '../../scripts/chaos/args';
+import { DEFAULT_RESTART_RATE } from '../../scripts/chaos/plan';
+import { UsageError } from '../../scripts/ops/errors';
+
+function refuses(argv: string[], argument: string, detail?: RegExp): void {
+  assert.throws(
+    () => parseChaosArgs(argv),
+    (err: unknown) => {
+      assert.ok(err instanceof UsageError, `expected a UsageError, got ${String(err)}`);
+      assert.ok(err.message.startsWith(`${argument}:`), `message should name ${argument}: ${err.message}`);
+      if (detail) assert.match(err.message, detail);
+      return true;
+    },
+  );
+}
+
+describe('chaos arguments', () => {
+  it('defaults to 100 renewal crashes, 4 at a time, a fresh seed', () => {
+    const args = parseChaosArgs([]);
+    assert.equal(args.crashes, DEFAULT_CRASHES);
+    assert.equal(args.concurrency, DEFAULT_CONCURRENCY);
+    assert.deepEqual(args.scenario, ['renewal']);
+    assert.equal(args.seed, undefined);
+    assert.equal(args['restart-rate'], DEFAULT_RESTART_RATE);
+    assert.equal(args.baseline, false);
+    assert.equal(args.json, false);
+  });
+
+  it('takes repeated and comma-separated scenarios and iteration indexes', () => {
+    const args = parseChaosArgs([
+      '--scenario',
+      'renewal',
+      '--scenario=unknown-lookup,email-no-key',
+      '--scenario',
+      'renewal',
+      '--only',
+      '3,7',
+      '--only',
+      '12',
+      '--seed',
+      '4294967295',
+      '--baseline',
+      '--json',
+    ]);
+    assert.deepEqual(args.scenario, ['renewal', 'unknown-lookup', 'email-no-key']);
+    assert.deepEqual(args.only, [3, 7, 12]);
+    assert.equal(args.seed, 4294967295);
+    assert.equal(args.baseline, true);
+  });
+
+  it('names the argument in every refusal', () => {
+    refuses(['--crashes', 'many'], '--crashes', /whole number/);
+    refuses(['--crashes', '0'], '--crashes', /at least 1/);
+    refuses(['--seed', '-1'], '--seed');
+    refuses(['--seed', '4294967296'], '--seed', /at most/);
+    refuses(['--concurrency', '64'], '--concurrency', /at most/);
+    refuses(['--restart-rate', '1.5'], '--restart-rate', /probability/);
+    refuses(['--only', '3,x'], '--only', /"x"/);
+    refuses(['--crashes'], '--crashes', /needs a value/);
+    refuses(['--crash', '3'], '--crash', /unknown option/);
+  });
+});

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { contractFor } from '../../policies/tool-contracts';
+import { describePlan, planIteration } from '../../scripts/chaos/plan';
+import { SCENARIOS, scenarioByName } from '../../scripts/chaos/registry';
+import type { IterationPlan } from '../../scripts/chaos/types';
+
+const SEED = 20260828;
+const plansFor = (name: string, n = 400): IterationPlan[] =>
+  Array.from({ length: n }, (_, i) => planIteration(SEED, i, scenarioByName(name)!, { restartRate: 0.1 }));
+
+describe('chaos iteration plans', () => {
+  it('depend only on seed and index, so one iteration can be replayed alone', () => {
+    const renewal = scenarioByName('renewal')!;
+    assert.deepEqual(planIteration(SEED, 17, renewal, { restartRate: 0.1 }), plansFor('renewal', 18)[17]);
+    assert.notDeepEqual(planIteration(SEED + 1, 17, renewal, { restartRate: 0.1 }), plansFor('renewal', 18)[17]);
+  });
+
+  for (const scenario of SCENARIOS) {
+    it(`keep every crash mode meaningful for ${scenario.name}`, () => {
+      const plans = plansFor(scenario.name);
+      const contract = contractFor(scenario.operation);
+      const modes = new Set(plans.map((p) => p.crash.mode));
+      for (const [mode] of scenario.modes) {
+        if (mode !== 'before-lookup' || contract.dedupe === 'lookup') assert.ok(modes.has(mode), `${mode} is drawn`);
+      }
+      for (const p of plans) {
+        const kinds = p.faults.map((f) => f.kind);
+        assert.ok(
+          p.faults.every((f) => f.op === p.providerOp),
+          describePlan(p),
+        );
+        assert.ok(p.readLagMs <= contract.readAfterWriteLagMs, `lag inside the contract: ${describePlan(p)}`);
+        if (p.crash.mode === 'after-commit') {
+          // The first reply must answer a commit: nothing refused before it, no lost reply on providers never resent to.
+          assert.ok(
+            kinds.every((k) => k === 'delay' || (k === 'drop-after-commit' && contract.dedupe === 'idempotency-key')),
+            describePlan(p),
+          );
+        }
+        if (p.crash.mode === 'before-lookup') {
+          assert.equal(contract.dedupe, 'lookup');
+          assert.ok(kinds.includes('drop-after-commit'), 'a lookup only follows an ambiguous failure');
+        }
+        if (p.crash.mode === 'in-flight') {
+          assert.equal(
+            kinds.filter((k) => k.endsWith('after-commit'))[0],
+            'hold-after-commit',
+            'the hold strikes the first commit',
+          );
+          assert.ok(p.crash.holdMs! >= 3_000);
+        }
+        if (p.crash.mode === 'random-time') assert.ok(p.crash.delayMs! >= 0);
+        assert.equal(p.declined, kinds.includes('decline'));
+        if (p.declined)
+          assert.equal(p.crash.mode, 'before-send', 'a decline is clean only when the crash precedes any send');
+      }
+    });
+  }
+
+  it('asks for server restarts at the requested rate', () => {
+    const renewal = scenarioByName('renewal')!;
+    const count = (rate: number) =>
+      Array.from({ length: 1000 }, (_, i) => planIteration(SEED, i, renewal, { restartRate: rate })).filter(
+        (p) => p.serverRestart,
+      ).length;
+    assert.equal(count(0), 0);
+    assert.equal(count(1), 1000);
+    assert.ok(Math.abs(count(0.1) - 100) < 40);
+  });
+});

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { planIteration } from '../../scripts/chaos/plan';
+import { scenarioByName } from '../../scripts/chaos/registry';
+import { formatTable, isFailure, summarize, toJson, type ChaosReport } from '../../scripts/chaos/report';
+import type { IterationResult, Tally, Variant } from '../../scripts/chaos/types';
+
+function result(
+  index: number,
+  variant: Variant,
+  tally: Partial<Tally>,
+  signal: NodeJS.Signals | null = 'SIGKILL',
+): IterationResult {
+  const plan = planIteration(1, index, scenarioByName('renewal')!, { restartRate: 0 });
+  return {
+    index,
+    scenario: 'renewal',
+    variant,
+    eventId: `e${index}`,
+    taskQueue: `q${index}`,
+    plan,
+    crash: { mode: plan.crash.mode, pid: 1, signal, pointReached: true, atMs: 10 },
+    tally: {
+      outcome: 'renewed',
+      expectedEffects: 3,
+      actualEffects: 3,
+      duplicates: 0,
+      lost: 0,
+      unknown: 0,
+      needsReview: 0,
+      unexplained: [],
+      ...tally,
+    },
+    durationMs: 1,
+    timeline: {},
+  };
+}
+
+describe('chaos report', () => {
+  const clean = [0, 1, 2].map((i) => result(i, 'retrysafe', {}));
+  const baseline = [result(0, 'baseline', { expectedEffects: 1, actualEffects: 2, duplicates: 1 })];
+
+  it('counts real SIGKILLs, effects and findings per scenario and crash mode', () => {
+    const { totals, scenarios } = summarize([...clean, result(3, 'retrysafe', { unexplained: ['x', 'y'] }, null)]);
+    assert.equal(totals.iterations, 4);
+    assert.equal(totals.crashes, 3, 'an exit without SIGKILL is not a crash');
+    assert.equal(totals.expectedEffects, 12);
+    assert.equal(totals.unexplained, 2);
+    assert.deepEqual(scenarios.renewal, totals);
+    const modes = Object.values(totals.byMode).reduce((n, m) => n + m.iterations, 0);
+    assert.equal(modes, 4);
+  });
+
+  it('flags duplicates, lost effects, unexplained findings and missing SIGKILLs as failures', () => {
+    assert.equal(isFailure(clean[0]), false);
+    assert.equal(isFailure(result(0, 'retrysafe', { duplicates: 1 })), true);
+    assert.equal(isFailure(result(0, 'retrysafe', { lost: 1 })), true);
+    assert.equal(isFailure(result(0, 'retrysafe', { unexplained: ['run ended failed'] })), true);
+    assert.equal(isFailure(result(0, 'retrysafe', {}, null)), true);
+  });
+
+  it('prints retrysafe and baseline side by side and puts the headline numbers first in JSON', () => {
+    const report: ChaosReport = {
+      seed: 1,
+      crashesRequested: 3,
+      concurrency: 2,
+      durationMs: 1000,
+      serverRestarts: 1,
+      workersReplacedAfterRestart: 0,
+      retrysafe: summarize(clean),
+      baseline: summarize(baseline),
+      failures: [],
+      rerun: 'npm run chaos -- --seed 1',
+      logDir: '.out/chaos/x',
+      iterations: [...clean, ...baseline],
+    };
+    const table = formatTable(report).split('\n');
+    assert.match(table[0], /^scenario\s+variant\s+crashes/);
+    assert.match(table[1], /^renewal\s+retrysafe\s+3\s/);
+    assert.match(table[2], /^renewal\s+baseline\s+1\s.*\s1\s/);
+    assert.match(table[3], /baseline duplicates by crash mode/);
+    const json = toJson(report);
+    assert.deepEqual(Object.keys(json).slice(0, 5), ['seed', 'crashes', 'crashesRequested', 'duplicates', 'lost']);
+    assert.equal(json.unexplained, 0);
+    assert.equal(json.baseline?.duplicates, 1);
+    assert.ok(json.scenarios.renewal);
+  });
+});
