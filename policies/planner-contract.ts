@@ -1,6 +1,5 @@
 import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
-import type { Duration, RetryPolicy } from '@temporalio/common';
 import { z } from 'zod';
 import { EFFECT_STATUSES } from './effect-status';
 import type { ErrorCode } from './errors';
@@ -22,24 +21,8 @@ import { canonicalJson, shortHash } from './request-hash';
 
 /** One HTTP call to a model: 30 s, because completions are slow, yet well inside PLAN_START_TO_CLOSE. */
 export const PLANNER_REQUEST_TIMEOUT_MS = 30_000;
-/** One planner activity attempt: the request timeout plus room to parse and record. */
-export const PLAN_START_TO_CLOSE: Duration = '45s';
-/**
- * Transport failures (reset, 429, 5xx, timeout) are retried with backoff; a refused request, bad facts or an
- * exhausted script are final. Invalid model output is not an error at all: it is a recorded decision.
- */
-export const PLAN_RETRY: RetryPolicy = {
-  initialInterval: '1s',
-  backoffCoefficient: 2,
-  maximumInterval: '30s',
-  maximumAttempts: 5,
-  nonRetryableErrorTypes: [
-    'AuthorizationRejected',
-    'ProviderValidationRejected',
-    'InvalidPlannerFacts',
-    'PlannerScriptExhausted',
-  ],
-};
+// The planner activity's timeout and retry policy live with the other timeouts (policies/timeouts.ts).
+export { PLAN_RETRY, PLAN_START_TO_CLOSE } from './timeouts';
 /** Raw model output kept in history; longer output is cut, because history is an audit log, not a transcript. */
 export const MAX_RAW_OUTPUT_CHARS = 16_000;
 /** A rationale is a sentence or two for the reviewer; longer text is cut. */

@@ -61,3 +61,22 @@ export const MAX_REDISPATCHES = 3;
 export const CONFIRMATION_WINDOW: Duration = '24h';
 /** Loading the tenant's policy and the approvers' keys from the worker's configuration. */
 export const POLICY_START_TO_CLOSE: Duration = '10s';
+
+/** One planner activity attempt: the request timeout plus room to parse and record. */
+export const PLAN_START_TO_CLOSE: Duration = '45s';
+/**
+ * Transport failures (reset, 429, 5xx, timeout) are retried with backoff; a refused request, bad facts or an
+ * exhausted script are final. Invalid model output is not an error at all: it is a recorded decision.
+ */
+export const PLAN_RETRY: RetryPolicy = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '30s',
+  maximumAttempts: 5,
+  nonRetryableErrorTypes: [
+    'AuthorizationRejected',
+    'ProviderValidationRejected',
+    'InvalidPlannerFacts',
+    'PlannerScriptExhausted',
+  ],
+};

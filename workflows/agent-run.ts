@@ -36,7 +36,8 @@ import {
   type RunUsage,
 } from '../policies/ceilings';
 import type { Intent } from '../policies/intents';
-import { PLAN_RETRY, PLAN_START_TO_CLOSE, type PlannerHistoryEntry, type RecordedDecision } from '../policies/planner-contract';
+import type { PlannerHistoryEntry, RecordedDecision } from '../policies/planner-contract';
+import { PLAN_RETRY, PLAN_START_TO_CLOSE } from '../policies/timeouts';
 import { RetrysafeError } from '../policies/errors';
 import { SA_KIND, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import { contractFor } from '../policies/tool-contracts';
