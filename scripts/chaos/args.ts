@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseArgv, validateArgs, type FlagSpecs } from '../ops/args';
 import { UsageError } from '../ops/errors';
-import { DEFAULT_SCENARIOS, SCENARIOS } from './registry';
+import { DEFAULT_SCENARIOS, PLANNED_SCENARIOS, SCENARIOS } from './registry';
 import { DEFAULT_RESTART_RATE } from './plan';
 
 /**
@@ -74,6 +74,14 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs & { help: boo
   const { flags, positionals, help } = parseArgv(argv, CHAOS_FLAGS);
   if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const args = validateArgs(ChaosArgs, flags);
+  const known = SCENARIOS.map((s) => s.name);
+  for (const name of args.scenario) {
+    if (known.includes(name)) continue;
+    const planned = PLANNED_SCENARIOS.includes(name)
+      ? `${name} is planned but not written yet`
+      : `unknown scenario ${JSON.stringify(name)}`;
+    throw new UsageError(`--scenario: ${planned}; available: ${known.join(', ')}`);
+  }
   return { ...args, help, scenario: [...new Set(args.scenario)] };
 }
 

@@ -60,5 +60,7 @@ describe('chaos arguments', () => {
     refuses(['--only', '3,x'], '--only', /"x"/);
     refuses(['--crashes'], '--crashes', /needs a value/);
     refuses(['--crash', '3'], '--crash', /unknown option/);
+    refuses(['--scenario', 'approval'], '--scenario', /planned but not written yet/);
+    refuses(['--scenario', 'renewl'], '--scenario', /unknown scenario "renewl"; available: renewal/);
   });
 });
