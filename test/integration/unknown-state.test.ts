@@ -118,19 +118,23 @@ describe('unknown outcomes on the real dev server with payments, email and ticke
     return claimed.key;
   }
 
-  it('confirms a ticket whose reply was lost from a lookup that lags less than the contract says, without resending', async (t) => {
+  /** Claims a ticket whose reply the provider drops after committing, with the given read lag, and waits for an outcome. */
+  async function ticketWithLostReply(prefix: string, readLagMs: number) {
     const tickets = stack.providers.tickets;
-    await tickets.configure({ readLagMs: 1500 });
+    await tickets.configure({ readLagMs });
     await tickets.setFaults([{ op: 'tickets.create', kind: 'drop-after-commit', times: 1 }]);
-    const eventId = uniqueEvent('lost-reply-lagging-lookup');
+    const eventId = uniqueEvent(prefix);
     const intent = ticketIntent(eventId);
-
     const { key } = await stack.retrysafe.claimAction({ tenant: TENANT, eventId }, intent);
     const action = await waitForStatus(stack.retrysafe, key, ['confirmed', 'failed', 'needs_review'], {
       timeoutMs: 30_000,
     });
-
     const seen = atProvider(await tickets.ledger(), 'tickets', 'externalRef', intent.externalRef);
+    return { action, seen };
+  }
+
+  it('confirms a ticket whose reply was lost from a lookup that lags less than the contract says, without resending', async (t) => {
+    const { action, seen } = await ticketWithLostReply('lost-reply-lagging-lookup', 1500);
     report(t, { counted: seen.requests, expected: 1, effects: seen.records.length }, action);
     assert.equal(action.status, 'confirmed', JSON.stringify(action.audit));
     assert.equal(seen.records.length, 1, 'exactly one ticket with this externalRef');
@@ -291,18 +295,7 @@ describe('unknown outcomes on the real dev server with payments, email and ticke
   });
 
   it('does not take an empty lookup inside the contract lag as absence', async (t) => {
-    const tickets = stack.providers.tickets;
-    await tickets.configure({ readLagMs: 2500 });
-    await tickets.setFaults([{ op: 'tickets.create', kind: 'drop-after-commit', times: 1 }]);
-    const eventId = uniqueEvent('empty-inside-lag');
-    const intent = ticketIntent(eventId);
-
-    const { key } = await stack.retrysafe.claimAction({ tenant: TENANT, eventId }, intent);
-    const action = await waitForStatus(stack.retrysafe, key, ['confirmed', 'failed', 'needs_review'], {
-      timeoutMs: 30_000,
-    });
-
-    const seen = atProvider(await tickets.ledger(), 'tickets', 'externalRef', intent.externalRef);
+    const { action, seen } = await ticketWithLostReply('empty-inside-lag', 2500);
     report(t, { counted: seen.requests, expected: 1, effects: seen.records.length }, action);
     assert.equal(action.status, 'confirmed', JSON.stringify(action.audit));
     assert.equal(seen.records.length, 1, 'exactly one ticket: a resend after the first empty lookup would make two');
