@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
+import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import { contractFor, redactedPreview, summarizeIntent } from '../policies/tool-contracts';
 import { claimUpdate, type ClaimRequest, type EffectInput, type EffectSnapshot } from '../workflows/effect-api';
@@ -26,6 +27,7 @@ export async function claimAction(client: Client, taskQueue: string, input: Clai
     args: [effect],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
     staticSummary: summarizeIntent(effect.intent),
     staticDetails: `action ${effect.key}\nrequest hash ${effect.requestHash}`,
     memo: { intentPreview: redactedPreview(effect.intent), requestHash: effect.requestHash },

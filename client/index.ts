@@ -17,6 +17,7 @@ import { parseIntent, type Intent, type Operation } from '../policies/intents';
 import { requestHash } from '../policies/request-hash';
 import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
 import { contractFor, summarizeIntent } from '../policies/tool-contracts';
+import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { DEFAULT_TASK_QUEUE } from '../workers/config';
 import {
   providerEventSignal,
@@ -92,6 +93,7 @@ export class RetrysafeClient {
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         memo: { inputHash },
         staticSummary: `${workflowType} for ${tenant}/${eventId}`,
         typedSearchAttributes: [

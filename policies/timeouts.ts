@@ -5,6 +5,13 @@ import type { Duration, RetryPolicy } from '@temporalio/common';
  * literals. Recovery after a worker dies is bounded by DISPATCH_HEARTBEAT_TIMEOUT plus the retry interval.
  */
 
+/**
+ * A workflow task handed to a worker that then dies is retried only after this timeout (Temporal's default is
+ * 10 s). Action and run workflow tasks are small (no I/O, a few commands), so 3 s is ample even on a loaded
+ * 2-core machine, and it keeps SIGKILL recovery near the heartbeat timeout instead of 10 s behind it.
+ */
+export const WORKFLOW_TASK_TIMEOUT: Duration = '3s';
+
 /** One HTTP request to a provider: 5 s, long enough for a slow gateway, short enough to retry inside a step. */
 export const PROVIDER_REQUEST_TIMEOUT_MS = 5_000;
 /** The executor heartbeats this often while it waits on a provider, so a dead worker is noticed quickly. */

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
+import { WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
 import { contractFor } from '../../policies/tool-contracts';
 import type { SandboxProvider } from '../../sandbox-providers/spawn';
 import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../workflows/baseline';
@@ -55,7 +56,12 @@ export async function measureRecovery(
   const actionKey = actionKeyForStep(runId, { operation: 'charge', version: contractFor('charge').version });
   const handle =
     side === 'retrysafe'
-      ? await client.workflow.start(retrysafeChargeWorkflow, { workflowId: runId, taskQueue, args: [input] })
+      ? await client.workflow.start(retrysafeChargeWorkflow, {
+          workflowId: runId,
+          taskQueue,
+          args: [input],
+          workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+        })
       : await client.workflow.start(baselineChargeWorkflow, {
           workflowId: `bench:recovery:${name}`,
           taskQueue,
