@@ -3,7 +3,7 @@
  * the intent, claim the action (one owner across all runs), then wait durably for its outcome. The run
  * waits through `unknown` and `needs_review`: downstream steps never start on an unresolved effect.
  */
-import { ApplicationFailure, condition, defineUpdate, getExternalWorkflowHandle, proxyActivities, sleep, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, defineUpdate, getExternalWorkflowHandle, patched, proxyActivities, proxyLocalActivities, sleep, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { actionKeyForStep, parseRunWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
@@ -15,6 +15,9 @@ import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, READ_START_TO_CLOSE } from '../polic
 import { OUTCOME_STATUSES, actionUpdateSignal, settleSignal, type EffectSnapshot, type Settlement } from './effect-api';
 
 type Activities = ReturnType<typeof createActivities>;
+
+/** Patch ID: claims moved from a regular to a local activity (older histories keep replaying; see test/replay). */
+export const PATCH_LOCAL_CLAIM = 'claim-local-activity';
 
 const actions = new Map<string, EffectSnapshot>();
 /** Per step: the keys of its revisions, oldest first, with their request hashes (the persisted intents). */
@@ -132,11 +135,11 @@ export async function act(rawIntent: Intent, options: ActOptions = {}): Promise<
     if (previous) await guardReplan(previous.key, key);
   }
   const { tenant } = parseRunWorkflowId(runId);
-  const { claimAction } = proxyActivities<Activities>({
-    startToCloseTimeout: CLAIM_START_TO_CLOSE,
-    retry: CLAIM_RETRY,
-    summary: `claim ${key}: ${summarizeIntent(intent)}`,
-  });
+  // The claim only talks to Temporal and is idempotent, so it runs as a local activity inside this workflow
+  // task: no activity task round trip, and a worker that dies mid-claim costs a workflow task timeout (3 s),
+  // not the claim's start-to-close. Histories from before the change scheduled a regular activity.
+  const claimOptions = { startToCloseTimeout: CLAIM_START_TO_CLOSE, retry: CLAIM_RETRY, summary: `claim ${key}: ${summarizeIntent(intent)}` };
+  const { claimAction } = patched(PATCH_LOCAL_CLAIM) ? proxyLocalActivities<Activities>(claimOptions) : proxyActivities<Activities>(claimOptions);
   const self = workflowInfo().workflowId;
   upsertSearchAttributes([{ key: SA_ACTION_KEYS, value: [...new Set([...actions.keys(), key])] }]);
   const claimed = await claimAction({

@@ -19,8 +19,10 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
+  patched,
   setCurrentDetails,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -68,6 +70,10 @@ import {
 type Activities = ReturnType<typeof createActivities>;
 type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
 
+/** Patch IDs of changes to this workflow's commands; each keeps older histories replaying (see test/replay). */
+export const PATCH_LOCAL_POLICY = 'action-policy-local-activity';
+export const PATCH_BACKGROUND_NOTIFY = 'notify-claimants-in-background';
+
 export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot> {
   const contract = contractFor(input.intent.operation);
   const summary = summarizeIntent(input.intent);
@@ -83,10 +89,17 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
     retry: { maximumAttempts: 3 },
     summary: `look up ${input.key}`,
   });
-  const { loadActionPolicy } = proxyActivities<Activities>({
-    startToCloseTimeout: POLICY_START_TO_CLOSE,
-    summary: `policy for ${input.tenant}`,
-  });
+  // Reading the worker's own policy configuration needs no task queue round trip: a local activity runs it
+  // inside the workflow task. Histories from before the change scheduled a regular activity (hence the patch).
+  const policyOptions = { startToCloseTimeout: POLICY_START_TO_CLOSE, summary: `policy for ${input.tenant}` };
+  const { loadActionPolicy } = patched(PATCH_LOCAL_POLICY)
+    ? proxyLocalActivities<Activities>(policyOptions)
+    : proxyActivities<Activities>(policyOptions);
+  // Claimants learn of each status change by signal. The action's state lives in this history, not in the
+  // claimant, so the next step need not wait a workflow task for the signal's delivery; notifications still
+  // complete before the workflow does (see finish). Older histories awaited each one (hence the patch).
+  const notifyInBackground = patched(PATCH_BACKGROUND_NOTIFY);
+  const pendingNotifications = new Set<Promise<void>>();
 
   const state: EffectSnapshot = {
     key: input.key,
@@ -446,7 +459,9 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
     state.audit.push({ at: nowIso(), from, to, reason, ...(by ? { by } : {}) });
     log.info('action status', { key: input.key, from, to, reason });
     publish();
-    await notifySubscribers();
+    if (!notifyInBackground) return notifySubscribers();
+    const sent: Promise<void> = notifySubscribers().finally(() => pendingNotifications.delete(sent));
+    pendingNotifications.add(sent);
   }
 
   function publish(): void {
@@ -477,6 +492,7 @@ export async function effectWorkflow(input: EffectInput): Promise<EffectSnapshot
   async function finish(): Promise<EffectSnapshot> {
     // Decisions that arrived but were overtaken by evidence or another decision are answered, not left hanging.
     for (const entry of resolutions) entry.answer ??= 'superseded';
+    await Promise.all(pendingNotifications);
     await condition(allHandlersFinished);
     return snapshot();
   }
