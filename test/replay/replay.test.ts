@@ -5,6 +5,8 @@ import { describe, it } from 'node:test';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { temporal } from '@temporalio/proto';
+import { PATCH_LOCAL_CLAIM } from '../../workflows/act';
+import { PATCH_BACKGROUND_NOTIFY, PATCH_LOCAL_POLICY } from '../../workflows/effect';
 
 /**
  * Recorded histories of the demo scenarios (scripts/record-histories.ts) replayed against today's workflow
@@ -39,14 +41,25 @@ async function replayAll(workflowsPath: string) {
   const histories = await loadHistories();
   const options: ReplayWorkerOptions = { workflowsPath, bundlerOptions: { logger: quiet } as never };
   const results = [];
-  const names = new Map(histories.map((h) => [h.workflowId, h.name]));
+  // Recordings from before and after a patched change share workflow IDs: names are handed out in order.
+  const names = new Map<string, string[]>();
+  for (const h of histories) names.set(h.workflowId, [...(names.get(h.workflowId) ?? []), h.name]);
   for await (const result of Worker.runReplayHistories(
     options,
     histories.map(({ workflowId, history }) => ({ workflowId, history })),
   )) {
-    results.push({ ...result, name: names.get(result.workflowId) ?? result.workflowId });
+    results.push({ ...result, name: names.get(result.workflowId)?.shift() ?? result.workflowId });
   }
   return results;
+}
+
+/** The patch IDs a history recorded (core_patch markers), in order. */
+function patchIds(history: temporal.api.history.v1.History): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    const payload = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    return payload ? [(JSON.parse(Buffer.from(payload).toString('utf8')) as { id: string }).id] : [];
+  });
 }
 
 describe('replay of recorded histories', () => {
@@ -57,6 +70,23 @@ describe('replay of recorded histories', () => {
     const failures = results.filter((r) => r.error).map((r) => `${r.name}: ${(r.error as Error).message}`);
     assert.deepEqual(failures, []);
     assert.equal(results.length, histories.length);
+  });
+
+  it('keeps recordings from both sides of each patched change, so both code paths stay replayable', async () => {
+    const histories = await loadHistories();
+    const current = histories.filter((h) => !h.name.startsWith('before-'));
+    const older = histories.filter((h) => h.name.startsWith('before-local-activities.'));
+    assert.ok(older.length >= 4, 'recordings from before the local-activity patches are kept');
+    const patchesIn = (hs: RecordedHistory[]) => new Set(hs.flatMap((h) => patchIds(h.history)));
+    for (const id of [PATCH_LOCAL_CLAIM, PATCH_LOCAL_POLICY, PATCH_BACKGROUND_NOTIFY]) {
+      assert.ok(!patchesIn(older).has(id), `${id} must not appear in the older recordings`);
+    }
+    // Runs record the claim patch; action workflows record the policy and notification patches.
+    const charge = current.find((h) => h.name === 'charge-action-confirmed');
+    const renewal = current.find((h) => h.name === 'renewal-renewed');
+    assert.ok(charge && renewal, 'current recordings of a charge action and a renewal run');
+    assert.deepEqual(patchIds(charge.history), [PATCH_LOCAL_POLICY, PATCH_BACKGROUND_NOTIFY]);
+    assert.ok(patchIds(renewal.history).includes(PATCH_LOCAL_CLAIM));
   });
 
   it('catches a change that is not behind patched() as a determinism violation', async () => {
