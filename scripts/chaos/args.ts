@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseArgv, validateArgs, type FlagSpecs } from '../ops/args';
 import { UsageError } from '../ops/errors';
-import { DEFAULT_SCENARIOS, PLANNED_SCENARIOS, SCENARIOS } from './registry';
+import { DEFAULT_SCENARIOS, SCENARIOS } from './registry';
 import { DEFAULT_RESTART_RATE } from './plan';
 
 /**
@@ -77,10 +77,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs & { help: boo
   const known = SCENARIOS.map((s) => s.name);
   for (const name of args.scenario) {
     if (known.includes(name)) continue;
-    const planned = PLANNED_SCENARIOS.includes(name)
-      ? `${name} is planned but not written yet`
-      : `unknown scenario ${JSON.stringify(name)}`;
-    throw new UsageError(`--scenario: ${planned}; available: ${known.join(', ')}`);
+    throw new UsageError(`--scenario: unknown scenario ${JSON.stringify(name)}; available: ${known.join(', ')}`);
   }
   return { ...args, help, scenario: [...new Set(args.scenario)] };
 }
@@ -88,7 +85,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs & { help: boo
 export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --crashes N        iterations, each with one real SIGKILL of a worker (default ${DEFAULT_CRASHES})
   --seed S           replay a run (printed by every run)
-  --scenario NAME    repeatable; one of ${SCENARIOS.map((s) => s.name).join(', ')} (default ${DEFAULT_SCENARIOS.join(', ')})
+  --scenario NAME    repeatable; one of ${SCENARIOS.map((s) => s.name).join(', ')} (default: all of them)
   --concurrency K    iterations in flight at once, each with its own event ID and providers (default ${DEFAULT_CONCURRENCY})
   --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)
   --restart-rate P   chance per iteration of a dev-server restart during recovery (default ${DEFAULT_RESTART_RATE})

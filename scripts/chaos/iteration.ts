@@ -80,7 +80,9 @@ export class Iteration {
     const { lane, scenario, plan } = this.setup;
     this.startedAt = Date.now();
     try {
-      await resetLaneFaults(lane, scenario.providers);
+      // Every kind this lane may have armed, not just this scenario's: the previous iteration on the lane may
+      // have been another scenario (a shipment left failing would turn this renewal into a compensation).
+      await resetLaneFaults(lane);
       const provider = lane.providers[plan.provider];
       await provider.configure({ readLagMs: plan.readLagMs });
       await scenario.prepare?.(lane.providers);

@@ -62,7 +62,10 @@ export async function startLanes(
   return lanes;
 }
 
-/** Puts a lane's faulted providers back to a known state before an iteration: no faults, given lag. */
-export async function resetLaneFaults(lane: Lane, kinds: readonly ProviderKind[]): Promise<void> {
-  await Promise.all(kinds.map((k) => lane.providers[k].clearFaults()));
+/**
+ * Puts a lane's providers back to a known state before an iteration: no faults. Kinds no scenario faults
+ * are shared between lanes and never armed, so clearing them too is harmless.
+ */
+export async function resetLaneFaults(lane: Lane): Promise<void> {
+  await Promise.all(ALL_KINDS.map((k) => lane.providers[k].clearFaults()));
 }

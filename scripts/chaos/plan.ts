@@ -69,7 +69,7 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
     providerOp,
     crash: {
       mode,
-      ...(mode === 'random-time' ? { delayMs: rng.int(...RANDOM_KILL_MS) } : {}),
+      ...(mode === 'random-time' ? { delayMs: rng.int(...(scenario.randomKillMs ?? RANDOM_KILL_MS)) } : {}),
       ...(holdMs !== undefined ? { holdMs } : {}),
     },
     faults,

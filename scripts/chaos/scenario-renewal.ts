@@ -92,7 +92,7 @@ function startRetrysafe(ctx: IterationContext): StartedWork {
  * Per step, the records carrying this order's reference. Gross counts above one are duplicates (a second
  * charge is a second effect even if refunded later); net counts what still stands after compensation.
  */
-async function countRenewalEffects(ctx: IterationContext, orderId: string) {
+export async function countRenewalEffects(ctx: IterationContext, orderId: string) {
   const [inventory, payments, shipping] = await Promise.all([
     ctx.providers.inventory.ledger(),
     ctx.providers.payments.ledger(),

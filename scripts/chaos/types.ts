@@ -109,6 +109,11 @@ export interface ChaosScenario {
   declineChance: number;
   /** Provider read lag range; the top must stay inside the tool contract's readAfterWriteLagMs. */
   readLagMs: readonly [number, number];
+  /**
+   * Range of random-time kills, from the start of the work. The default suits a target reached within a
+   * second or two; a scenario whose target step comes later (a compensation) reaches further.
+   */
+  randomKillMs?: readonly [number, number];
   /** Called before each iteration on the iteration's providers (e.g. turn webhooks off). */
   prepare?(providers: Record<ProviderKind, SandboxProvider>): Promise<void>;
   retrysafe: ScenarioVariant;

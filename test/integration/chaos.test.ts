@@ -6,12 +6,12 @@ import { runChaos } from '../../scripts/chaos/run';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 
 /**
- * A short chaos run on the real stack, as `npm run chaos` does it: seed 4 draws all five crash modes
- * (before-send, before-lookup, in-flight, after-commit, random-time) across the three scenarios, and a
- * dev-server restart in both batches.
+ * A short chaos run on the real stack, as `npm run chaos` does it: one crash in each of the six scenarios.
+ * Seed 4 draws all five crash modes (before-send, before-lookup, in-flight, after-commit, random-time), a
+ * lost email reply and a dev-server restart in the first batch.
  */
 const SEED = 4;
-const SCENARIOS = ['renewal', 'unknown-lookup', 'email-no-key'];
+const SCENARIOS = ['renewal', 'unknown-lookup', 'email-no-key', 'saga-compensation', 'approval', 'multi-agent'];
 const RESTART_RATE = 0.2;
 const CRASHES = 6;
 const CONCURRENCY = 3;
@@ -58,10 +58,16 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.ok(plannedRestarts >= 1);
     // A lost email reply must end with a person's decision, never with a resend.
     assert.ok(report.retrysafe.scenarios['email-no-key'].needsReview >= 1, why);
+    // Every scenario ran and was counted: a compensated renewal is four effects, two agents share three.
+    assert.deepEqual(Object.keys(report.retrysafe.scenarios).sort(), [...SCENARIOS].sort());
+    assert.equal(report.retrysafe.scenarios['saga-compensation'].expectedEffects, 4, why);
+    assert.equal(report.retrysafe.scenarios['multi-agent'].actualEffects, 3, why);
   });
 
   it('sees the duplicate a bare Temporal activity makes under the same after-commit crash', async () => {
-    const index = 3; // renewal, after-commit at the charge, a dropped reply
+    // With these three scenarios, iteration 3 is the renewal with an after-commit crash at the charge.
+    const scenarios = ['renewal', 'unknown-lookup', 'email-no-key'];
+    const index = 3;
     assert.equal(
       planIteration(SEED, index, scenarioByName('renewal')!, { restartRate: RESTART_RATE }).crash.mode,
       'after-commit',
@@ -69,7 +75,7 @@ describe('chaos harness on the real dev server, providers and worker processes',
     const report = await runChaos({
       crashes: CRASHES,
       seed: SEED,
-      scenarios: SCENARIOS,
+      scenarios,
       concurrency: 1,
       restartRate: 0,
       only: [index],
