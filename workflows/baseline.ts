@@ -2,6 +2,7 @@
  * Bare Temporal, for the chaos harness and the benchmark to compare retrysafe with. Not used by retrysafe.
  *
  *   baselineChargeWorkflow  ─▶ bareCharge (default retry policy, fresh key per attempt) ─▶ { chargeId }
+ *   baselineChildChargeWorkflow ─▶ child baselineChargeWorkflow ─▶ { chargeId }   (the two-workflow shape of an action)
  *   baselineSignalWorkflow  ─▶ condition(resume signal) ─▶ { sentAtMs }
  *   retrysafeChargeWorkflow ─▶ act(charge) ─▶ settle(kept) ─▶ { status, chargeId }
  *
@@ -11,7 +12,7 @@
  * The charge uses the same heartbeat timeout as retrysafe's executor, so both notice a dead worker
  * equally fast; what differs is only what a retry does (see activities/baseline.ts).
  */
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineQuery, defineSignal, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { BareChargeInput, BareChargeResult } from '../activities/baseline';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../policies/timeouts';
@@ -35,6 +36,15 @@ export async function baselineChargeWorkflow(input: BareChargeInput): Promise<Ba
     summary: `bare charge for ${input.merchantReference}`,
   });
   return bareCharge(input);
+}
+
+/**
+ * The bare floor of retrysafe's shape: a run plus one more workflow per action, with no claim, policy,
+ * status signals or search attributes. The benchmark sets retrysafe's action against this as well as
+ * against the single activity, to separate the cost of a workflow per action from the rest.
+ */
+export async function baselineChildChargeWorkflow(input: BareChargeInput): Promise<BareChargeResult> {
+  return executeChild(baselineChargeWorkflow, { workflowId: `${workflowInfo().workflowId}:charge`, args: [input] });
 }
 
 export async function baselineSignalWorkflow(): Promise<{ sentAtMs: number }> {

@@ -7,6 +7,7 @@ import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table'
 import type { RenewalResult } from '../../workflows/renewal';
 import {
   baselineChargeWorkflow,
+  baselineChildChargeWorkflow,
   baselineResumeSignal,
   baselineSignalWorkflow,
   baselineWaitingQuery,
@@ -20,6 +21,8 @@ import { renewalInputFor } from '../chaos/scenario-renewal';
  * The benchmark's legs, in pairs where a pair exists: a bare Temporal operation and its retrysafe
  * counterpart, each timed from the client's call to the answer it waits for.
  *   action   baselineChargeWorkflow (one activity)      vs retrysafeChargeWorkflow (one act(): claim, policy, dispatch)
+ *   action-vs-two-workflows  baselineChildChargeWorkflow (a child workflow running the activity) vs the same
+ *            retrysafe action: what is left once the second workflow per action is paid for on both sides
  *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns)
  *   renewal  (no bare counterpart) reserve → charge → ship as three actions, for scale
  */
@@ -31,6 +34,13 @@ export interface BenchContext {
 }
 
 export type Pair = 'action' | 'signal';
+
+/** Ratios the report prints: retrysafe leg ÷ bare leg, by leg id. */
+export const COMPARISONS = [
+  { name: 'action', bare: 'bare-activity', retrysafe: 'retrysafe-action' },
+  { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
+  { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
+] as const;
 
 export interface Leg {
   id: string;
@@ -60,9 +70,20 @@ const chargeFor = (name: string, amountCents = AUTOMATIC_AMOUNT_CENTS): BareChar
   merchantReference: `B-${name}`,
 });
 
+/** One operation past this is stuck (a workflow type no worker registers, a worker gone), not slow. */
+const OPERATION_TIMEOUT_MS = 60_000;
+
 const timed = async (fn: () => Promise<void>): Promise<number> => {
   const t0 = performance.now();
-  await fn();
+  const stuck = AbortSignal.timeout(OPERATION_TIMEOUT_MS);
+  await Promise.race([
+    fn(),
+    new Promise<never>((_, reject) =>
+      stuck.addEventListener('abort', () =>
+        reject(new Error(`an operation did not finish within ${OPERATION_TIMEOUT_MS / 1000} s; see the worker logs`)),
+      ),
+    ),
+  ]);
   return performance.now() - t0;
 };
 
@@ -78,6 +99,19 @@ export function benchLegs(ctx: BenchContext): Leg[] {
         timed(async () => {
           await client.workflow.execute(baselineChargeWorkflow, {
             workflowId: `bench:bare:${name}`,
+            taskQueue,
+            args: [chargeFor(name)],
+          });
+        }),
+    },
+    {
+      id: 'bare-child-activity',
+      label: 'bare two workflows (child runs the activity)',
+      side: 'bare',
+      prepare: async (name) => () =>
+        timed(async () => {
+          await client.workflow.execute(baselineChildChargeWorkflow, {
+            workflowId: `bench:child:${name}`,
             taskQueue,
             args: [chargeFor(name)],
           });

@@ -7,7 +7,7 @@ import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { createApprover } from '../chaos/approvals';
 import { startStack, type Stack } from '../lib/stack';
 import type { WorkerProcess } from '../lib/worker-process';
-import { LegUnavailable, benchLegs, type BenchContext, type Leg, type Pair } from './legs';
+import { COMPARISONS, LegUnavailable, benchLegs, type BenchContext, type Leg, type Pair } from './legs';
 import { measureRecovery, type RecoverySample, type WorkerPool } from './recovery';
 import { ratios, runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
@@ -67,6 +67,7 @@ export interface RecoveryStats {
 const WORKERS = 2;
 const COLORS: Record<string, string> = {
   'bare-activity': '#1f77b4',
+  'bare-child-activity': '#17becf',
   'retrysafe-action': '#d62728',
   'retrysafe-renewal': '#9467bd',
   'bare-signal': '#2ca02c',
@@ -184,11 +185,11 @@ async function runPrepared<T>(n: number, concurrency: number, prepare: (i: numbe
 
 function pairRatios(legs: LegReport[], levels: Array<[string, number]>): BenchReport['ratios'] {
   const out: BenchReport['ratios'] = {};
-  for (const pair of ['action', 'signal'] as const) {
-    const bare = legs.find((l) => l.pair === pair && l.side === 'bare');
-    const rs = legs.find((l) => l.pair === pair && l.side === 'retrysafe');
+  for (const c of COMPARISONS) {
+    const bare = legs.find((l) => l.id === c.bare);
+    const rs = legs.find((l) => l.id === c.retrysafe);
     if (!bare || !rs) continue;
-    out[pair] = Object.fromEntries(levels.map(([level]) => [level, ratios(rs.stats[level], bare.stats[level])]));
+    out[c.name] = Object.fromEntries(levels.map(([level]) => [level, ratios(rs.stats[level], bare.stats[level])]));
   }
   return out;
 }
