@@ -2,8 +2,9 @@
  * `npm run chaos`: crash injection against the real stack. Kills worker processes at the dangerous points
  * of provider calls under provider faults, restarts the dev server, and counts effects at the providers.
  *   npm run chaos -- --crashes 100 --seed 42 --scenario renewal --baseline
- * Exit code 0 when retrysafe shows no duplicate, no lost effect and nothing unexplained; 1 otherwise;
- * 2 for bad arguments. The baseline's duplicates are its expected result and do not fail the run.
+ * Exit code 0 when retrysafe shows no duplicate, no lost effect and nothing unexplained over every planned
+ * crash (or every crash that fit in --minutes); 1 otherwise; 2 for bad arguments; 130 after Ctrl-C. The
+ * baseline's duplicates are its expected result and do not fail the run.
  */
 import { UsageError } from './ops/errors';
 import { CHAOS_USAGE, parseChaosArgs } from './chaos/args';
@@ -24,6 +25,18 @@ async function main(): Promise<number> {
     return 0;
   }
   const progress = (line: string) => process.stderr.write(`${line}\n`);
+  const stop = new AbortController();
+  let interrupted = false;
+  const onSignal = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    progress('chaos: interrupted; the running batch finishes and is reported (Ctrl-C again quits at once)');
+    stop.abort('interrupted');
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  const budget = args.minutes
+    ? setTimeout(() => stop.abort(`the ${args.minutes}-minute budget ran out`), args.minutes * 60_000)
+    : undefined;
   // With --json, stdout carries only the JSON object, so the table goes to stderr.
   const say = args.json ? progress : (line: string) => process.stdout.write(`${line}\n`);
   const report = await runChaos({
@@ -35,7 +48,9 @@ async function main(): Promise<number> {
     restartRate: args['restart-rate'],
     ...(args.only ? { only: args.only } : {}),
     log: progress,
+    stop: stop.signal,
   });
+  clearTimeout(budget);
   const t = report.retrysafe.totals;
   say('');
   say(
@@ -43,6 +58,8 @@ async function main(): Promise<number> {
       `${report.serverRestarts} dev-server restart(s), ${report.workersReplacedAfterRestart} worker(s) replaced after one · ` +
       `${(report.durationMs / 1000).toFixed(0)} s`,
   );
+  if (report.stoppedEarly)
+    say(`stopped early (${report.stoppedEarly}): the table covers the ${t.crashes} crashes that ran`);
   say(formatTable(report));
   for (const f of report.failures) {
     say(`✗ ${f.plan}\n    ${f.reasons.join('\n    ')}\n    ${f.notes.join(' · ')}\n    rerun: ${f.rerun}`);
@@ -50,8 +67,12 @@ async function main(): Promise<number> {
   say(`rerun: ${report.rerun}`);
   say(`worker and provider logs: ${report.logDir}`);
   if (args.json) process.stdout.write(`${JSON.stringify(toJson(report))}\n`);
-  const ok = t.duplicates === 0 && t.lost === 0 && t.unexplained === 0 && t.crashes === report.crashesRequested;
-  return ok ? 0 : 1;
+  const clean = t.duplicates === 0 && t.lost === 0 && t.unexplained === 0;
+  if (interrupted) return 130;
+  // A time budget is a chosen length, not a failure; a missing crash without one is.
+  const ran = report.iterations.filter((r) => r.variant === 'retrysafe').length;
+  const complete = report.stoppedEarly ? ran > 0 && t.crashes === ran : t.crashes === report.crashesRequested;
+  return clean && complete ? 0 : 1;
 }
 
 main().then(

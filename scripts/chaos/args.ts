@@ -6,7 +6,7 @@ import { DEFAULT_RESTART_RATE } from './plan';
 
 /**
  * `npm run chaos -- [--crashes N] [--seed S] [--scenario NAME]… [--concurrency K] [--baseline]
- *                    [--restart-rate P] [--only I[,J…]] [--json]`
+ *                    [--restart-rate P] [--only I[,J…]] [--minutes M] [--json]`
  * Every message names the argument it is about (`--crashes: must be …`).
  */
 export const CHAOS_FLAGS: FlagSpecs = {
@@ -17,6 +17,7 @@ export const CHAOS_FLAGS: FlagSpecs = {
   baseline: { type: 'boolean' },
   'restart-rate': { type: 'string' },
   only: { type: 'string', multiple: true },
+  minutes: { type: 'string' },
   json: { type: 'boolean' },
 };
 
@@ -47,6 +48,7 @@ export const ChaosArgs = z.object({
     .pipe(z.array(z.string()).min(1, 'needs a scenario name')),
   concurrency: wholeNumber('a whole number of iterations in flight', 1, MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
   baseline: z.boolean().default(false),
+  minutes: wholeNumber('a whole number of minutes', 1, 10_000).optional(),
   'restart-rate': z
     .string()
     .regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/, 'must be a probability from 0 to 1, e.g. 0.1')
@@ -90,4 +92,6 @@ export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)
   --restart-rate P   chance per iteration of a dev-server restart during recovery (default ${DEFAULT_RESTART_RATE})
   --only I[,J]       run only these iteration indexes of the seeded sequence
+  --minutes M        start no batch after M minutes; the report covers the iterations that ran
+                     (Ctrl-C does the same at once: the running batch finishes and is reported)
   --json             one JSON object on the last line of stdout; the table goes to stderr`;

@@ -114,6 +114,13 @@ export function recordsWhere(ledger: Ledger, collection: string, fields: Record<
   ) as LedgerRecord[];
 }
 
+/** One entry per action a scenario expects resolved but that was left unknown or in needs_review. */
+export function leftUnresolved(states: ReadonlyArray<ActionState | undefined>): string[] {
+  return states.flatMap((s) =>
+    s && (s.status === 'unknown' || s.status === 'needs_review') ? [`${s.key} left ${s.status}`] : [],
+  );
+}
+
 /** Counts the states retrysafe leaves for a person: each must be one the scenario expects. */
 export function countOpen(states: ReadonlyArray<ActionState | undefined>) {
   return {

@@ -37,6 +37,8 @@ export interface Failure {
 export interface ChaosReport {
   seed: number;
   crashesRequested: number;
+  /** Why the run stopped before every planned iteration ran (a time budget, Ctrl-C). */
+  stoppedEarly?: string;
   concurrency: number;
   durationMs: number;
   serverRestarts: number;
@@ -178,6 +180,7 @@ export function toJson(report: ChaosReport) {
     seed: report.seed,
     crashes: t.crashes,
     crashesRequested: report.crashesRequested,
+    ...(report.stoppedEarly ? { stoppedEarly: report.stoppedEarly } : {}),
     duplicates: t.duplicates,
     lost: t.lost,
     unexplained: t.unexplained,

@@ -30,6 +30,11 @@ export interface ChaosOptions {
   only?: readonly number[];
   /** Progress lines (one per batch); stderr in the CLI. */
   log?: (line: string) => void;
+  /**
+   * Aborted: start no further batch; the running one finishes and the report covers what ran. The CLI
+   * aborts it on Ctrl-C and when --minutes has passed.
+   */
+  stop?: AbortSignal;
   /** Reuse a running stack (tests); otherwise one is started and stopped. */
   stack?: Stack;
 }
@@ -61,6 +66,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const results: IterationResult[] = [];
   let lanes: Lane[] = [];
   let serverRestarts = 0;
+  let stoppedEarly: string | undefined;
   let workersReplaced = 0;
   try {
     lanes = await startLanes(stack, options.concurrency, faulted, logDir);
@@ -92,6 +98,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     next.forEach((it) => it.prepare());
     try {
       for (const [b, batch] of batches.entries()) {
+        if (options.stop?.aborted) {
+          stoppedEarly = `${String(options.stop.reason ?? 'stopped')}, before batch ${b + 1} of ${batches.length}`;
+          log(`stopping: ${stoppedEarly}`);
+          break;
+        }
         const batchStarted = Date.now();
         const iterations = next;
         await Promise.all(iterations.map((it) => it.begin()));
@@ -129,6 +140,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const report: ChaosReport = {
     seed,
     crashesRequested: plans.length,
+    ...(stoppedEarly ? { stoppedEarly } : {}),
     concurrency: options.concurrency,
     durationMs: Date.now() - started,
     serverRestarts,

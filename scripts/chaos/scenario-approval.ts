@@ -2,7 +2,13 @@ import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS } from
 import type { ChargeIntent } from '../../policies/intents';
 import type { EffectSnapshot } from '../../workflows/effect-api';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
-import { RESTING_STATUSES, claimedActionKey } from './scenario-unknown-lookup';
+import {
+  RESTING_STATUSES,
+  TRANSIENT_FAULTS,
+  claimAndApprove,
+  claimedActionKey,
+  type ApprovalAttempt,
+} from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -28,27 +34,12 @@ function start(ctx: IterationContext): StartedWork {
   };
   const key = claimedActionKey(ctx, 'charge');
   let claimError: Error | undefined;
-  /** When the first approval left the harness: no charge may have been committed before it. */
-  let approvalSentAtMs: number | undefined;
-  let approved = false;
+  let approval: ApprovalAttempt = { accepted: false };
   let reached: ActionState | undefined;
 
   const settled = (async () => {
     try {
-      const claimed = await retrying(
-        () => ctx.retrysafe.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intent),
-        { budgetMs: Number.POSITIVE_INFINITY, signal: ctx.signal },
-      );
-      const waiting = await waitForActionStatus(ctx.client, key, ['awaiting_confirmation', ...RESTING_STATUSES], ctx.signal);
-      if (waiting?.status === 'awaiting_confirmation') {
-        // An update: while the worker is dead it waits for the successor, and a retried approval is the same one.
-        approvalSentAtMs = Date.now();
-        await retrying(() => ctx.approver.approve(ctx.client, key, claimed.requestHash), {
-          budgetMs: Number.POSITIVE_INFINITY,
-          signal: ctx.signal,
-        });
-        approved = true;
-      }
+      approval = await claimAndApprove(ctx, key, intent);
     } catch (err) {
       claimError = err as Error;
       return;
@@ -68,7 +59,7 @@ function start(ctx: IterationContext): StartedWork {
       const unexplained: string[] = [];
       if (claimError) unexplained.push(`claim failed: ${rootMessage(claimError)}`);
       else if (status !== 'confirmed' && !declined) unexplained.push(`${key} ended ${status}`);
-      if (!claimError) unexplained.push(...approvalProblems(snapshot, { approved, approvalSentAtMs }, charges));
+      if (!claimError) unexplained.push(...approvalProblems(snapshot, approval, charges));
       return {
         outcome: declined ? 'declined' : status,
         expectedEffects: expected,
@@ -90,7 +81,7 @@ function start(ctx: IterationContext): StartedWork {
  */
 export function approvalProblems(
   snapshot: EffectSnapshot | undefined,
-  sent: { approved: boolean; approvalSentAtMs?: number },
+  approval: ApprovalAttempt,
   charges: ReadonlyArray<Record<string, unknown>>,
 ): string[] {
   if (!snapshot) return ['the action could not be read to check its approval'];
@@ -98,10 +89,14 @@ export function approvalProblems(
   if (!snapshot.audit.some((a) => a.to === 'awaiting_confirmation')) problems.push('never waited for a confirmation');
   const approvals = snapshot.audit.filter((a) => a.reason.startsWith('approved ('));
   if (approvals.length > 1) problems.push(`accepted ${approvals.length} approvals`);
-  if (charges.length > 0 && (approvals.length === 0 || !snapshot.approvedBy)) problems.push('charged without a recorded approval');
-  if (charges.length > 0 && !sent.approved) problems.push('charged, yet the approval was never accepted');
-  const early = charges.filter((c) => sent.approvalSentAtMs === undefined || Date.parse(String(c.committedAt)) < sent.approvalSentAtMs);
-  if (early.length) problems.push(`charge ${early.map((c) => c.id).join(', ')} was committed before any approval was sent`);
+  if (charges.length > 0 && (approvals.length === 0 || !snapshot.approvedBy))
+    problems.push('charged without a recorded approval');
+  if (charges.length > 0 && !approval.accepted) problems.push('charged, yet the approval was never accepted');
+  const early = charges.filter(
+    (c) => approval.sentAtMs === undefined || Date.parse(String(c.committedAt)) < approval.sentAtMs,
+  );
+  if (early.length)
+    problems.push(`charge ${early.map((c) => c.id).join(', ')} was committed before any approval was sent`);
   return problems;
 }
 
@@ -116,13 +111,7 @@ export const approvalScenario: ChaosScenario = {
     ['after-commit', 2],
     ['random-time', 4],
   ],
-  faultPool: [
-    ['none', 4],
-    ['status-5xx', 1],
-    ['status-429', 1],
-    ['reset', 1],
-    ['delay', 1],
-  ],
+  faultPool: TRANSIENT_FAULTS,
   dropChance: 0.3,
   declineChance: 0.15,
   readLagMs: [0, 2_000],

@@ -1,7 +1,7 @@
 import type { SendEmailIntent } from '../../policies/intents';
 import type { OperatorResolution } from '../../workflows/effect-api';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
-import { RESTING_STATUSES, claimedActionKey } from './scenario-unknown-lookup';
+import { RESTING_STATUSES, claimAndApprove, claimedActionKey } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -35,23 +35,8 @@ function start(ctx: IterationContext): StartedWork {
 
   const settled = (async () => {
     try {
-      const claimed = await retrying(
-        () => ctx.retrysafe.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intent),
-        { budgetMs: Number.POSITIVE_INFINITY, signal: ctx.signal },
-      );
       // A customer email always needs a person's signed approval of the exact request (decision table).
-      const waiting = await waitForActionStatus(
-        ctx.client,
-        key,
-        ['awaiting_confirmation', ...RESTING_STATUSES],
-        ctx.signal,
-      );
-      if (waiting?.status === 'awaiting_confirmation') {
-        await retrying(() => ctx.approver.approve(ctx.client, key, claimed.requestHash), {
-          budgetMs: Number.POSITIVE_INFINITY,
-          signal: ctx.signal,
-        });
-      }
+      await claimAndApprove(ctx, key, intent);
     } catch (err) {
       claimError = err as Error;
       return;

@@ -1,8 +1,17 @@
 import { runWorkflowId } from '../../policies/action-key';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
-import { actionState, awaitWorkflowResult, countOpen, retrying, rootMessage, runActionKeys } from './observe';
+import {
+  actionState,
+  awaitWorkflowResult,
+  countOpen,
+  retrying,
+  rootMessage,
+  runActionKeys,
+  leftUnresolved,
+} from './observe';
 import { countRenewalEffects, renewalInputFor } from './scenario-renewal';
+import { KEYED_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -62,14 +71,17 @@ function start(ctx: IterationContext): StartedWork {
       const statuses = outcomes.map((o) => (o?.ok ? o.value.status : o ? 'workflow-failed' : 'unsettled'));
       outcomes.forEach((o, i) => {
         if (statuses[i] !== 'done') {
-          unexplained.push(`${AGENTS[i]} ended ${statuses[i]}${o && !o.ok ? `: ${rootMessage(o.error)}` : o?.ok ? ` (${o.value.reason})` : ''}`);
+          unexplained.push(
+            `${AGENTS[i]} ended ${statuses[i]}${o && !o.ok ? `: ${rootMessage(o.error)}` : o?.ok ? ` (${o.value.reason})` : ''}`,
+          );
         }
       });
-      const [a, b] = outcomes.map((o) => (o?.ok ? o.value.actions.map((x) => `${x.key}=${x.providerRef ?? '-'}`).join(' ') : undefined));
-      if (a !== undefined && b !== undefined && a !== b) unexplained.push(`the agents disagree: ${AGENTS[0]} ${a}; ${AGENTS[1]} ${b}`);
-      for (const s of states) {
-        if (s && (s.status === 'unknown' || s.status === 'needs_review')) unexplained.push(`${s.key} left ${s.status}`);
-      }
+      const [a, b] = outcomes.map((o) =>
+        o?.ok ? o.value.actions.map((x) => `${x.key}=${x.providerRef ?? '-'}`).join(' ') : undefined,
+      );
+      if (a !== undefined && b !== undefined && a !== b)
+        unexplained.push(`the agents disagree: ${AGENTS[0]} ${a}; ${AGENTS[1]} ${b}`);
+      unexplained.push(...leftUnresolved(states));
       return {
         outcome: statuses.every((s) => s === 'done') ? 'done×2' : statuses.join('/'),
         expectedEffects: 3,
@@ -89,19 +101,8 @@ export const multiAgentScenario: ChaosScenario = {
   summary: 'two agents on one renewal event (one owner per action); crashes at the shared charge',
   operation: 'charge',
   providers: ['payments'],
-  modes: [
-    ['before-send', 2],
-    ['in-flight', 3],
-    ['after-commit', 3],
-    ['random-time', 2],
-  ],
-  faultPool: [
-    ['none', 4],
-    ['status-5xx', 1],
-    ['status-429', 1],
-    ['reset', 1],
-    ['delay', 1],
-  ],
+  modes: KEYED_CALL_MODES,
+  faultPool: TRANSIENT_FAULTS,
   dropChance: 0.3,
   // What an agent does after a declined card is the planner's choice, not an expectation this scenario can
   // state for every planner; declines are exercised by the renewal and approval scenarios.

@@ -4,6 +4,7 @@ import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table'
 import { baselineChargeWorkflow } from '../../workflows/baseline';
 import type { RenewalInput, RenewalResult } from '../../workflows/renewal';
 import {
+  type ActionState,
   actionState,
   awaitWorkflowResult,
   countOpen,
@@ -11,7 +12,9 @@ import {
   retrying,
   rootMessage,
   runActionKeys,
+  leftUnresolved,
 } from './observe';
+import { KEYED_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -39,31 +42,65 @@ export function renewalInputFor(ctx: Pick<IterationContext, 'tenant' | 'eventId'
   };
 }
 
-function startRetrysafe(ctx: IterationContext): StartedWork {
+export interface RenewalRun {
+  input: RenewalInput;
+  runId: string;
+  settled: Promise<void>;
+  /** The run's result once it closed; undefined while it runs. */
+  outcome(): { ok: true; value: RenewalResult } | { ok: false; error: Error } | undefined;
+  /** `renewed`, `compensated`, … from the result; `workflow-failed` or `unsettled` otherwise. */
+  status(): string;
+  /** The status with the failure's innermost message, for an unexplained entry. */
+  describe(): string;
+  /** The run's actions as each last published its status. */
+  actionStates(): Promise<Array<ActionState | undefined>>;
+}
+
+/** Starts the iteration's renewal through the client and follows it through crashes and restarts. */
+export function startRenewalRun(ctx: IterationContext): RenewalRun {
   const input = renewalInputFor(ctx);
   const runId = runWorkflowId(ctx.tenant, ctx.eventId);
-  let outcome: { ok: true; value: RenewalResult } | { ok: false; error: Error } | undefined;
+  let outcome: ReturnType<RenewalRun['outcome']>;
   const settled = (async () => {
     const run = await retrying(() => ctx.retrysafe.startRenewal(input));
     outcome = await awaitWorkflowResult(() => run.result() as Promise<RenewalResult>, ctx.signal);
   })();
+  const status = () => (outcome?.ok ? outcome.value.status : outcome ? 'workflow-failed' : 'unsettled');
+  return {
+    input,
+    runId,
+    settled,
+    outcome: () => outcome,
+    status,
+    describe: () => `${status()}${outcome && !outcome.ok ? `: ${rootMessage(outcome.error)}` : ''}`,
+    async actionStates() {
+      const keys = await runActionKeys(ctx.client, runId);
+      return Promise.all(keys.map((k) => actionState(ctx.client, k)));
+    },
+  };
+}
+
+function startRetrysafe(ctx: IterationContext): StartedWork {
+  const run = startRenewalRun(ctx);
+  const { input, runId } = run;
 
   return {
-    settled,
+    settled: run.settled,
     async verify(): Promise<Tally> {
       const effects = await countRenewalEffects(ctx, input.orderId);
-      const keys = await runActionKeys(ctx.client, runId);
-      const states = await Promise.all(keys.map((k) => actionState(ctx.client, k)));
+      const states = await run.actionStates();
+      const keys = states.flatMap((s) => (s ? [s.key] : []));
       const open = countOpen(states);
+      const outcome = run.outcome();
       const result = outcome?.ok ? outcome.value : undefined;
-      const status = result?.status ?? (outcome ? 'workflow-failed' : 'unsettled');
+      const status = run.status();
       const unexplained: string[] = [];
 
       // Renewed: one of each. Declined card: the saga undid what it did, so nothing stands.
       const declinedAsPlanned = ctx.plan.declined && (status === 'failed' || status === 'compensated');
       const expected = declinedAsPlanned ? 0 : 3;
       if (!declinedAsPlanned && status !== 'renewed') {
-        unexplained.push(`run ended ${status}${outcome && !outcome.ok ? `: ${rootMessage(outcome.error)}` : ''}`);
+        unexplained.push(`run ended ${run.describe()}`);
       }
       if (declinedAsPlanned && effects.net > 0) unexplained.push(`declined, yet ${effects.net} effect(s) still stand`);
       if (status === 'renewed' && result?.chargeId && !effects.chargeIds.includes(result.chargeId)) {
@@ -71,9 +108,7 @@ function startRetrysafe(ctx: IterationContext): StartedWork {
           `run reports charge ${result.chargeId}, the provider holds ${effects.chargeIds.join(', ') || 'none'}`,
         );
       }
-      for (const s of states) {
-        if (s && (s.status === 'unknown' || s.status === 'needs_review')) unexplained.push(`${s.key} left ${s.status}`);
-      }
+      unexplained.push(...leftUnresolved(states));
       return {
         outcome: status,
         expectedEffects: expected,
@@ -164,19 +199,8 @@ export const renewalScenario: ChaosScenario = {
   summary: 'renewal run (reserve → charge → ship); crashes at the charge; counted by order reference',
   operation: 'charge',
   providers: ['payments'],
-  modes: [
-    ['before-send', 2],
-    ['in-flight', 3],
-    ['after-commit', 3],
-    ['random-time', 2],
-  ],
-  faultPool: [
-    ['none', 4],
-    ['status-5xx', 1],
-    ['status-429', 1],
-    ['reset', 1],
-    ['delay', 1],
-  ],
+  modes: KEYED_CALL_MODES,
+  faultPool: TRANSIENT_FAULTS,
   dropChance: 0.3,
   declineChance: 0.15,
   readLagMs: [0, 2_000],

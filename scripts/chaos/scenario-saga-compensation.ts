@@ -1,7 +1,6 @@
-import { runWorkflowId } from '../../policies/action-key';
-import type { RenewalResult } from '../../workflows/renewal';
-import { actionState, awaitWorkflowResult, countOpen, recordsWhere, retrying, rootMessage, runActionKeys } from './observe';
-import { renewalInputFor } from './scenario-renewal';
+import { countOpen, recordsWhere, leftUnresolved } from './observe';
+import { startRenewalRun } from './scenario-renewal';
+import { KEYED_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -12,31 +11,18 @@ import type { ChaosScenario, IterationContext, StartedWork, Tally } from './type
  */
 
 function start(ctx: IterationContext): StartedWork {
-  const input = renewalInputFor(ctx);
-  const runId = runWorkflowId(ctx.tenant, ctx.eventId);
-  let outcome: { ok: true; value: RenewalResult } | { ok: false; error: Error } | undefined;
-  const settled = (async () => {
-    const run = await retrying(() => ctx.retrysafe.startRenewal(input));
-    outcome = await awaitWorkflowResult(() => run.result() as Promise<RenewalResult>, ctx.signal);
-  })();
-
+  const run = startRenewalRun(ctx);
   return {
-    settled,
+    settled: run.settled,
     async verify(): Promise<Tally> {
-      const effects = await countCompensatedRenewal(ctx, input.orderId);
-      const keys = await runActionKeys(ctx.client, runId);
-      const states = await Promise.all(keys.map((k) => actionState(ctx.client, k)));
-      const result = outcome?.ok ? outcome.value : undefined;
-      const status = result?.status ?? (outcome ? 'workflow-failed' : 'unsettled');
+      const effects = await countCompensatedRenewal(ctx, run.input.orderId);
+      const states = await run.actionStates();
+      const status = run.status();
       const unexplained: string[] = [];
-      if (status !== 'compensated') {
-        unexplained.push(`run ended ${status}${outcome && !outcome.ok ? `: ${rootMessage(outcome.error)}` : ''}`);
-      }
+      if (status !== 'compensated') unexplained.push(`run ended ${run.describe()}`);
       if (effects.shipments > 0) unexplained.push(`${effects.shipments} shipment(s) although every shipment fails`);
       if (effects.standing > 0) unexplained.push(`${effects.standing} effect(s) still stand after compensation`);
-      for (const s of states) {
-        if (s && (s.status === 'unknown' || s.status === 'needs_review')) unexplained.push(`${s.key} left ${s.status}`);
-      }
+      unexplained.push(...leftUnresolved(states));
       return {
         outcome: status,
         expectedEffects: effects.expected,
@@ -45,7 +31,11 @@ function start(ctx: IterationContext): StartedWork {
         lost: effects.missing,
         ...countOpen(states),
         unexplained,
-        notes: [`run ${runId}`, `actions ${keys.join(', ') || 'none'}`, `ledger ${effects.summary}`],
+        notes: [
+          `run ${run.runId}`,
+          `actions ${states.map((s) => s?.key ?? '?').join(', ') || 'none'}`,
+          `ledger ${effects.summary}`,
+        ],
       };
     },
   };
@@ -93,19 +83,8 @@ export const sagaCompensationScenario: ChaosScenario = {
   summary: 'renewal whose shipment fails for good; crashes at the refund that compensates the charge',
   operation: 'refund',
   providers: ['payments', 'shipping'],
-  modes: [
-    ['before-send', 2],
-    ['in-flight', 3],
-    ['after-commit', 3],
-    ['random-time', 2],
-  ],
-  faultPool: [
-    ['none', 4],
-    ['status-5xx', 1],
-    ['status-429', 1],
-    ['reset', 1],
-    ['delay', 1],
-  ],
+  modes: KEYED_CALL_MODES,
+  faultPool: TRANSIENT_FAULTS,
   dropChance: 0.3,
   // A declined refund rightly waits for a person (nothing may try a second, different undo): a separate
   // expectation this scenario does not mix in; test/integration/saga-and-interlocks.test.ts covers it.

@@ -1,7 +1,6 @@
-import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
-import type { CreateTicketIntent, Operation } from '../../policies/intents';
-import { contractFor } from '../../policies/tool-contracts';
-import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
+import type { CreateTicketIntent } from '../../policies/intents';
+import { actionState, recordsWhere, rootMessage, waitForActionStatus, type ActionState } from './observe';
+import { RESTING_STATUSES, claimThroughCrashes, claimedActionKey } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -10,17 +9,6 @@ import type { ChaosScenario, IterationContext, StartedWork, Tally } from './type
  * before it may conclude "absent" and send. Expected: exactly one ticket per reference, confirmed, and
  * nothing left unknown.
  */
-
-/** The key application code gets for an action claimed by `claimAction` (no step ID). */
-export function claimedActionKey(ctx: Pick<IterationContext, 'tenant' | 'eventId'>, operation: Operation): string {
-  return actionKeyForStep(runWorkflowId(ctx.tenant, ctx.eventId), {
-    operation,
-    version: contractFor(operation).version,
-  });
-}
-
-/** Statuses a claimed action stops at until someone acts: the end of the watch. */
-export const RESTING_STATUSES = ['confirmed', 'failed', 'needs_review', 'compensated'] as const;
 
 function start(ctx: IterationContext): StartedWork {
   const externalRef = `T-${ctx.eventId}`;
@@ -36,10 +24,7 @@ function start(ctx: IterationContext): StartedWork {
   let reached: ActionState | undefined;
   const settled = (async () => {
     try {
-      await retrying(() => ctx.retrysafe.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intent), {
-        budgetMs: Number.POSITIVE_INFINITY,
-        signal: ctx.signal,
-      });
+      await claimThroughCrashes(ctx, intent);
     } catch (err) {
       claimError = err as Error;
       return;

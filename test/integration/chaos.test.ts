@@ -64,6 +64,21 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.equal(report.retrysafe.scenarios['multi-agent'].actualEffects, 3, why);
   });
 
+  it('starts no batch once stopped, and says why in the report', async () => {
+    const report = await runChaos({
+      crashes: CRASHES,
+      seed: SEED,
+      scenarios: SCENARIOS,
+      concurrency: 1,
+      restartRate: 0,
+      stack,
+      stop: AbortSignal.abort('the 1-minute budget ran out'),
+    });
+    assert.equal(report.iterations.length, 0);
+    assert.equal(report.retrysafe.totals.crashes, 0);
+    assert.equal(report.stoppedEarly, `the 1-minute budget ran out, before batch 1 of ${CRASHES}`);
+  });
+
   it('sees the duplicate a bare Temporal activity makes under the same after-commit crash', async () => {
     // With these three scenarios, iteration 3 is the renewal with an after-commit crash at the charge.
     const scenarios = ['renewal', 'unknown-lookup', 'email-no-key'];

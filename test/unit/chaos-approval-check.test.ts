@@ -35,14 +35,14 @@ const approvedAudit: AuditEntry[] = [
 
 describe('chaos approval check', () => {
   it('passes one charge committed after the one accepted approval', () => {
-    const problems = approvalProblems(snapshot(approvedAudit, 'ann'), { approved: true, approvalSentAtMs: T0 + 800 }, [
+    const problems = approvalProblems(snapshot(approvedAudit, 'ann'), { accepted: true, sentAtMs: T0 + 800 }, [
       { id: 'ch_1', committedAt: at(940) },
     ]);
     assert.deepEqual(problems, []);
   });
 
   it('flags a charge committed before any approval was sent', () => {
-    const problems = approvalProblems(snapshot(approvedAudit, 'ann'), { approved: true, approvalSentAtMs: T0 + 800 }, [
+    const problems = approvalProblems(snapshot(approvedAudit, 'ann'), { accepted: true, sentAtMs: T0 + 800 }, [
       { id: 'ch_1', committedAt: at(500) },
     ]);
     assert.deepEqual(problems, ['charge ch_1 was committed before any approval was sent']);
@@ -50,7 +50,7 @@ describe('chaos approval check', () => {
 
   it('flags an action that never asked for a confirmation and charged', () => {
     const audit = approvedAudit.filter((a) => a.to !== 'awaiting_confirmation' && a.from !== 'awaiting_confirmation');
-    const problems = approvalProblems(snapshot(audit), { approved: false }, [{ id: 'ch_1', committedAt: at(940) }]);
+    const problems = approvalProblems(snapshot(audit), { accepted: false }, [{ id: 'ch_1', committedAt: at(940) }]);
     assert.ok(problems.includes('never waited for a confirmation'), problems.join('; '));
     assert.ok(problems.includes('charged without a recorded approval'), problems.join('; '));
     assert.ok(problems.includes('charged, yet the approval was never accepted'), problems.join('; '));
@@ -58,7 +58,7 @@ describe('chaos approval check', () => {
 
   it('flags two accepted approvals and an unreadable action', () => {
     const twice = [...approvedAudit.slice(0, 3), approvedAudit[2], ...approvedAudit.slice(3)];
-    assert.deepEqual(approvalProblems(snapshot(twice, 'ann'), { approved: true, approvalSentAtMs: T0 }, []), ['accepted 2 approvals']);
-    assert.deepEqual(approvalProblems(undefined, { approved: true }, []), ['the action could not be read to check its approval']);
+    assert.deepEqual(approvalProblems(snapshot(twice, 'ann'), { accepted: true, sentAtMs: T0 }, []), ['accepted 2 approvals']);
+    assert.deepEqual(approvalProblems(undefined, { accepted: true }, []), ['the action could not be read to check its approval']);
   });
 });

@@ -26,6 +26,13 @@ describe('chaos arguments', () => {
     assert.equal(args['restart-rate'], DEFAULT_RESTART_RATE);
     assert.equal(args.baseline, false);
     assert.equal(args.json, false);
+    assert.equal(args.minutes, undefined);
+  });
+
+  it('takes a time budget in whole minutes', () => {
+    assert.equal(parseChaosArgs(['--minutes', '90']).minutes, 90);
+    refuses(['--minutes', '1.5'], '--minutes', /whole number of minutes/);
+    refuses(['--minutes', '0'], '--minutes', /at least 1/);
   });
 
   it('takes repeated and comma-separated scenarios and iteration indexes', () => {

@@ -1,0 +1,77 @@
+import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
+import type { Intent, Operation } from '../../policies/intents';
+import { contractFor } from '../../policies/tool-contracts';
+import type { EffectSnapshot } from '../../workflows/effect-api';
+import { retrying, waitForActionStatus } from './observe';
+import type { ChaosScenario, IterationContext } from './types';
+
+/** Shared pieces of the scenarios: the usual crash and fault mixes, and a claim that waits out crashes. */
+
+/** The key application code gets for an action claimed by `claimAction` (no step ID). */
+export function claimedActionKey(ctx: Pick<IterationContext, 'tenant' | 'eventId'>, operation: Operation): string {
+  return actionKeyForStep(runWorkflowId(ctx.tenant, ctx.eventId), {
+    operation,
+    version: contractFor(operation).version,
+  });
+}
+
+/** Statuses a claimed action stops at until someone acts: the end of the watch. */
+export const RESTING_STATUSES = ['confirmed', 'failed', 'needs_review', 'compensated'] as const;
+
+/** Every dangerous point of a keyed provider call, weighted towards the two that follow a commit. */
+export const KEYED_CALL_MODES: ChaosScenario['modes'] = [
+  ['before-send', 2],
+  ['in-flight', 3],
+  ['after-commit', 3],
+  ['random-time', 2],
+];
+
+/** Before-commit faults a keyed provider call must ride through: half the calls see none. */
+export const TRANSIENT_FAULTS: ChaosScenario['faultPool'] = [
+  ['none', 4],
+  ['status-5xx', 1],
+  ['status-429', 1],
+  ['reset', 1],
+  ['delay', 1],
+];
+
+/**
+ * Claims an action as application code does, under the iteration's run ID, retrying through worker crashes
+ * and server restarts until the iteration's deadline. A typed refusal (a mismatch) is final.
+ */
+export function claimThroughCrashes(ctx: IterationContext, intent: Intent): Promise<EffectSnapshot> {
+  return retrying(() => ctx.retrysafe.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intent), {
+    budgetMs: Number.POSITIVE_INFINITY,
+    signal: ctx.signal,
+  });
+}
+
+/** What happened to the signed approval of an action that may need one. */
+export interface ApprovalAttempt {
+  /** When the first approval left the harness; undefined when the action never asked for one. */
+  sentAtMs?: number;
+  /** The action accepted the approval (its update returned). */
+  accepted: boolean;
+}
+
+/**
+ * Claims the action and, when the decision table sends it to awaiting_confirmation, approves its exact
+ * request hash as a person would. The approval is an update: while the worker is dead it waits for the
+ * successor, and a retried approval is the same one.
+ */
+export async function claimAndApprove(ctx: IterationContext, key: string, intent: Intent): Promise<ApprovalAttempt> {
+  const claimed = await claimThroughCrashes(ctx, intent);
+  const waiting = await waitForActionStatus(
+    ctx.client,
+    key,
+    ['awaiting_confirmation', ...RESTING_STATUSES],
+    ctx.signal,
+  );
+  if (waiting?.status !== 'awaiting_confirmation') return { accepted: false };
+  const sentAtMs = Date.now();
+  await retrying(() => ctx.approver.approve(ctx.client, key, claimed.requestHash), {
+    budgetMs: Number.POSITIVE_INFINITY,
+    signal: ctx.signal,
+  });
+  return { sentAtMs, accepted: true };
+}
