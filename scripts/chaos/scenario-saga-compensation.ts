@@ -46,7 +46,7 @@ function start(ctx: IterationContext): StartedWork {
  * duplicate (a second refund moves money twice), fewer is lost (a charge never refunded). `standing`
  * counts what compensation should have undone but did not.
  */
-async function countCompensatedRenewal(ctx: IterationContext, orderId: string) {
+export async function countCompensatedRenewal(ctx: IterationContext, orderId: string) {
   const [inventory, payments, shipping] = await Promise.all([
     ctx.providers.inventory.ledger(),
     ctx.providers.payments.ledger(),

@@ -28,7 +28,13 @@ function snapshot(audit: AuditEntry[], approvedBy?: string): EffectSnapshot {
 const approvedAudit: AuditEntry[] = [
   { at: at(0), from: null, to: 'planned', reason: 'intent persisted' },
   { at: at(10), from: 'planned', to: 'awaiting_confirmation', reason: 'confirm: amount' },
-  { at: at(900), from: 'awaiting_confirmation', to: 'awaiting_confirmation', reason: 'approved (key k1, expires x)', by: 'ann' },
+  {
+    at: at(900),
+    from: 'awaiting_confirmation',
+    to: 'awaiting_confirmation',
+    reason: 'approved (key k1, expires x)',
+    by: 'ann',
+  },
   { at: at(901), from: 'awaiting_confirmation', to: 'dispatching', reason: 'dispatch' },
   { at: at(950), from: 'dispatching', to: 'confirmed', reason: 'provider replied' },
 ];
@@ -58,7 +64,11 @@ describe('chaos approval check', () => {
 
   it('flags two accepted approvals and an unreadable action', () => {
     const twice = [...approvedAudit.slice(0, 3), approvedAudit[2], ...approvedAudit.slice(3)];
-    assert.deepEqual(approvalProblems(snapshot(twice, 'ann'), { accepted: true, sentAtMs: T0 }, []), ['accepted 2 approvals']);
-    assert.deepEqual(approvalProblems(undefined, { accepted: true }, []), ['the action could not be read to check its approval']);
+    assert.deepEqual(approvalProblems(snapshot(twice, 'ann'), { accepted: true, sentAtMs: T0 }, []), [
+      'accepted 2 approvals',
+    ]);
+    assert.deepEqual(approvalProblems(undefined, { accepted: true }, []), [
+      'the action could not be read to check its approval',
+    ]);
   });
 });
