@@ -4,12 +4,18 @@ import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, Workf
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
 import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
-import { contractFor, redactedPreview, summarizeIntent } from '../policies/tool-contracts';
-import { claimUpdate, type ClaimRequest, type EffectInput, type EffectSnapshot } from '../workflows/effect-api';
+import type { ToolRegistry } from '../policies/tool-registry';
+import { claimUpdate, type ClaimRequest, type ActionInput, type ActionSnapshot } from '../messages/action';
 
 export interface ClaimActionInput {
-  effect: EffectInput;
+  action: ActionInput;
   claim: ClaimRequest;
+}
+
+export interface ClaimDeps {
+  client: Client;
+  taskQueue: string;
+  tools: ToolRegistry;
 }
 
 /**
@@ -17,51 +23,43 @@ export interface ClaimActionInput {
  * update-with-start call. The server's ID uniqueness makes one owner of each key across all runs;
  * the update's validator rejects a claim carrying another request hash. A closed action is answered
  * from its recorded result, never re-executed (ID reuse is rejected).
+ *
+ * The answer is the action's state now: the claim handler is idempotent (a claimant is added once), so
+ * the update carries no fixed ID for the server to answer a repeat claim from its first result.
  */
-export async function claimAction(client: Client, taskQueue: string, input: ClaimActionInput): Promise<EffectSnapshot> {
-  const { effect, claim } = input;
-  const reference = providerReference(effect);
-  const startWorkflowOperation = new WithStartWorkflowOperation('effectWorkflow', {
-    workflowId: effect.key,
-    taskQueue,
-    args: [effect],
+export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Promise<ActionSnapshot> {
+  const { action, claim } = input;
+  const { client, tools } = deps;
+  const reference = tools.reference(action.intent, action.key);
+  const summary = tools.summarize(action.intent);
+  const startWorkflowOperation = new WithStartWorkflowOperation('actionWorkflow', {
+    workflowId: action.key,
+    taskQueue: deps.taskQueue,
+    args: [action],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-    staticSummary: summarizeIntent(effect.intent),
-    staticDetails: `action ${effect.key}\nrequest hash ${effect.requestHash}`,
-    memo: { intentPreview: redactedPreview(effect.intent), requestHash: effect.requestHash },
+    staticSummary: summary,
+    staticDetails: `action ${action.key}\nrequest hash ${action.requestHash}`,
+    memo: { intentPreview: tools.preview(action.intent), requestHash: action.requestHash },
     typedSearchAttributes: [
       { key: SA_KIND, value: 'action' },
       { key: SA_STATUS, value: 'planned' },
-      { key: SA_OPERATION, value: effect.intent.operation },
-      { key: SA_TENANT, value: effect.tenant },
+      { key: SA_OPERATION, value: action.intent.operation },
+      { key: SA_TENANT, value: action.tenant },
       ...(reference ? [{ key: SA_REFERENCE, value: reference }] : []),
     ],
   });
   try {
-    return await client.workflow.executeUpdateWithStart(claimUpdate, {
-      args: [claim],
-      startWorkflowOperation,
-      // A retried claim (same claimant, same request) is deduplicated by the server. The hash is part of
-      // the ID so that a later claim with another request is validated instead of answered from the first.
-      updateId: `claim:${claim.claimant}:${claim.requestHash}`,
-    });
+    return await client.workflow.executeUpdateWithStart(claimUpdate, { args: [claim], startWorkflowOperation });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError && errorCodeOf(err) === 'IntentMismatch') {
-      const cause = err.cause as { message?: string; details?: unknown[] } | undefined;
-      throw new RetrysafeError('IntentMismatch', cause?.message ?? err.message, { key: effect.key });
+      const cause = err.cause as { message?: string } | undefined;
+      throw new RetrysafeError('IntentMismatch', cause?.message ?? err.message, { key: action.key });
     }
-    if (isAlreadyClosed(err)) return answerFromClosedAction(client, effect, claim);
+    if (isAlreadyClosed(err)) return answerFromClosedAction(client, action, claim);
     throw err;
   }
-}
-
-/** The reference the provider knows this action by, when it is not the key itself. */
-function providerReference(effect: EffectInput): string | undefined {
-  const contract = contractFor(effect.intent.operation);
-  const ref = (contract.lookupReference as ((i: unknown, key: string) => string) | undefined)?.(effect.intent, effect.key);
-  return ref && ref !== effect.key ? ref : undefined;
 }
 
 function isAlreadyClosed(err: unknown): boolean {
@@ -71,24 +69,24 @@ function isAlreadyClosed(err: unknown): boolean {
   return false;
 }
 
-async function answerFromClosedAction(client: Client, effect: EffectInput, claim: ClaimRequest): Promise<EffectSnapshot> {
-  const snapshot = (await client.workflow.getHandle(effect.key).result()) as EffectSnapshot;
+async function answerFromClosedAction(client: Client, action: ActionInput, claim: ClaimRequest): Promise<ActionSnapshot> {
+  const snapshot = (await client.workflow.getHandle(action.key).result()) as ActionSnapshot;
   if (snapshot.requestHash !== claim.requestHash) {
     throw new RetrysafeError(
       'IntentMismatch',
-      `action ${effect.key} was executed with request hash ${snapshot.requestHash.slice(0, 12)}…; this claim carries ${claim.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
-      { key: effect.key, expected: snapshot.requestHash, got: claim.requestHash },
+      `action ${action.key} was executed with request hash ${snapshot.requestHash.slice(0, 12)}…; this claim carries ${claim.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
+      { key: action.key, expected: snapshot.requestHash, got: claim.requestHash },
     );
   }
   return snapshot;
 }
 
 /** The activity form: typed errors leave as non-retryable ApplicationFailures. */
-export function createClaimActionActivity(deps: { client: Client; taskQueue: string }) {
-  return async function claimActionActivity(input: ClaimActionInput): Promise<EffectSnapshot> {
-    Context.current().log.info('claim', { key: input.effect.key, claimant: input.claim.claimant });
+export function createClaimActionActivity(deps: ClaimDeps) {
+  return async function claimActionActivity(input: ClaimActionInput): Promise<ActionSnapshot> {
+    Context.current().log.info('claim', { key: input.action.key, claimant: input.claim.claimant });
     try {
-      return await claimAction(deps.client, deps.taskQueue, input);
+      return await claimAction(deps, input);
     } catch (err) {
       if (err instanceof RetrysafeError) throw err.toFailure();
       throw err;

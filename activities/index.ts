@@ -1,44 +1,50 @@
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { createBareCharge } from './baseline';
+import type { TenantPolicyConfig } from '../policies/tenant-policy';
+import type { ToolRegistry } from '../policies/tool-registry';
+import { createClaimActionActivity } from './claim-action';
 import type { CrashHook } from './crash-points';
 import { noCrashes } from './crash-points';
-import { createClaimActionActivity } from './claim-action';
-import { createDispatchEffect } from './dispatch-effect';
-import { createLookupEffect } from './lookup-effect';
-import type { ProviderUrls } from './providers';
+import { createExecuteAction } from './execute-action';
 import { createLoadActionPolicy } from './load-action-policy';
-import { createWatchAction } from './watch-action';
+import { createLookupAction } from './lookup-action';
 import { createPlanActivity } from './planners/plan-activity';
 import type { Planner } from './planners/planner';
-import { renewalPlanner } from './planners/renewal-script';
-import type { TenantPolicyConfig } from '../policies/tenant-policy';
+import { createPrepareAction } from './prepare-action';
+import { createWatchAction } from './watch-action';
 
 export interface ActivityDeps {
   client: Client;
   /** The task queue action workflows run on. */
   taskQueue: string;
-  providerUrls: ProviderUrls;
+  /** The tools this worker runs (createToolRegistry). */
+  tools: ToolRegistry;
   crash?: CrashHook;
   tenantPolicies?: TenantPolicyConfig;
   trustedApprovalKeys?: Record<string, string>;
-  /** The model (or script) agent runs plan with; the renewal script when absent. */
+  /** The model (or script) agent runs plan with; agent runs fail with NoPlanner without one. */
   planner?: Planner;
 }
 
-/** All activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
+/** The engine's activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
 export function createActivities(deps: ActivityDeps) {
   return {
-    dispatchEffect: createDispatchEffect({ providerUrls: deps.providerUrls, crash: deps.crash ?? noCrashes }),
-    lookupEffect: createLookupEffect({ providerUrls: deps.providerUrls }),
-    claimAction: createClaimActionActivity({ client: deps.client, taskQueue: deps.taskQueue }),
-    bareCharge: createBareCharge({ providerUrls: deps.providerUrls, crash: deps.crash ?? noCrashes }),
+    executeAction: createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes }),
+    lookupAction: createLookupAction({ tools: deps.tools }),
+    claimAction: createClaimActionActivity({ client: deps.client, taskQueue: deps.taskQueue, tools: deps.tools }),
     loadActionPolicy: createLoadActionPolicy(deps),
     watchAction: createWatchAction({ client: deps.client }),
-    planNextAction: createPlanActivity({ planner: deps.planner ?? renewalPlanner() }),
+    ...createPrepareAction({ tools: deps.tools }),
+    planNextAction: deps.planner
+      ? createPlanActivity({ planner: deps.planner, tools: deps.tools })
+      : async (): Promise<never> => {
+          throw ApplicationFailure.nonRetryable('this worker has no planner: pass `planner` to createWorker to run agent runs', 'NoPlanner');
+        },
   };
 }
 
-export type { DispatchInput, DispatchOutcome } from './dispatch-effect';
-export type { LookupResult } from './lookup-effect';
+export type { ExecuteInput, ExecuteOutcome } from './execute-action';
+export type { LookupResult } from './lookup-action';
 export type { ClaimActionInput } from './claim-action';
 export type { ActionPolicy } from './load-action-policy';
+export type { PreparedAction } from './prepare-action';

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { watchUpdate, type EffectSnapshot } from '../workflows/effect-api';
+import { watchUpdate, type ActionSnapshot } from '../messages/action';
 
 /**
  * Subscribes a downstream run to an upstream action it does not own. Until the upstream action has been
@@ -9,11 +9,11 @@ import { watchUpdate, type EffectSnapshot } from '../workflows/effect-api';
  * with its recorded outcome.
  */
 export function createWatchAction(deps: { client: Client }) {
-  return async function watchAction(input: { key: string; watcher: string }): Promise<EffectSnapshot> {
+  return async function watchAction(input: { key: string; watcher: string }): Promise<ActionSnapshot> {
     const handle = deps.client.workflow.getHandle(input.key);
     try {
       const description = await handle.describe();
-      if (description.status.name === 'COMPLETED') return (await handle.result()) as EffectSnapshot;
+      if (description.status.name === 'COMPLETED') return (await handle.result()) as ActionSnapshot;
       return await handle.executeUpdate(watchUpdate, { args: [{ watcher: input.watcher }], updateId: `watch:${input.watcher}` });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {

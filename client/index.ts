@@ -1,34 +1,30 @@
 /**
- * The application-facing client. Application code starts runs by business event, looks actions up by
- * key and lists them by status; it never builds workflow IDs or keys by hand.
- *
- *   const rs = new RetrysafeClient(client);
- *   const run = await rs.startRenewal({ tenant: 'acme', eventId: 'renewal-2026-08-28-01', ... });
- *   const result = await run.result();
- *   const action = await rs.getAction('charge:v1:acme:renewal-2026-08-28-01');
+ * The application-facing client. Application code starts runs by business event, claims actions,
+ * waits for their outcomes, looks them up by key and lists them by status; it never builds workflow IDs
+ * or keys by hand. A runnable example: examples/application.ts.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { claimAction } from '../activities/claim-action';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
-import type { EffectStatus } from '../policies/effect-status';
-import { parseIntent, type Intent, type Operation } from '../policies/intents';
+import type { ActionStatus } from '../policies/action-status';
 import { requestHash } from '../policies/request-hash';
 import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
-import { contractFor, summarizeIntent } from '../policies/tool-contracts';
 import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
-import { DEFAULT_TASK_QUEUE } from '../workers/config';
+import type { AnyTool } from '../policies/tool';
+import { createToolRegistry, type Intent, type ToolRegistry } from '../policies/tool-registry';
 import {
+  DEFAULT_TASK_QUEUE,
+  OUTCOME_STATUSES,
+  outcomeUpdate,
   providerEventSignal,
   resolveUpdate,
   statusQuery,
-  type EffectSnapshot,
+  type ActionSnapshot,
   type OperatorResolution,
   type ProviderEvent,
-} from '../workflows/effect-api';
-import type { RenewalInput } from '../workflows/renewal';
-import { FULFILLMENT_AGENT, type FulfillmentInput } from '../workflows/fulfillment-agent';
+} from '../messages/action';
 import type { AgentRunInput } from '../workflows/agent-run';
 
 export interface ActionListing {
@@ -39,42 +35,46 @@ export interface ActionListing {
   providerRef?: string;
   running: boolean;
   startTime: Date;
-  summary?: string;
 }
 
 export interface ActionFilter {
-  status?: EffectStatus | EffectStatus[];
+  status?: ActionStatus | ActionStatus[];
   tenant?: string;
-  operation?: Operation;
+  operation?: string;
   /** Only actions started before this long ago (milliseconds). */
   olderThanMs?: number;
   limit?: number;
 }
 
+export interface RetrysafeClientOptions {
+  taskQueue?: string;
+  /** The tools actions are claimed with from application code: the same ones the workers register. */
+  tools?: readonly AnyTool[] | ToolRegistry;
+}
+
 export class RetrysafeClient {
+  private readonly registry: ToolRegistry | undefined;
+
   constructor(
     readonly client: Client,
-    readonly options: { taskQueue?: string } = {},
-  ) {}
+    readonly options: RetrysafeClientOptions = {},
+  ) {
+    const tools = options.tools;
+    this.registry = tools === undefined ? undefined : 'parseIntent' in tools ? tools : createToolRegistry(tools as readonly AnyTool[]);
+  }
 
   get taskQueue(): string {
     return this.options.taskQueue ?? DEFAULT_TASK_QUEUE;
   }
 
-  /**
-   * Starts the renewal run for one business event, or attaches to it when it already exists. Starting
-   * the same event with different input is refused (IntentMismatch), never silently attached.
-   */
-  async startRenewal(input: RenewalInput): Promise<WorkflowHandle> {
-    return this.startRun('renewalWorkflow', input.tenant, input.eventId, input);
-  }
-
-  /**
-   * Starts the fulfillment agent for an event: it waits for the upstream action (usually the charge) to be
-   * confirmed before it announces dispatch to the customer.
-   */
-  async startFulfillment(input: FulfillmentInput): Promise<WorkflowHandle> {
-    return this.startRun('fulfillmentAgentWorkflow', input.tenant, input.eventId, input, FULFILLMENT_AGENT);
+  /** The tools this client claims with; claiming without them is refused with what to pass. */
+  get tools(): ToolRegistry {
+    if (!this.registry) {
+      throw new RetrysafeError('InvalidTool', 'this RetrysafeClient was built without tools: pass { tools } (the ones the workers register) to claim actions', {
+        field: 'tools',
+      });
+    }
+    return this.registry;
   }
 
   /** Starts an agent run (read → plan → act with recorded model decisions) for one event and agent. */
@@ -123,32 +123,63 @@ export class RetrysafeClient {
   }
 
   /**
-   * Claims an action directly from application code (one owner per key across runs and clients).
-   * Returns the existing outcome for the same intent; refuses another intent under the same key.
+   * Claims an action directly from application code (one owner per key across runs and clients) and
+   * answers with its current state, or with its outcome when `wait` is set. The same intent again gets
+   * the same action (its state now, never a stale first answer); another intent under the same key is
+   * refused with IntentMismatch. The key is `operation:vN:tenant:eventId[:step]`, as a run would derive it.
    */
   async claimAction(
-    where: { tenant: string; eventId: string; stepId?: string; claimant?: string },
+    where: { tenant: string; eventId: string; step?: string; claimant?: string },
     rawIntent: Intent,
-  ): Promise<EffectSnapshot> {
-    const intent = parseIntent(rawIntent);
-    const contract = contractFor(intent.operation);
+    options: { wait?: boolean; timeoutMs?: number } = {},
+  ): Promise<ActionSnapshot> {
+    const tools = this.tools;
+    const intent = tools.parseIntent(rawIntent);
+    const tool = tools.describe(intent);
     const runId = runWorkflowId(where.tenant, where.eventId);
-    const key = actionKeyForStep(runId, { operation: intent.operation, version: contract.version, stepId: where.stepId });
-    const hash = requestHash(intent, contract.secretFields);
-    return claimAction(this.client, this.taskQueue, {
-      effect: { key, intent, requestHash: hash, tenant: where.tenant, owner: where.claimant ?? 'client:application' },
-      claim: { requestHash: hash, claimant: where.claimant ?? 'client:application' },
-    });
+    const stepId = where.step === undefined || where.step === tool.name ? undefined : where.step;
+    const key = actionKeyForStep(runId, { operation: tool.name, version: tool.version, stepId });
+    const hash = tools.hash(intent);
+    const claimant = where.claimant ?? 'client:application';
+    const snapshot = await claimAction(
+      { client: this.client, taskQueue: this.taskQueue, tools },
+      { action: { key, intent, requestHash: hash, tenant: where.tenant, owner: claimant }, claim: { requestHash: hash, claimant } },
+    );
+    if (!options.wait || OUTCOME_STATUSES.includes(snapshot.status)) return snapshot;
+    return this.waitForOutcome(key, options);
+  }
+
+  /**
+   * Resolves once the action has an outcome (confirmed, failed, compensating or compensated); it waits
+   * through `unknown` and `needs_review`, because those are not answers. With `timeoutMs`, an action still
+   * unresolved by then is answered as it stands.
+   */
+  async waitForOutcome(key: string, options: { timeoutMs?: number } = {}): Promise<ActionSnapshot> {
+    parseActionKey(key);
+    const handle = this.client.workflow.getHandle(key);
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') return (await this.getAction(key))!;
+    const outcome = handle.executeUpdate(outcomeUpdate, { args: [] });
+    if (options.timeoutMs === undefined) return outcome;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)));
+    try {
+      const first = await Promise.race([outcome, timedOut]);
+      return first === 'timeout' ? (await this.getAction(key))! : first;
+    } finally {
+      clearTimeout(timer);
+      outcome.catch(() => undefined);
+    }
   }
 
   /** The action's current snapshot (status, provider reference, checks, audit), or undefined if no such key. */
-  async getAction(key: string): Promise<EffectSnapshot | undefined> {
+  async getAction(key: string): Promise<ActionSnapshot | undefined> {
     parseActionKey(key);
     const handle = this.client.workflow.getHandle(key);
     try {
       const description = await handle.describe();
       if (description.status.name === 'RUNNING') return await handle.query(statusQuery);
-      if (description.status.name === 'COMPLETED') return (await handle.result()) as EffectSnapshot;
+      if (description.status.name === 'COMPLETED') return (await handle.result()) as ActionSnapshot;
       return await handle.query(statusQuery);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
@@ -198,7 +229,7 @@ export class RetrysafeClient {
   }
 
   /** Records an operator's decision on an unknown or needs_review action. */
-  async resolveAction(key: string, resolution: OperatorResolution): Promise<EffectSnapshot> {
+  async resolveAction(key: string, resolution: OperatorResolution): Promise<ActionSnapshot> {
     parseActionKey(key);
     return this.client.workflow.getHandle(key).executeUpdate(resolveUpdate, { args: [resolution] });
   }
@@ -207,11 +238,6 @@ export class RetrysafeClient {
   async deliverProviderEvent(key: string, event: ProviderEvent): Promise<void> {
     parseActionKey(key);
     await this.client.workflow.getHandle(key).signal(providerEventSignal, event);
-  }
-
-  /** A one-line description of an intent, as the Web UI shows it. */
-  static describeIntent(intent: Intent): string {
-    return summarizeIntent(parseIntent(intent));
   }
 }
 

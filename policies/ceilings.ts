@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RetrysafeError } from './errors';
-import type { Intent } from './intents';
+import { firstIssue } from './zod-issues';
+import type { ToolDescriptor } from './tool';
 
 /**
  * Run ceilings: hard budgets an agent run carries in its own state, so a looping planner, a runaway
@@ -17,9 +18,10 @@ const positiveInt = z
   .int({ error: 'must be a positive integer' })
   .positive({ error: 'must be a positive integer' });
 
+/** Limits on one money-moving action: a default for every such tool, and per-tool overrides by name. */
 export const PerActionCeilings = z.strictObject({
-  maxRefundCents: positiveInt,
-  maxChargeCents: positiveInt,
+  maxAmountCents: positiveInt,
+  byTool: z.record(z.string().min(1), positiveInt),
 });
 export type PerActionCeilings = z.infer<typeof PerActionCeilings>;
 
@@ -27,7 +29,7 @@ export const RunCeilings = z.strictObject({
   maxSteps: positiveInt,
   /** Wall-clock budget measured from the run's start. */
   deadlineMs: positiveInt,
-  /** Money moved by the run's effects (charges and refunds both count), in minor units. */
+  /** Money moved by the run's money-movement actions (charges and refunds both count), in minor units. */
   maxSpendCents: positiveInt,
   /** Model tokens (prompt + completion) across every planner call of the run. */
   maxTokens: positiveInt,
@@ -57,10 +59,8 @@ export const DEFAULT_MAX_SPEND_CENTS = 200_000;
 export const DEFAULT_MAX_TOKENS = 200_000;
 /** 20 side effects: a renewal needs about four (reserve, charge, ship, email); 20 leaves room for compensations. */
 export const DEFAULT_MAX_SIDE_EFFECTS = 20;
-/** 100 000 cents per refund: equal to the human-only limit, so an automatic run never refunds more in one go. */
-export const DEFAULT_MAX_REFUND_CENTS = 100_000;
-/** 100 000 cents per charge: equal to the human-only limit; larger charges are for a person, not a run. */
-export const DEFAULT_MAX_CHARGE_CENTS = 100_000;
+/** 100 000 cents per money-moving action: equal to the human-only limit, so a run never moves more in one go. */
+export const DEFAULT_MAX_ACTION_CENTS = 100_000;
 
 /** The ceilings a run gets when neither its input nor its tenant's policy says otherwise. */
 export const DEFAULT_RUN_CEILINGS: RunCeilings = Object.freeze({
@@ -69,7 +69,7 @@ export const DEFAULT_RUN_CEILINGS: RunCeilings = Object.freeze({
   maxSpendCents: DEFAULT_MAX_SPEND_CENTS,
   maxTokens: DEFAULT_MAX_TOKENS,
   maxSideEffects: DEFAULT_MAX_SIDE_EFFECTS,
-  perAction: Object.freeze({ maxRefundCents: DEFAULT_MAX_REFUND_CENTS, maxChargeCents: DEFAULT_MAX_CHARGE_CENTS }),
+  perAction: Object.freeze({ maxAmountCents: DEFAULT_MAX_ACTION_CENTS, byTool: Object.freeze({}) as Record<string, number> }),
 });
 
 /** What a run has consumed so far; persisted in the run's state next to its ceilings. */
@@ -83,22 +83,23 @@ export const RunUsage = z.strictObject({
 export type RunUsage = z.infer<typeof RunUsage>;
 
 export type CeilingName = 'steps' | 'deadline' | 'spend' | 'tokens' | 'side-effects' | 'per-action';
-/** What an operator raises; per-action limits are raised one at a time. */
-export type RaisableCeiling = Exclude<CeilingName, 'per-action'> | 'per-action.refund' | 'per-action.charge';
-export const RAISABLE_CEILINGS = [
-  'steps',
-  'deadline',
-  'spend',
-  'tokens',
-  'side-effects',
-  'per-action.refund',
-  'per-action.charge',
-] as const satisfies readonly RaisableCeiling[];
+/** What an operator raises: a run total, the default per-action limit, or one tool's (`per-action.refund`). */
+export type RaisableCeiling = Exclude<CeilingName, 'per-action'> | 'per-action' | `per-action.${string}`;
+export const RAISABLE_CEILINGS = ['steps', 'deadline', 'spend', 'tokens', 'side-effects', 'per-action', 'per-action.<tool>'] as const;
+
+function isRaisable(value: unknown): value is RaisableCeiling {
+  if (typeof value !== 'string') return false;
+  if (['steps', 'deadline', 'spend', 'tokens', 'side-effects', 'per-action'].includes(value)) return true;
+  return /^per-action\.[a-z][a-z0-9-]{0,39}$/.test(value);
+}
 
 /** The step about to be taken: a planner call, a read/tool call, or an action with an external effect. */
 export interface NextStep {
   kind: 'model' | 'tool' | 'effect';
-  intent?: Intent;
+  /** The action's contract, for an effect. */
+  tool?: ToolDescriptor;
+  /** The amount the effect moves, in minor units (read off its tool's amount field). */
+  amountCents?: number;
   /** Estimated tokens of a model call; 0 when unknown (the call is still refused once the budget is spent). */
   tokens?: number;
 }
@@ -123,7 +124,11 @@ export function resolveRunCeilings(
   const merged = {
     ...base,
     ...stripUndefined({ ...overrides, perAction: undefined }),
-    perAction: { ...base.perAction, ...stripUndefined(overrides?.perAction ?? {}) },
+    perAction: {
+      ...base.perAction,
+      ...stripUndefined({ ...(overrides?.perAction ?? {}), byTool: undefined }),
+      byTool: { ...base.perAction.byTool, ...(overrides?.perAction?.byTool ?? {}) },
+    },
   };
   return parseRunCeilings(merged);
 }
@@ -132,10 +137,8 @@ export function resolveRunCeilings(
 export function parseRunCeilings(raw: unknown): RunCeilings {
   const parsed = RunCeilings.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-    const field = path.length ? path.join('.') : '(root)';
-    throw new RetrysafeError('InvalidIntent', `ceilings.${field}: ${issue.message}`, { field: `ceilings.${field}` });
+    const { field, message } = firstIssue(parsed.error, ['ceilings']);
+    throw new RetrysafeError('InvalidIntent', `${field}: ${message}`, { field });
   }
   return parsed.data;
 }
@@ -187,24 +190,14 @@ export function checkCeilings(usage: RunUsage, ceilings: RunCeilings, nowMs: num
   }
 
   const effect = next?.kind === 'effect' ? next : undefined;
-  const amount = effect?.intent && 'amountCents' in effect.intent ? effect.intent.amountCents : 0;
-  if (effect?.intent?.operation === 'refund' && amount > ceilings.perAction.maxRefundCents) {
-    return trip(
-      'per-action',
-      'per-action.refund',
-      ceilings.perAction.maxRefundCents,
-      amount,
-      `a refund of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxRefundCents}`,
-    );
-  }
-  if (effect?.intent?.operation === 'charge' && amount > ceilings.perAction.maxChargeCents) {
-    return trip(
-      'per-action',
-      'per-action.charge',
-      ceilings.perAction.maxChargeCents,
-      amount,
-      `a charge of ${amount} cents is above the per-action limit of ${ceilings.perAction.maxChargeCents}`,
-    );
+  const moves = effect?.tool?.riskClass === 'money-movement';
+  const amount = moves ? Math.max(0, effect?.amountCents ?? 0) : 0;
+  if (moves && effect?.tool) {
+    const name = effect.tool.name;
+    const limit = perActionLimit(ceilings, name);
+    if (amount > limit) {
+      return trip('per-action', `per-action.${name}`, limit, amount, `a ${name} of ${amount} cents is above the per-action limit of ${limit}`);
+    }
   }
   const sideEffects = usage.sideEffects + (effect ? 1 : 0);
   if (sideEffects > ceilings.maxSideEffects) {
@@ -260,7 +253,7 @@ export function raiseCeiling(
       field: 'operator',
     });
   }
-  if (!(RAISABLE_CEILINGS as readonly string[]).includes(change.ceiling)) {
+  if (!isRaisable(change.ceiling)) {
     throw new RetrysafeError(
       'InvalidIntent',
       `ceiling must be one of ${RAISABLE_CEILINGS.join(', ')}, got ${JSON.stringify(change.ceiling)}`,
@@ -287,7 +280,11 @@ export function raiseCeiling(
       { field: 'newLimit', ceiling: change.ceiling, current, newLimit: change.newLimit },
     );
   }
-  const next: RunCeilings = { ...ceilings, perAction: { ...ceilings.perAction } };
+  const next: RunCeilings = { ...ceilings, perAction: { ...ceilings.perAction, byTool: { ...ceilings.perAction.byTool } } };
+  if (change.ceiling.startsWith('per-action.')) {
+    next.perAction.byTool[change.ceiling.slice('per-action.'.length)] = change.newLimit;
+    return next;
+  }
   switch (change.ceiling) {
     case 'steps':
       next.maxSteps = change.newLimit;
@@ -304,11 +301,8 @@ export function raiseCeiling(
     case 'side-effects':
       next.maxSideEffects = change.newLimit;
       break;
-    case 'per-action.refund':
-      next.perAction.maxRefundCents = change.newLimit;
-      break;
-    case 'per-action.charge':
-      next.perAction.maxChargeCents = change.newLimit;
+    case 'per-action':
+      next.perAction.maxAmountCents = change.newLimit;
       break;
   }
   return next;
@@ -316,6 +310,7 @@ export function raiseCeiling(
 
 /** The current limit of a raisable ceiling. */
 export function limitOf(ceilings: RunCeilings, ceiling: RaisableCeiling): number {
+  if (ceiling.startsWith('per-action.')) return perActionLimit(ceilings, ceiling.slice('per-action.'.length));
   switch (ceiling) {
     case 'steps':
       return ceilings.maxSteps;
@@ -327,11 +322,16 @@ export function limitOf(ceilings: RunCeilings, ceiling: RaisableCeiling): number
       return ceilings.maxTokens;
     case 'side-effects':
       return ceilings.maxSideEffects;
-    case 'per-action.refund':
-      return ceilings.perAction.maxRefundCents;
-    case 'per-action.charge':
-      return ceilings.perAction.maxChargeCents;
+    case 'per-action':
+      return ceilings.perAction.maxAmountCents;
+    default:
+      return ceilings.perAction.maxAmountCents;
   }
+}
+
+/** The per-action limit of one tool: its own override, or the default for every money-moving tool. */
+export function perActionLimit(ceilings: RunCeilings, tool: string): number {
+  return Object.prototype.hasOwnProperty.call(ceilings.perAction.byTool, tool) ? ceilings.perAction.byTool[tool] : ceilings.perAction.maxAmountCents;
 }
 
 function trip(

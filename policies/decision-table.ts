@@ -1,7 +1,8 @@
 import { RetrysafeError } from './errors';
-import type { Intent } from './intents';
 import type { TenantPolicy } from './tenant-policy';
-import { riskClassOf, type RiskClass } from './tool-contracts';
+import type { RiskClass, ToolDescriptor } from './tool';
+import { amountOf } from './tool-facts';
+import type { Intent } from './tool-registry';
 
 /**
  * Where confirmation belongs, as data. Each row names a risk class (or every class), a condition on
@@ -24,7 +25,7 @@ export const RISK_CLASSES = [
   'destructive',
   'production-change',
 ] as const satisfies readonly RiskClass[];
-// Fails to compile when tool-contracts gains a risk class that the list above (and so the table) lacks.
+// Fails to compile when policies/tool.ts gains a risk class that the list above (and so the table) lacks.
 const _everyRiskClassListed: Exclude<RiskClass, (typeof RISK_CLASSES)[number]> extends never ? true : never = true;
 
 export type DecisionMode = 'automatic' | 'confirm' | 'human-only';
@@ -195,12 +196,10 @@ export interface DecisionFacts {
 /**
  * Decides how one intent may proceed. `ambiguous` is the planner's (or caller's) own statement that the
  * request is uncertain: which customer, which amount, which target. Throws `InvalidIntent` for a
- * malformed tenant policy and `UnknownOperation` for an operation without a contract.
+ * malformed tenant policy.
  */
-export function decide(intent: Intent, ctx: { tenantPolicy?: TenantPolicy; ambiguous?: boolean } = {}): PolicyDecision {
-  const riskClass = riskClassOf(intent);
-  const amountCents = 'amountCents' in intent ? intent.amountCents : undefined;
-  return decideForRiskClass(riskClass, { amountCents, ambiguous: ctx.ambiguous, tenantPolicy: ctx.tenantPolicy });
+export function decide(tool: ToolDescriptor, intent: Intent, ctx: { tenantPolicy?: TenantPolicy; ambiguous?: boolean } = {}): PolicyDecision {
+  return decideForRiskClass(tool.riskClass, { amountCents: amountOf(tool, intent), ambiguous: ctx.ambiguous, tenantPolicy: ctx.tenantPolicy });
 }
 
 /** The table applied to a risk class directly (for operations that have no intent schema yet, and for tests). */

@@ -1,6 +1,5 @@
 import type { PolicyDecision } from './decision-table';
-import type { Intent } from './intents';
-import { redactedPreview, summarizeIntent } from './tool-contracts';
+import type { DryRunDescription } from './tool';
 
 /**
  * What a person sees before approving: the exact effect computed without performing it. The approval
@@ -9,10 +8,10 @@ import { redactedPreview, summarizeIntent } from './tool-contracts';
  */
 export interface DryRun {
   key: string;
-  operation: Intent['operation'];
+  operation: string;
   /** What the action touches at the provider: a customer, a charge, a recipient, a SKU… */
   target: string;
-  /** The intent as the effect would send it, redacted for display. */
+  /** The intent as the action would send it, redacted for display. */
   payload: Record<string, unknown>;
   /** How far the effect reaches, in one line. */
   scope: string;
@@ -25,57 +24,28 @@ export interface DryRun {
   createdAt: string;
 }
 
+/** The facts of a dry run that come from the action's tool (through the worker's registry). */
+export interface DryRunFacts extends DryRunDescription {
+  operation: string;
+  summary: string;
+  preview: Record<string, unknown>;
+  amountCents?: number;
+  currency?: string;
+}
+
 /** Builds the dry run of one action. Pure: the caller supplies the time (workflow time inside a workflow). */
-export function buildDryRun(
-  key: string,
-  intent: Intent,
-  requestHash: string,
-  decision: PolicyDecision,
-  nowIso: string,
-): DryRun {
-  const payload = redactedPreview(intent);
-  const { target, scope } = describeReach(intent, payload);
+export function buildDryRun(key: string, facts: DryRunFacts, requestHash: string, decision: PolicyDecision, nowIso: string): DryRun {
   return {
     key,
-    operation: intent.operation,
-    target,
-    payload,
-    scope,
-    summary: summarizeIntent(intent),
-    ...('amountCents' in intent ? { amountCents: intent.amountCents } : {}),
-    ...('currency' in intent ? { currency: intent.currency } : {}),
+    operation: facts.operation,
+    target: facts.target,
+    payload: facts.preview,
+    scope: facts.scope,
+    summary: facts.summary,
+    ...(facts.amountCents !== undefined ? { amountCents: facts.amountCents } : {}),
+    ...(facts.currency !== undefined ? { currency: facts.currency } : {}),
     policy: decision,
     requestHash,
     createdAt: nowIso,
   };
-}
-
-function describeReach(intent: Intent, preview: Record<string, unknown>): { target: string; scope: string } {
-  switch (intent.operation) {
-    case 'charge':
-      return {
-        target: `customer ${intent.customerId} (payment method ${intent.paymentMethod})`,
-        scope: `one charge of ${intent.amountCents} ${intent.currency.toUpperCase()} minor units`,
-      };
-    case 'refund':
-      return { target: `charge ${intent.chargeId}`, scope: `one refund of ${intent.amountCents} minor units` };
-    case 'send-email':
-      // The recipient is shown as the preview masks it; the approval's hash still binds the full address.
-      return { target: `recipient ${String(preview.to)}`, scope: 'one email to one recipient; it cannot be unsent' };
-    case 'create-ticket':
-      return { target: `ticket ${intent.externalRef}`, scope: `one ${intent.priority}-priority ticket` };
-    case 'reserve':
-      return { target: `SKU ${intent.sku} for order ${intent.orderId}`, scope: `${intent.quantity} unit(s) held` };
-    case 'release':
-      return { target: `reservation ${intent.reservationId}`, scope: 'one reservation released' };
-    case 'create-shipment':
-      return {
-        target: `order ${intent.orderId} to ${intent.address.city}, ${intent.address.country}`,
-        scope: `one shipment (ref ${intent.shipmentRef})`,
-      };
-    default: {
-      const unhandled: never = intent;
-      return { target: String((unhandled as { operation?: unknown }).operation), scope: 'unknown' };
-    }
-  }
 }

@@ -16,8 +16,10 @@ export const ERROR_CODES = {
   UnhashableValue: { retryable: false },
   /** The serialized intent exceeds the payload limit. */
   PayloadTooLarge: { retryable: false },
-  /** The operation is not declared in the tool contracts. */
+  /** The operation names no registered tool. */
   UnknownOperation: { retryable: false },
+  /** A tool definition is malformed; the worker refuses to start with it. */
+  InvalidTool: { retryable: false },
   /** The provider refused the request on business grounds (card declined, out of stock). */
   BusinessRejected: { retryable: false },
   /** The provider refused our credentials or the request's authority. */

@@ -1,11 +1,11 @@
 import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { z } from 'zod';
-import { EFFECT_STATUSES } from './effect-status';
+import { ACTION_STATUSES } from './action-status';
 import type { ErrorCode } from './errors';
 import { RetrysafeError } from './errors';
-import { Intent, OPERATIONS, isOperation, parseIntent } from './intents';
-import type { Operation } from './intents';
+import type { ToolRegistry } from './tool-registry';
+import { firstIssue } from './zod-issues';
 import { canonicalJson, shortHash } from './request-hash';
 
 /**
@@ -37,8 +37,8 @@ const runPart = z.string().trim().min(1).max(200);
 
 export const PlannerHistoryEntry = z.object({
   key: z.string().min(1),
-  operation: z.enum(OPERATIONS),
-  status: z.enum(EFFECT_STATUSES),
+  operation: z.string().min(1),
+  status: z.enum(ACTION_STATUSES),
   providerRef: z.string().optional(),
 });
 export type PlannerHistoryEntry = z.infer<typeof PlannerHistoryEntry>;
@@ -58,7 +58,8 @@ export const AskHumanArguments = z.strictObject({ question: z.string().trim().mi
 
 export const ActDecision = z.object({
   kind: z.literal('act'),
-  intent: Intent,
+  /** Normalized by the tool's schema (the plan activity holds the worker's registry). */
+  intent: z.looseObject({ operation: z.string().min(1) }),
   /**
    * Never filled from model output: step IDs enter action keys, and keys never come from model wording.
    * The workflow assigns step IDs; this field exists for planners that are code.
@@ -101,39 +102,23 @@ export interface ToolSchema {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
-/** What the model is told each tool does. Part of the tool schema version, like the parameters. */
-const TOOL_DESCRIPTIONS: Record<Operation, string> = {
-  charge: "Charge a customer's payment method. amountCents is an integer number of minor units (4990 = 49.90).",
-  refund: 'Refund all or part of an earlier charge, by its charge id. amountCents is an integer number of minor units.',
-  'send-email': 'Send one email to one recipient.',
-  'create-ticket': 'Open a support ticket, identified by an external reference.',
-  reserve: 'Reserve stock of one SKU for an order.',
-  release: 'Release an earlier stock reservation, by its reservation id.',
-  'create-shipment': 'Create a shipment for an order to a postal address.',
-};
 const STOP_DESCRIPTION = 'Stop the run: the goal is reached, or it cannot be reached with the actions available.';
 const ASK_HUMAN_DESCRIPTION =
   'Hand the decision to a person: facts are missing, contradictory or an outcome is uncertain.';
 
-type IntentMember = (typeof Intent.options)[number];
-
 /**
- * One function tool per operation, derived from the zod intents (output form: the normalized values the
- * model should send), without the `operation` literal because the tool name carries it; then `stop` and
- * `ask_human`. Pass another set of intent schemas to compare versions.
+ * One function tool per registered tool, its parameters the JSON Schema of its zod input (output form:
+ * the normalized values the model should send) and its description the tool's own; then `stop` and
+ * `ask_human`.
  */
-export function toolSchemas(intents: readonly z.ZodObject[] = Intent.options): ToolSchema[] {
-  const tools = intents.map((schema) => {
-    const operation = (schema as IntentMember).shape.operation.value;
-    const { $schema: _ignored, ...json } = z.toJSONSchema(schema) as Record<string, unknown>;
-    const properties = { ...(json.properties as Record<string, unknown>) };
+export function toolSchemas(registry: ToolRegistry): ToolSchema[] {
+  const tools = registry.names.map((name) => {
+    const tool = registry.get(name);
+    const { $schema: _ignored, ...json } = z.toJSONSchema(tool.input, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+    const properties = { ...((json.properties as Record<string, unknown> | undefined) ?? {}) };
     delete properties.operation;
     const required = ((json.required as string[] | undefined) ?? []).filter((f) => f !== 'operation');
-    return functionTool(operation, TOOL_DESCRIPTIONS[operation] ?? `Propose the ${operation} action.`, {
-      ...json,
-      properties,
-      required,
-    });
+    return functionTool(name, tool.description, { ...json, properties, required });
   });
   return [
     ...tools,
@@ -156,8 +141,6 @@ export function toolSchemaVersion(tools: readonly ToolSchema[]): string {
   return shortHash(sha256Hex(canonicalJson(tools)));
 }
 
-/** The version of the tools every planner call offers; recorded with each decision. */
-export const TOOL_SCHEMA_VERSION = toolSchemaVersion(toolSchemas());
 
 export const PLANNER_SYSTEM_PROMPT = [
   'You plan the next single action of a business run for retrysafe.',
@@ -206,7 +189,7 @@ export const INVALID_OUTPUT_CODES: readonly ErrorCode[] = ['InvalidIntent', 'Unk
  * or `PayloadTooLarge`) whose `details.field` names what was wrong: `toolName`, `arguments`, or a field
  * of the intent such as `amountCents` or `address.country`.
  */
-export function parsePlannerOutput(raw: PlannerOutputParts): PlannerDecision {
+export function parsePlannerOutput(raw: PlannerOutputParts, registry: ToolRegistry): PlannerDecision {
   const toolName = raw.toolName?.trim();
   if (!toolName) {
     const said = raw.text?.trim() ? 'answered in text without calling a tool' : 'returned neither a tool call nor text';
@@ -219,10 +202,10 @@ export function parsePlannerOutput(raw: PlannerOutputParts): PlannerDecision {
   if (toolName === ASK_HUMAN_TOOL) {
     return { kind: 'ask-human', question: parseSpecial(toolName, AskHumanArguments, args).question };
   }
-  if (!isOperation(toolName)) {
+  if (!registry.has(toolName)) {
     throw new RetrysafeError(
       'UnknownOperation',
-      `tool ${JSON.stringify(toolName)} is not one of ${[...OPERATIONS, STOP_TOOL, ASK_HUMAN_TOOL].join(', ')}`,
+      `tool ${JSON.stringify(toolName)} is not one of ${[...registry.names, STOP_TOOL, ASK_HUMAN_TOOL].join(', ')}`,
       { field: 'toolName', toolName },
     );
   }
@@ -230,14 +213,14 @@ export function parsePlannerOutput(raw: PlannerOutputParts): PlannerDecision {
   if ('operation' in args && args.operation !== toolName) {
     throw invalid('operation', `tool ${toolName} was called with operation ${JSON.stringify(args.operation)}`);
   }
-  const intent = parseIntent({ ...args, operation: toolName });
+  const intent = registry.parseIntent({ ...args, operation: toolName });
   return rationale ? { kind: 'act', intent, rationale } : { kind: 'act', intent };
 }
 
 /** Like `parsePlannerOutput`, but schema violations become an `invalid` decision instead of an exception. */
-export function interpretPlannerOutput(raw: PlannerOutputParts, rawOutput: string): PlannerDecision | InvalidDecision {
+export function interpretPlannerOutput(raw: PlannerOutputParts, rawOutput: string, registry: ToolRegistry): PlannerDecision | InvalidDecision {
   try {
-    return parsePlannerOutput(raw);
+    return parsePlannerOutput(raw, registry);
   } catch (err) {
     if (err instanceof RetrysafeError && INVALID_OUTPUT_CODES.includes(err.code)) {
       const field = typeof err.details.field === 'string' ? err.details.field : '(root)';
@@ -264,10 +247,8 @@ function parseArguments(text: string | undefined): Record<string, unknown> {
 function parseSpecial<T extends z.ZodType>(toolName: string, schema: T, args: unknown): z.infer<T> {
   const parsed = schema.safeParse(args);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-  const field = path.length ? path.join('.') : '(root)';
-  throw invalid(field, `${toolName}: ${field}: ${issue.message}`);
+  const { field, message } = firstIssue(parsed.error);
+  throw invalid(field, `${toolName}: ${field}: ${message}`);
 }
 
 function invalid(field: string, message: string): RetrysafeError {

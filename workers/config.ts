@@ -1,20 +1,17 @@
 import { z } from 'zod';
 import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
 import { parseTrustedApprovalKeys } from '../policies/approval';
+import { DEFAULT_TASK_QUEUE } from '../messages/action';
 
-/** Worker settings read from the environment at the entry point only, validated, then passed down. */
-export const DEFAULT_TASK_QUEUE = 'retrysafe';
+export { DEFAULT_TASK_QUEUE };
 
-const url = (name: string) =>
-  z.url({ message: `${name} must be an http(s) URL, e.g. http://127.0.0.1:4101` }).describe(name);
+/**
+ * The engine's worker settings, read from the environment at the entry point only, validated, then
+ * passed down. Tools read their own settings (provider URLs, credentials) in their own package.
+ */
 
 export const WorkerEnv = z.object({
   RETRYSAFE_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
-  RETRYSAFE_PAYMENTS_URL: url('RETRYSAFE_PAYMENTS_URL'),
-  RETRYSAFE_EMAIL_URL: url('RETRYSAFE_EMAIL_URL'),
-  RETRYSAFE_TICKETS_URL: url('RETRYSAFE_TICKETS_URL'),
-  RETRYSAFE_INVENTORY_URL: url('RETRYSAFE_INVENTORY_URL'),
-  RETRYSAFE_SHIPPING_URL: url('RETRYSAFE_SHIPPING_URL'),
   RETRYSAFE_CRASH_AT: z.string().optional(),
   /** JSON file of per-tenant policy overrides (policies/tenant-policy.ts); the table's defaults without it. */
   RETRYSAFE_POLICY_FILE: z.string().min(1).optional(),
@@ -25,7 +22,6 @@ export const WorkerEnv = z.object({
 
 export interface WorkerConfig {
   taskQueue: string;
-  providerUrls: { payments: string; email: string; tickets: string; inventory: string; shipping: string };
   crashAt: CrashSpec[];
   tenantPolicyFile?: string;
   trustedApprovalKeys: Record<string, string>;
@@ -61,25 +57,7 @@ export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     taskQueue: e.RETRYSAFE_TASK_QUEUE,
     ...(e.RETRYSAFE_POLICY_FILE ? { tenantPolicyFile: e.RETRYSAFE_POLICY_FILE } : {}),
     trustedApprovalKeys,
-    providerUrls: {
-      payments: e.RETRYSAFE_PAYMENTS_URL,
-      email: e.RETRYSAFE_EMAIL_URL,
-      tickets: e.RETRYSAFE_TICKETS_URL,
-      inventory: e.RETRYSAFE_INVENTORY_URL,
-      shipping: e.RETRYSAFE_SHIPPING_URL,
-    },
     crashAt,
     logLevel: e.LOG_LEVEL,
-  };
-}
-
-/** The environment a worker needs for a set of provider URLs (used by launchers and tests). */
-export function providerUrlsToEnv(urls: WorkerConfig['providerUrls']): Record<string, string> {
-  return {
-    RETRYSAFE_PAYMENTS_URL: urls.payments,
-    RETRYSAFE_EMAIL_URL: urls.email,
-    RETRYSAFE_TICKETS_URL: urls.tickets,
-    RETRYSAFE_INVENTORY_URL: urls.inventory,
-    RETRYSAFE_SHIPPING_URL: urls.shipping,
   };
 }

@@ -3,9 +3,11 @@ import type { NativeConnection } from '@temporalio/worker';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { killAt } from '../activities/crash-points';
-import type { WorkerConfig } from './config';
-import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { Planner } from '../activities/planners/planner';
+import type { TenantPolicyConfig } from '../policies/tenant-policy';
+import type { AnyTool } from '../policies/tool';
+import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
+import type { WorkerConfig } from './config';
 
 /**
  * Worker tuning. After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's
@@ -17,9 +19,16 @@ export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   config: WorkerConfig;
-  /** Extra activities (planners, reads) added by later modules or tests. */
-  extraActivities?: Record<string, (...args: never[]) => unknown>;
+  /** The tools this worker runs: the only place the engine learns of them. A malformed tool stops the worker here. */
+  tools: readonly AnyTool[] | ToolRegistry;
+  /**
+   * The workflow module: it re-exports the engine's workflows (`export * from 'retrysafe/workflows'`)
+   * beside the application's own. Defaults to the engine's alone.
+   */
+  workflowsPath?: string;
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** The application's own activities (reads, baselines), registered beside the engine's. */
+  activities?: Record<string, (...args: never[]) => unknown>;
   onCrash?: (point: string, operation: string) => void;
   identity?: string;
   /** Loaded from config.tenantPolicyFile by the entry point. */
@@ -28,12 +37,13 @@ export interface CreateWorkerOptions {
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
+  const tools = 'parseIntent' in opts.tools ? opts.tools : createToolRegistry(opts.tools as readonly AnyTool[]);
   // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection.
   const client = new Client({ connection: opts.connection, namespace: opts.namespace });
   const deps: ActivityDeps = {
     client,
     taskQueue: opts.config.taskQueue,
-    providerUrls: opts.config.providerUrls,
+    tools,
     crash: killAt(opts.config.crashAt, opts.onCrash),
     tenantPolicies: opts.tenantPolicies,
     trustedApprovalKeys: opts.config.trustedApprovalKeys,
@@ -43,8 +53,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.config.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
-    activities: { ...createActivities(deps), ...(opts.extraActivities ?? {}) },
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
+    activities: { ...(opts.activities ?? {}), ...createActivities(deps) },
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
     ...(opts.identity ? { identity: opts.identity } : {}),
   });

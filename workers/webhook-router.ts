@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { parseActionKey } from '../policies/action-key';
 import { SA_KIND, SA_REFERENCE } from '../policies/search-attributes';
-import { providerEventSignal, type ProviderEvent } from '../workflows/effect-api';
+import { providerEventSignal, type ProviderEvent } from '../messages/action';
 
 /**
  * Provider webhooks and settlement events become evidence on the action they concern. An event names

@@ -13,37 +13,30 @@
  * Several agents may work on one business event (`run:<tenant>:<eventId>:<agent>`): they derive the same
  * keys, so the same proposal from two agents is one action with one owner.
  */
-import {
-  ApplicationFailure,
-  condition,
-  defineQuery,
-  defineUpdate,
-  proxyActivities,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { runWorkflowId } from '../policies/action-key';
 import {
   checkCeilings,
   raiseCeiling,
   resolveRunCeilings,
   type CeilingVerdict,
-  type RaisableCeiling,
   type RunCeilingOverrides,
-  type RunCeilings,
   type RunUsage,
 } from '../policies/ceilings';
-import type { Intent } from '../policies/intents';
-import type { PlannerHistoryEntry, RecordedDecision } from '../policies/planner-contract';
+import type { PlannerHistoryEntry } from '../policies/planner-contract';
 import { PLAN_RETRY, PLAN_START_TO_CLOSE } from '../policies/timeouts';
 import { RetrysafeError } from '../policies/errors';
-import { SA_KIND, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
-import { contractFor } from '../policies/tool-contracts';
-import { act, currentlyWaitingOn, keyFor, knownActions, lookUpAction, pendingReplanKeys, unresolvedActions } from './act';
-import type { EffectSnapshot } from './effect-api';
-import { Saga, type CompensationResult } from './saga';
+import { SA_STATUS } from '../policies/search-attributes';
+import { amountOf } from '../policies/tool-facts';
+import {
+  agentRunStatusQuery,
+  cancelRunUpdate,
+  raiseCeilingUpdate,
+  resumeRunUpdate,
+  type DecisionRecord,
+  type OperatorCommand,
+} from '../messages/run';
+import { ActionRun, type CompensationResult } from './action-run';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -58,15 +51,6 @@ export interface AgentRunInput {
   ceilings?: RunCeilingOverrides;
 }
 
-export interface DecisionRecord {
-  kind: RecordedDecision['decision']['kind'];
-  modelId: string;
-  promptHash: string;
-  toolSchemaVersion: string;
-  operation?: string;
-  key?: string;
-}
-
 export interface AgentRunResult {
   status: 'done' | 'stopped' | 'compensated' | 'cancelled' | 'needs_review';
   reason: string;
@@ -76,39 +60,12 @@ export interface AgentRunResult {
   compensations?: CompensationResult[];
 }
 
-export interface AgentRunStatus {
-  stage: string;
-  pausedFor?: string;
-  waitingOn?: string;
-  pendingReplans: string[];
-  usage: RunUsage;
-  ceilings: RunCeilings;
-  decisions: DecisionRecord[];
-}
-
-export interface OperatorCommand {
-  operator: string;
-  reason: string;
-}
-
-/** Raise a ceiling and let the paused run continue with the step it was about to take. */
-export const raiseCeilingUpdate = defineUpdate<RunCeilings, [OperatorCommand & { ceiling: RaisableCeiling; newLimit: number }]>(
-  'retrysafe.raiseCeiling',
-);
-/** Let a run paused by its planner's question (or by invalid output) continue. */
-export const resumeRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.resumeRun');
-/** End a paused run; its kept actions are compensated. */
-export const cancelRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.cancelRun');
-export const agentRunStatusQuery = defineQuery<AgentRunStatus>('retrysafe.agentRunStatus');
-
 /** Invalid model outputs tolerated in a row before a person has to look. */
 export const MAX_INVALID_OUTPUTS_IN_A_ROW = 2;
 
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunResult> {
-  const runId = runWorkflowId(input.tenant, input.eventId, input.agent);
-  if (workflowInfo().workflowId !== runId) {
-    throw ApplicationFailure.nonRetryable(`this agent run must run as ${runId}`, 'InvalidIntent');
-  }
+  const run = new ActionRun(input, () => `agent run for ${input.tenant}/${input.eventId}: ${input.goal.slice(0, 80)}`);
+  const runId = run.runId;
   const { planNextAction } = proxyActivities<Activities>({
     startToCloseTimeout: PLAN_START_TO_CLOSE,
     retry: PLAN_RETRY,
@@ -119,7 +76,6 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
   const usage: RunUsage = { steps: 0, spendCents: 0, tokens: 0, sideEffects: 0, startedAtMs: Date.now() };
   const decisions: DecisionRecord[] = [];
   const history: PlannerHistoryEntry[] = [];
-  const saga = new Saga();
   let stage = 'planning';
   let pausedFor: string | undefined;
   let operatorCommand: { kind: 'resume' | 'cancel' | 'raise'; by: string; reason: string } | undefined;
@@ -127,8 +83,8 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
   setHandler(agentRunStatusQuery, () => ({
     stage,
     pausedFor,
-    waitingOn: currentlyWaitingOn(),
-    pendingReplans: pendingReplanKeys(),
+    waitingOn: run.waitingOn,
+    pendingReplans: run.pendingReplanKeys(),
     usage: { ...usage },
     ceilings,
     decisions: [...decisions],
@@ -166,11 +122,6 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     },
     { validator: pausedOnly },
   );
-  upsertSearchAttributes([
-    { key: SA_KIND, value: 'run' },
-    { key: SA_TENANT, value: input.tenant },
-    { key: SA_STATUS, value: 'running' },
-  ]);
 
   let invalidInARow = 0;
   for (;;) {
@@ -185,17 +136,18 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
       eventId: input.eventId,
       goal: input.goal,
       facts: input.facts,
-      history: history.map((h) => ({ ...h, status: knownActions().find((a) => a.key === h.key)?.status ?? h.status })),
+      history: history.map((h) => ({ ...h, status: run.find(h.key)?.status ?? h.status })),
     });
     usage.steps += 1;
     usage.tokens += recorded.usage.inputTokens + recorded.usage.outputTokens;
     const { decision } = recorded;
+    const prepared = decision.kind === 'act' ? await run.prepare(decision.intent) : undefined;
     decisions.push({
       kind: decision.kind,
       modelId: recorded.modelId,
       promptHash: recorded.promptHash,
       toolSchemaVersion: recorded.toolSchemaVersion,
-      ...(decision.kind === 'act' ? { operation: decision.intent.operation, key: keyFor(decision.intent.operation) } : {}),
+      ...(prepared ? { operation: prepared.tool.name, key: run.keyFor(prepared) } : {}),
     });
 
     if (decision.kind === 'invalid') {
@@ -209,7 +161,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     }
     invalidInARow = 0;
     if (decision.kind === 'stop') {
-      await saga.keepAll();
+      await run.keepAll();
       return end('done', decision.reason);
     }
     if (decision.kind === 'ask-human') {
@@ -218,54 +170,33 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     }
 
     // act: the proposal is checked against the ceilings before anything is claimed.
-    const intent = decision.intent;
+    const intent = prepared!.intent;
+    const { tool } = prepared!;
+    const amountCents = amountOf(tool, intent);
     for (;;) {
-      const effectCheck: CeilingVerdict = checkCeilings(usage, ceilings, Date.now(), { kind: 'effect', intent });
+      const effectCheck: CeilingVerdict = checkCeilings(usage, ceilings, Date.now(), { kind: 'effect', tool, amountCents });
       if (effectCheck.ok) break;
       if ((await pause(ceilingReason(effectCheck))) === 'cancel') return end('cancelled', 'cancelled at a ceiling');
     }
     const isReplan = history.some((h) => h.operation === intent.operation);
-    if (!isReplan && unresolvedActions().length > 0) {
-      // Downstream steps wait while an upstream effect of this run is unresolved.
-      stage = `waiting for ${unresolvedActions()[0].key}`;
-      await condition(() => unresolvedActions().length === 0);
+    if (!isReplan && run.unresolved().length > 0) {
+      // Downstream steps wait while an upstream action of this run is unresolved.
+      stage = `waiting for ${run.unresolved()[0].key}`;
+      await condition(() => run.unresolved().length === 0);
     }
-    registerCompensation(intent);
     usage.sideEffects += 1;
-    if ('amountCents' in intent && contractFor(intent.operation).riskClass === 'money-movement') usage.spendCents += intent.amountCents;
+    if (tool.riskClass === 'money-movement' && amountCents !== undefined) usage.spendCents += amountCents;
     stage = `acting: ${intent.operation}`;
-    const snap = await act(intent, { returnWhenUnresolved: true });
+    const snap = await run.act(intent, { returnWhenUnresolved: true }, prepared);
     const entry: PlannerHistoryEntry = { key: snap.key, operation: intent.operation, status: snap.status, ...(snap.providerRef ? { providerRef: snap.providerRef } : {}) };
     const existing = history.findIndex((h) => h.key === snap.key);
     if (existing >= 0) history[existing] = entry;
     else history.push(entry);
     if (snap.status === 'failed' || snap.status === 'compensating') {
       stage = 'compensating';
-      const compensations = await saga.compensate();
+      const compensations = await run.compensate();
       const stuck = compensations.some((c) => c.status === 'needs_review');
       return end(stuck ? 'needs_review' : 'compensated', `${snap.key} ended ${snap.status}: ${snap.error?.message ?? ''}`, compensations);
-    }
-  }
-
-  function registerCompensation(intent: Intent): void {
-    const key = keyFor(intent.operation);
-    if (knownActions().some((a) => a.key === key)) return;
-    if (intent.operation === 'charge') {
-      saga.addCompensation({
-        forKey: key,
-        build: async (step: EffectSnapshot | undefined) => {
-          const chargeId = step?.providerRef ?? (await lookUpAction(key, intent)).providerRef;
-          return chargeId ? { operation: 'refund', chargeId, amountCents: intent.amountCents, merchantReference: intent.merchantReference } : undefined;
-        },
-      });
-    } else if (intent.operation === 'reserve') {
-      saga.addCompensation({
-        forKey: key,
-        build: async (step: EffectSnapshot | undefined) => {
-          const reservationId = step?.providerRef ?? (await lookUpAction(key, intent)).providerRef;
-          return reservationId ? { operation: 'release', reservationId } : undefined;
-        },
-      });
     }
   }
 
@@ -288,14 +219,14 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
 
   async function end(status: AgentRunResult['status'], reason: string, compensations?: CompensationResult[]): Promise<AgentRunResult> {
     if (status === 'cancelled') {
-      compensations = await saga.compensate();
+      compensations = await run.compensate();
     }
     stage = status;
     upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
     return {
       status,
       reason,
-      actions: history.map((h) => ({ ...h, status: knownActions().find((a) => a.key === h.key)?.status ?? h.status })),
+      actions: history.map((h) => ({ ...h, status: run.find(h.key)?.status ?? h.status })),
       decisions,
       usage,
       ...(compensations ? { compensations } : {}),

@@ -1,5 +1,3 @@
-export { effectWorkflow } from './effect';
-export { renewalWorkflow } from './renewal';
-export { fulfillmentAgentWorkflow } from './fulfillment-agent';
-export { baselineChargeWorkflow, baselineChildChargeWorkflow, baselineSignalWorkflow, retrysafeChargeWorkflow } from './baseline';
+/** The engine's workflows. A worker's workflow module re-exports these beside its own (see examples/workflows). */
+export { actionWorkflow } from './action';
 export { agentRunWorkflow } from './agent-run';

@@ -1,7 +1,6 @@
 export type { PlanOptions, Planner, PlannerOutput, PlannerUsage } from './planner';
 export { SCRIPT_EXHAUSTED, ScriptedPlanner } from './scripted-planner';
 export type { Script, ScriptStep } from './scripted-planner';
-export { RENEWAL_PLANNER_MODEL_ID, RenewalFacts, renewalPlanner, renewalScript } from './renewal-script';
 export {
   OpenAiCompatiblePlanner,
   OpenAiPlannerEnv,
@@ -11,4 +10,3 @@ export {
 export type { OpenAiPlannerConfig } from './openai-compatible-planner';
 export { createPlanActivity } from './plan-activity';
 export type { PlanActivityDeps } from './plan-activity';
-export { PlannerKindEnv, plannerFromEnv } from './from-env';

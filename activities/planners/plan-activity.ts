@@ -3,12 +3,13 @@ import { RetrysafeError } from '../../policies/errors';
 import {
   MAX_RAW_OUTPUT_CHARS,
   PlannerFacts,
-  TOOL_SCHEMA_VERSION,
   buildPlannerPrompt,
   interpretPlannerOutput,
   promptHash,
+  toolSchemaVersion,
   toolSchemas,
 } from '../../policies/planner-contract';
+import type { ToolRegistry } from '../../policies/tool-registry';
 import type { RecordedDecision } from '../../policies/planner-contract';
 import { shortHash } from '../../policies/request-hash';
 import type { Planner, PlannerOutput } from './planner';
@@ -26,13 +27,16 @@ import type { Planner, PlannerOutput } from './planner';
  */
 export interface PlanActivityDeps {
   planner: Planner;
+  /** The worker's tools: the planner is offered exactly these, and its proposals are parsed with them. */
+  tools: ToolRegistry;
   /** Milliseconds clock for latency; injectable for tests. */
   now?: () => number;
 }
 
 export function createPlanActivity(deps: PlanActivityDeps) {
   const now = deps.now ?? Date.now;
-  const tools = toolSchemas();
+  const tools = toolSchemas(deps.tools);
+  const TOOL_SCHEMA_VERSION = toolSchemaVersion(tools);
 
   return async function planNextAction(input: PlannerFacts): Promise<RecordedDecision> {
     const ctx = Context.current();
@@ -53,7 +57,7 @@ export function createPlanActivity(deps: PlanActivityDeps) {
     const latencyMs = Math.max(0, now() - started);
 
     const rawOutput = truncate(output.rawOutput);
-    const decision = interpretPlannerOutput(output, rawOutput);
+    const decision = interpretPlannerOutput(output, rawOutput, deps.tools);
     const usage = { inputTokens: tokens(output.usage?.inputTokens), outputTokens: tokens(output.usage?.outputTokens) };
     ctx.log.info('planner decision', {
       tenant: facts.tenant,

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { RetrysafeClient } from '../../client';
-import type { BareChargeInput } from '../../activities/baseline';
+import type { ExampleClient } from '../../examples/client';
+import type { BareChargeInput } from '../../examples/workflows/bare-charge-activity';
 import { runWorkflowId } from '../../policies/action-key';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
-import type { RenewalResult } from '../../workflows/renewal';
+import type { RenewalResult } from '../../examples/workflows/renewal';
 import {
   baselineChargeWorkflow,
   baselineChildChargeWorkflow,
@@ -12,7 +12,7 @@ import {
   baselineSignalWorkflow,
   baselineWaitingQuery,
   retrysafeChargeWorkflow,
-} from '../../workflows/baseline';
+} from '../../examples/workflows/baseline';
 import type { Approver } from '../chaos/approvals';
 import { waitForActionStatus } from '../chaos/observe';
 import { renewalInputFor } from '../chaos/scenario-renewal';
@@ -28,7 +28,7 @@ import { renewalInputFor } from '../chaos/scenario-renewal';
  */
 export interface BenchContext {
   client: Client;
-  retrysafe: RetrysafeClient;
+  retrysafe: ExampleClient;
   taskQueue: string;
   approver: Approver;
 }

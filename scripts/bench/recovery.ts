@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
 import { WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
-import { contractFor } from '../../policies/tool-contracts';
-import type { SandboxProvider } from '../../sandbox-providers/spawn';
-import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../workflows/baseline';
+import { exampleRegistry } from '../../examples/tools';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionState, recordsWhere } from '../chaos/observe';
 import type { WorkerProcess } from '../lib/worker-process';
 
@@ -53,7 +53,7 @@ export async function measureRecovery(
   await payments.waitForInflight((s) => s.inflight === 0 && s.committedButUnanswered === 0, WAIT_MS);
   await payments.setFaults([{ op: 'charges.create', kind: 'hold-after-commit', delayMs: HOLD_MS, times: 1 }]);
   const runId = runWorkflowId('bench', name);
-  const actionKey = actionKeyForStep(runId, { operation: 'charge', version: contractFor('charge').version });
+  const actionKey = actionKeyForStep(runId, { operation: 'charge', version: exampleRegistry().get('charge').version });
   const handle =
     side === 'retrysafe'
       ? await client.workflow.start(retrysafeChargeWorkflow, {

@@ -2,7 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { RetrysafeClient } from '../../client';
+import { ExampleClient } from '../../examples/client';
+import { exampleRegistry } from '../../examples/tools';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { createApprover } from '../chaos/approvals';
 import { startStack, type Stack } from '../lib/stack';
@@ -96,7 +97,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   };
   const ctx: BenchContext = {
     client: stack.client,
-    retrysafe: new RetrysafeClient(stack.client, { taskQueue }),
+    retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
     taskQueue,
     approver,
   };

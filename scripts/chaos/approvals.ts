@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { approvalClaims, signApproval } from '../../policies/approval';
-import type { ApprovalOutcome } from '../../workflows/approval-api';
+import type { ApprovalOutcome } from '../../messages/approval';
 import { generateApprovalKeyPair } from '../lib/approval-keys';
 import { submitApproval } from '../lib/approval-signer';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxProvider } from '../../sandbox-providers/spawn';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import type { WorkerProcess } from '../lib/worker-process';
 import type { CrashRecord, IterationPlan } from './types';
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RetrysafeClient } from '../../client';
+import { ExampleClient } from '../../examples/client';
+import { exampleRegistry } from '../../examples/tools';
 import type { Stack } from '../lib/stack';
 import type { WorkerProcess } from '../lib/worker-process';
 import type { Approver } from './approvals';
@@ -166,7 +167,7 @@ export class Iteration {
     return {
       stack,
       client: stack.client,
-      retrysafe: new RetrysafeClient(stack.client, { taskQueue: this.taskQueue }),
+      retrysafe: new ExampleClient(stack.client, { taskQueue: this.taskQueue, tools: exampleRegistry() }),
       taskQueue: this.taskQueue,
       providers: lane.providers,
       plan,

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../sandbox-providers/spawn';
-import { providerUrlsToEnv } from '../../workers/config';
+import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { sandboxUrlsToEnv } from '../../examples/sandbox-env';
 import type { Stack } from '../lib/stack';
 
 /**
@@ -40,7 +40,7 @@ export async function startLanes(
     const missing = ALL_KINDS.filter((k) => !providers[k]);
     if (missing.length) throw new Error(`the stack runs no ${missing.join(', ')} provider; start it with all kinds`);
     const urls = Object.fromEntries(ALL_KINDS.map((k) => [k, providers[k].url])) as Record<ProviderKind, string>;
-    return { index, providers, env: providerUrlsToEnv(urls), stop };
+    return { index, providers, env: sandboxUrlsToEnv(urls), stop };
   };
   const lanes: Lane[] = [laneOf(0, {}, async () => undefined)];
   try {

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { RetrysafeError } from '../../policies/errors';
 import { SA_ACTION_KEYS, SA_STATUS } from '../../policies/search-attributes';
-import type { Ledger } from '../../sandbox-providers/spawn';
+import type { Ledger } from '../../examples/sandbox-providers/spawn';
 
 /**
  * Read-only looks at Temporal and the providers for verification. Everything here uses describe (served

@@ -1,11 +1,21 @@
-import type { Operation } from '../../policies/intents';
-import { contractFor } from '../../policies/tool-contracts';
-import type { Fault } from '../../sandbox-providers/spawn';
+import { exampleRegistry } from '../../examples/tools';
+import type { Fault, ProviderKind } from '../../examples/sandbox-providers/spawn';
 import { createRng, deriveSeed, type Rng } from './prng';
 import type { ChaosScenario, CrashMode, FaultChoice, IterationPlan } from './types';
 
 /** The sandbox provider operation each retrysafe operation POSTs to; faults are armed by this name. */
-export const PROVIDER_OP: Record<Operation, string> = {
+/** The sandbox provider each example tool talks to. */
+export const PROVIDER_OF: Record<string, ProviderKind> = {
+  charge: 'payments',
+  refund: 'payments',
+  'send-email': 'email',
+  'create-ticket': 'tickets',
+  reserve: 'inventory',
+  release: 'inventory',
+  'create-shipment': 'shipping',
+};
+
+export const PROVIDER_OP: Record<string, string> = {
   charge: 'charges.create',
   refund: 'refunds.create',
   'send-email': 'messages.create',
@@ -37,7 +47,7 @@ export interface PlanOptions {
  */
 export function planIteration(seed: number, index: number, scenario: ChaosScenario, opts: PlanOptions): IterationPlan {
   const rng = createRng(deriveSeed(seed, index));
-  const contract = contractFor(scenario.operation);
+  const contract = exampleRegistry().get(scenario.operation);
   const modes = scenario.modes.filter(([m]) => m !== 'before-lookup' || contract.dedupe === 'lookup');
   const mode = rng.weighted(modes);
   const declined = mode === 'before-send' && rng.chance(scenario.declineChance);
@@ -65,7 +75,7 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
     scenario: scenario.name,
     seed: deriveSeed(seed, index),
     operation: scenario.operation,
-    provider: contract.provider,
+    provider: PROVIDER_OF[scenario.operation],
     providerOp,
     crash: {
       mode,

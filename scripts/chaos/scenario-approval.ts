@@ -1,6 +1,6 @@
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS } from '../../policies/decision-table';
-import type { ChargeIntent } from '../../policies/intents';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import type { ChargeIntent } from '../../examples/tools';
+import type { ActionSnapshot } from '../../messages/action';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
 import {
   RESTING_STATUSES,
@@ -80,7 +80,7 @@ function start(ctx: IterationContext): StartedWork {
  * and no charge may have been committed before the first approval left the harness.
  */
 export function approvalProblems(
-  snapshot: EffectSnapshot | undefined,
+  snapshot: ActionSnapshot | undefined,
   approval: ApprovalAttempt,
   charges: ReadonlyArray<Record<string, unknown>>,
 ): string[] {

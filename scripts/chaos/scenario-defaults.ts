@@ -1,17 +1,17 @@
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
-import type { Intent, Operation } from '../../policies/intents';
-import { contractFor } from '../../policies/tool-contracts';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import type { Intent } from '../../policies/tool-registry';
+import { exampleRegistry } from '../../examples/tools';
+import type { ActionSnapshot } from '../../messages/action';
 import { retrying, waitForActionStatus } from './observe';
 import type { ChaosScenario, IterationContext } from './types';
 
 /** Shared pieces of the scenarios: the usual crash and fault mixes, and a claim that waits out crashes. */
 
 /** The key application code gets for an action claimed by `claimAction` (no step ID). */
-export function claimedActionKey(ctx: Pick<IterationContext, 'tenant' | 'eventId'>, operation: Operation): string {
+export function claimedActionKey(ctx: Pick<IterationContext, 'tenant' | 'eventId'>, operation: string): string {
   return actionKeyForStep(runWorkflowId(ctx.tenant, ctx.eventId), {
     operation,
-    version: contractFor(operation).version,
+    version: exampleRegistry().get(operation).version,
   });
 }
 
@@ -39,7 +39,7 @@ export const TRANSIENT_FAULTS: ChaosScenario['faultPool'] = [
  * Claims an action as application code does, under the iteration's run ID, retrying through worker crashes
  * and server restarts until the iteration's deadline. A typed refusal (a mismatch) is final.
  */
-export function claimThroughCrashes(ctx: IterationContext, intent: Intent): Promise<EffectSnapshot> {
+export function claimThroughCrashes(ctx: IterationContext, intent: Intent): Promise<ActionSnapshot> {
   return retrying(() => ctx.retrysafe.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intent), {
     budgetMs: Number.POSITIVE_INFINITY,
     signal: ctx.signal,

@@ -1,5 +1,5 @@
-import type { SendEmailIntent } from '../../policies/intents';
-import type { OperatorResolution } from '../../workflows/effect-api';
+import type { SendEmailIntent } from '../../examples/tools';
+import type { OperatorResolution } from '../../messages/action';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
 import { RESTING_STATUSES, claimAndApprove, claimedActionKey } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';

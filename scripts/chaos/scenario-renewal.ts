@@ -1,8 +1,8 @@
-import type { BareChargeInput, BareChargeResult } from '../../activities/baseline';
+import type { BareChargeInput, BareChargeResult } from '../../examples/workflows/bare-charge-activity';
 import { runWorkflowId } from '../../policies/action-key';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
-import { baselineChargeWorkflow } from '../../workflows/baseline';
-import type { RenewalInput, RenewalResult } from '../../workflows/renewal';
+import { baselineChargeWorkflow } from '../../examples/workflows/baseline';
+import type { RenewalInput, RenewalResult } from '../../examples/workflows/renewal';
 import {
   type ActionState,
   actionState,

@@ -1,4 +1,4 @@
-import type { CreateTicketIntent } from '../../policies/intents';
+import type { CreateTicketIntent } from '../../examples/tools';
 import { actionState, recordsWhere, rootMessage, waitForActionStatus, type ActionState } from './observe';
 import { RESTING_STATUSES, claimThroughCrashes, claimedActionKey } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';

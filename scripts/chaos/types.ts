@@ -1,7 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { RetrysafeClient } from '../../client';
-import type { Operation } from '../../policies/intents';
-import type { Fault, ProviderKind, SandboxProvider } from '../../sandbox-providers/spawn';
+import type { ExampleClient } from '../../examples/client';
+import type { Fault, ProviderKind, SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import type { Stack } from '../lib/stack';
 import type { Approver } from './approvals';
 
@@ -33,7 +32,7 @@ export interface IterationPlan {
   scenario: string;
   /** This iteration's own stream, derived from the run's seed and the index. */
   seed: number;
-  operation: Operation;
+  operation: string;
   provider: ProviderKind;
   providerOp: string;
   crash: { mode: CrashMode; delayMs?: number; holdMs?: number };
@@ -69,7 +68,7 @@ export interface IterationContext {
   stack: Stack;
   client: Client;
   /** Bound to this iteration's task queue: claims and runs land on this iteration's workers only. */
-  retrysafe: RetrysafeClient;
+  retrysafe: ExampleClient;
   taskQueue: string;
   /** Providers for this iteration: the lane's own processes for faulted kinds, the stack's for the rest. */
   providers: Record<ProviderKind, SandboxProvider>;
@@ -97,7 +96,7 @@ export interface ChaosScenario {
   name: string;
   summary: string;
   /** The operation whose provider call the crash points target. */
-  operation: Operation;
+  operation: string;
   /** Provider kinds whose faults this scenario arms; each lane has its own process of each (see lanes.ts). */
   providers: readonly ProviderKind[];
   modes: Weighted<CrashMode>;

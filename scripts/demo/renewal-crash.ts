@@ -1,5 +1,5 @@
 import { errorCodeOf } from '../../policies/errors';
-import { renewalChargeIntent, type RenewalInput, type RenewalResult } from '../../workflows/renewal';
+import { renewalChargeIntent, type RenewalInput, type RenewalResult } from '../../examples/workflows/renewal';
 import { webUiWorkflowUrl } from '../lib/dev-server';
 import type { Stack } from '../lib/stack';
 

@@ -13,7 +13,7 @@ import {
   type SignedApproval,
 } from '../../policies/approval';
 import { RetrysafeError } from '../../policies/errors';
-import { approveUpdate, type ApprovalOutcome } from '../../workflows/approval-api';
+import { approveUpdate, type ApprovalOutcome } from '../../messages/approval';
 
 /**
  * The approval service's core: who may approve (operators known by the SHA-256 of their bearer token)

@@ -2,9 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../sandbox-providers/spawn';
-import { providerUrlsToEnv, DEFAULT_TASK_QUEUE } from '../../workers/config';
-import { RetrysafeClient } from '../../client';
+import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { sandboxUrlsToEnv } from '../../examples/sandbox-env';
+import { exampleRegistry } from '../../examples/tools';
+import { DEFAULT_TASK_QUEUE } from '../../workers/config';
+import { ExampleClient } from '../../examples/client';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
 import { startDevServer, type DevServer } from './dev-server';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from './worker-process';
@@ -20,7 +22,7 @@ export interface Stack {
   providers: Record<ProviderKind, SandboxProvider>;
   connection: Connection;
   client: Client;
-  retrysafe: RetrysafeClient;
+  retrysafe: ExampleClient;
   taskQueue: string;
   /** The webhook router every provider posts its events to. */
   webhookUrl: string;
@@ -40,6 +42,8 @@ export interface StackOptions {
   providerKinds?: ProviderKind[];
   readLagMs?: number;
   log?: (msg: string) => void;
+  /** Another worker module and its workflows (tests that bring their own tools); the example worker when absent. */
+  worker?: { entry: string; workflowsPath: string };
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -50,7 +54,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const [server, providers, bundle] = await Promise.all([
       startDevServer({ dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'), port: opts.port ?? 0, uiPort: opts.uiPort === undefined ? null : opts.uiPort, log }),
       startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs, startTimeoutMs: 30_000 }),
-      writeWorkflowBundle(tmp ? path.join(tmp, 'bundle') : undefined),
+      writeWorkflowBundle(tmp ? path.join(tmp, 'bundle') : undefined, opts.worker?.workflowsPath),
     ]);
     cleanups.push(() => server.stop(), () => providers.stopAll());
     const connection = await Connection.connect({ address: server.address });
@@ -72,7 +76,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       TEMPORAL_NAMESPACE: server.namespace,
       RETRYSAFE_TASK_QUEUE: taskQueue,
       RETRYSAFE_WORKFLOW_BUNDLE: bundle,
-      ...providerUrlsToEnv(urls),
+      ...sandboxUrlsToEnv(urls),
     };
     const workers: WorkerProcess[] = [];
     const stack: Stack = {
@@ -80,13 +84,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       providers,
       connection,
       client,
-      retrysafe: new RetrysafeClient(client, { taskQueue }),
+      retrysafe: new ExampleClient(client, { taskQueue, tools: exampleRegistry(urls) }),
       taskQueue,
       webhookUrl: webhooks.url,
       workerEnv,
       workers,
       async startWorker(w = {}) {
-        const worker = await spawnWorker({ ...w, env: { ...workerEnv, ...(w.env ?? {}) }, name: w.name ?? `worker-${workers.length + 1}` });
+        const worker = await spawnWorker({ ...(opts.worker ? { entry: opts.worker.entry } : {}), ...w, env: { ...workerEnv, ...(w.env ?? {}) }, name: w.name ?? `worker-${workers.length + 1}` });
         workers.push(worker);
         return worker;
       },

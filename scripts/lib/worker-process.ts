@@ -25,11 +25,13 @@ export interface SpawnWorkerOptions {
   crashAt?: string;
   logFile?: string;
   readyTimeoutMs?: number;
+  /** The worker's entry point, relative to the repository root; the example worker when absent. */
+  entry?: string;
 }
 
 export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
   const name = opts.name ?? 'worker';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'workers', 'main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, opts.entry ?? path.join('examples', 'worker.ts'))], {
     cwd: ROOT,
     env: { ...process.env, ...opts.env, ...(opts.crashAt ? { RETRYSAFE_CRASH_AT: opts.crashAt } : {}), LOG_LEVEL: opts.env.LOG_LEVEL ?? 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,11 +5,11 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
- * Bundles workflows/ once and writes the bundle to a file that worker processes load through
+ * Bundles a workflow module (the example worker's by default) once and writes the bundle to a file that worker processes load through
  * RETRYSAFE_WORKFLOW_BUNDLE: a killed and restarted worker is then ready without re-bundling.
  */
-export async function writeWorkflowBundle(outDir = path.join(ROOT, '.out')): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
+export async function writeWorkflowBundle(outDir = path.join(ROOT, '.out'), workflowsPath = require.resolve('../../examples/workflows')): Promise<string> {
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
   await mkdir(outDir, { recursive: true });
   const file = path.join(outDir, `workflow-bundle-${process.pid}.js`);
   await writeFile(file, code);

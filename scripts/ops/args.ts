@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { parseActionKey, runWorkflowId } from '../../policies/action-key';
-import { EFFECT_STATUSES, type EffectStatus } from '../../policies/effect-status';
+import { ACTION_STATUSES, type ActionStatus } from '../../policies/action-status';
 import { UsageError } from './errors';
 
 export interface FlagSpec {
@@ -128,16 +128,16 @@ export const durationArg = z.string(required('a duration like 10m, 2h or 1d')).t
 
 /** Repeated and/or comma-separated statuses, checked against the effect status machine's list. */
 export const statusesArg = z.array(z.string()).transform((values, ctx) => {
-  const out: EffectStatus[] = [];
+  const out: ActionStatus[] = [];
   for (const value of values.flatMap((v) => v.split(',')).map((v) => v.trim())) {
-    if (!(EFFECT_STATUSES as readonly string[]).includes(value)) {
+    if (!(ACTION_STATUSES as readonly string[]).includes(value)) {
       ctx.addIssue({
         code: 'custom',
-        message: `${JSON.stringify(value)} is not a status; use one of ${EFFECT_STATUSES.join(', ')}`,
+        message: `${JSON.stringify(value)} is not a status; use one of ${ACTION_STATUSES.join(', ')}`,
       });
       return z.NEVER;
     }
-    if (!out.includes(value as EffectStatus)) out.push(value as EffectStatus);
+    if (!out.includes(value as ActionStatus)) out.push(value as ActionStatus);
   }
   return out;
 });

@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import type { ActionListing } from '../../client';
-import type { EffectStatus } from '../../policies/effect-status';
-import { OPERATIONS } from '../../policies/intents';
+import type { ActionStatus } from '../../policies/action-status';
 import {
   durationArg,
   expectPositionals,
@@ -20,7 +19,7 @@ import type { OpsCommand } from './context';
 import { formatAge, renderTable, type Column } from './table';
 
 /** Statuses where the system is waiting on, or may need, a person. */
-export const REVIEW_STATUSES: readonly EffectStatus[] = [
+export const REVIEW_STATUSES: readonly ActionStatus[] = [
   'unknown',
   'needs_review',
   'awaiting_confirmation',
@@ -47,7 +46,8 @@ export const QueueArgs = z.object({
   tenant: tenantArg.optional(),
   status: statusesArg.optional(),
   operation: z
-    .enum(OPERATIONS, { error: (i) => `must be one of ${OPERATIONS.join(', ')}, got ${JSON.stringify(i.input)}` })
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,39}$/, { error: (i) => `must be a tool name (lower-case letters, digits, "-"), got ${JSON.stringify(i.input)}` })
     .optional(),
   'older-than': durationArg.optional(),
   limit: limitArg(MAX_QUEUE_LIMIT).optional(),
@@ -56,8 +56,8 @@ export const QueueArgs = z.object({
 
 export interface QueueOptions {
   tenant?: string;
-  statuses: EffectStatus[];
-  operation?: (typeof OPERATIONS)[number];
+  statuses: ActionStatus[];
+  operation?: string;
   olderThanMs?: number;
   limit: number;
   json: boolean;
@@ -103,7 +103,7 @@ unless --status says otherwise.
 Options:
   --tenant T          only this tenant
   --status S          only this status; repeat or separate with commas (default: the four above)
-  --operation O       only this operation (${OPERATIONS.join(', ')})
+  --operation O       only actions of this tool (charge, send-email, …)
   --older-than D      only actions started more than D ago: 90s, 10m, 2h, 1d
   --limit N           show at most N actions (default ${DEFAULT_QUEUE_LIMIT}, at most ${MAX_QUEUE_LIMIT})
   --json              print one JSON array instead of a table

@@ -6,9 +6,9 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { isFinal } from '../../policies/effect-status';
+import { isFinal } from '../../policies/action-status';
 import { errorCodeOf } from '../../policies/errors';
-import type { EffectSnapshot, OperatorResolution } from '../../workflows/effect-api';
+import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
 import { actionKeyArg, durationArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
 import type { OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError } from './errors';
@@ -151,9 +151,9 @@ async function sendResolution(
   ctx: OpsContext,
   key: string,
   resolution: OperatorResolution,
-  before: EffectSnapshot,
+  before: ActionSnapshot,
   waitMs: number,
-): Promise<EffectSnapshot> {
+): Promise<ActionSnapshot> {
   const client = await ctx.client();
   const sent = client.resolveAction(key, resolution);
   let timer: NodeJS.Timeout | undefined;

@@ -3,7 +3,7 @@
  * do, what was sent, what reconciliation found and who moved it where, in order.
  */
 import { z } from 'zod';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import type { ActionSnapshot } from '../../messages/action';
 import { actionKeyArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
 import type { OpsCommand } from './context';
 import { EXIT, OpsError } from './errors';
@@ -19,7 +19,7 @@ export function parseShowArgs(argv: readonly string[]): { help: true } | ({ help
   return { help, ...validateArgs(ShowArgs, { ...flags, ...expectPositionals(positionals, ['KEY']) }) };
 }
 
-export function renderAction(a: EffectSnapshot): string {
+export function renderAction(a: ActionSnapshot): string {
   const blocks = [
     renderFields([
       ['key', a.key],

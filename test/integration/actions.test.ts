@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { errorCodeOf } from '../../policies/errors';
 import { formatActionKey } from '../../policies/action-key';
-import type { RenewalResult } from '../../workflows/renewal';
+import type { RenewalResult } from '../../examples/workflows/renewal';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { countForKey } from '../support/ledger';

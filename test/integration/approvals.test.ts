@@ -3,15 +3,14 @@ import { after, before, describe, it } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { SignedApproval } from '../../policies/approval';
 import { errorCodeOf } from '../../policies/errors';
-import { parseIntent, type ChargeIntent } from '../../policies/intents';
+import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
 import { requestHash } from '../../policies/request-hash';
-import { contractFor } from '../../policies/tool-contracts';
 import { startApprovalServer, type SignedEvent } from '../../scripts/lib/approval-http';
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
-import { approveUpdate, dryRunQuery, type ApprovalOutcome, type DryRun } from '../../workflows/approval-api';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import { approveUpdate, dryRunQuery, type ApprovalOutcome, type DryRun } from '../../messages/approval';
+import type { ActionSnapshot } from '../../messages/action';
 import { uniqueEvent } from '../support/renewal-input';
 import { sleep, waitForStatus } from '../support/wait';
 
@@ -205,7 +204,7 @@ describe('signed approvals on the real dev server with the payments provider pro
       const cause = (err as { cause?: { type?: string; message?: string; details?: unknown[] } }).cause;
       const details = (cause?.details?.[0] ?? {}) as { reason?: string };
       await sleep(SETTLE_MS);
-      const snap = (await stack.retrysafe.getAction(target.key)) as EffectSnapshot;
+      const snap = (await stack.retrysafe.getAction(target.key)) as ActionSnapshot;
       const seen = await atProvider(target.key, target.reference);
       const row: Refusal = {
         case: name,
@@ -278,8 +277,8 @@ describe('signed approvals on the real dev server with the payments provider pro
     });
 
     it('refuses an approval of a changed request (the hash of a 49900-cent charge)', async (t) => {
-      const changed = parseIntent({ ...target.intent, amountCents: 49_900 });
-      const changedHash = requestHash(changed, contractFor('charge').secretFields);
+      const changed = exampleRegistry().parseIntent({ ...target.intent, amountCents: 49_900 });
+      const changedHash = exampleRegistry().hash(changed);
       assert.notEqual(changedHash, target.requestHash);
       await expectRefused(t, 'changed request hash (49900 cents)', 'hash-mismatch', () =>
         submitApproval(stack.client, sign(target.key, changedHash)),

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { countWhere } from '../support/ledger';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import type { ActionSnapshot } from '../../messages/action';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -73,7 +73,7 @@ describe('ops CLI against the real dev server', () => {
       { operation: 'send-email', to: 'a@example.com', subject, body: 'b', template: 'renewal-receipt' },
     );
     const key = claimed.key;
-    let seen: EffectSnapshot | undefined;
+    let seen: ActionSnapshot | undefined;
     await waitFor(
       async () => (seen = await stack.retrysafe.getAction(key))?.status === 'needs_review',
       45_000,
@@ -92,7 +92,7 @@ describe('ops CLI against the real dev server', () => {
 
     const shown = await ops(['show', key, '--json']);
     assert.equal(shown.code, 0, shown.stderr);
-    const snapshot = JSON.parse(shown.stdout) as EffectSnapshot;
+    const snapshot = JSON.parse(shown.stdout) as ActionSnapshot;
     assert.equal(snapshot.status, 'needs_review');
     assert.deepEqual(
       snapshot.audit.map((e) => e.to),

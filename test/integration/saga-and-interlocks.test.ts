@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { formatActionKey } from '../../policies/action-key';
-import type { Ledger } from '../../sandbox-providers/spawn';
+import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
-import type { FulfillmentResult } from '../../workflows/fulfillment-agent';
-import type { RenewalResult, RunStatus } from '../../workflows/renewal';
+import type { FulfillmentResult } from '../../examples/workflows/fulfillment-agent';
+import type { RenewalResult } from '../../examples/workflows/renewal';
+import type { RunStatus } from '../../messages/run';
 import { countForKey } from '../support/ledger';
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
 import { sleep, waitForStatus, waitUntil } from '../support/wait';

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it, type TestContext } from 'node:test';
-import type { CreateTicketIntent, SendEmailIntent } from '../../policies/intents';
+import type { CreateTicketIntent, SendEmailIntent } from '../../examples/tools';
 import { TRANSIENT_BACKOFF } from '../../policies/timeouts';
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
-import type { Ledger } from '../../sandbox-providers/spawn';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import type { Ledger } from '../../examples/sandbox-providers/spawn';
+import type { ActionSnapshot } from '../../messages/action';
 import { countForKey } from '../support/ledger';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
 import { sleep, waitForStatus } from '../support/wait';
@@ -66,7 +66,7 @@ function atProvider(ledger: Ledger, collection: string, field: string, value: st
 function report(
   t: TestContext,
   sends: { counted: number; expected: number; effects: number },
-  action: EffectSnapshot,
+  action: ActionSnapshot,
 ): void {
   const path = action.audit.map((a) => `${a.to}${a.by ? `[${a.by}]` : ''}`).join(' > ');
   const checks = action.checks.map((c) => `${c.kind}:${c.found ? 'found' : 'empty'}`).join(', ') || 'none';

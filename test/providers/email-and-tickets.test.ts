@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSandboxProvider } from '../../sandbox-providers/spawn';
-import type { SandboxProvider } from '../../sandbox-providers/spawn';
-import { listOf, Message, Ticket } from '../../sandbox-providers/resources';
+import { startSandboxProvider } from '../../examples/sandbox-providers/spawn';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { listOf, Message, Ticket } from '../../examples/sandbox-providers/resources';
 import { errorOf, eventually, get, post, startWebhookReceiver } from './provider-http';
 
 describe('email provider', () => {

@@ -1,8 +1,8 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSandboxProviders } from '../../sandbox-providers/spawn';
-import type { SandboxProvider } from '../../sandbox-providers/spawn';
-import { Charge } from '../../sandbox-providers/resources';
+import { startSandboxProviders } from '../../examples/sandbox-providers/spawn';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { Charge } from '../../examples/sandbox-providers/resources';
 import { errorOf, post, sleep } from './provider-http';
 
 const charge = (merchantReference: string) => ({

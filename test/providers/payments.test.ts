@@ -1,10 +1,10 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startSandboxProvider } from '../../sandbox-providers/spawn';
-import type { SandboxProvider } from '../../sandbox-providers/spawn';
-import { Charge, listOf, Refund } from '../../sandbox-providers/resources';
-import type { ChargeRequest } from '../../sandbox-providers/resources';
+import { startSandboxProvider } from '../../examples/sandbox-providers/spawn';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { Charge, listOf, Refund } from '../../examples/sandbox-providers/resources';
+import type { ChargeRequest } from '../../examples/sandbox-providers/resources';
 import { errorOf, eventually, get, post, startWebhookReceiver } from './provider-http';
 
 function chargeBody(overrides: Partial<ChargeRequest> = {}): ChargeRequest {

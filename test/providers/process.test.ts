@@ -5,9 +5,9 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { startSandboxProvider } from '../../sandbox-providers/spawn';
-import type { SandboxProvider } from '../../sandbox-providers/spawn';
-import { ListeningLine } from '../../sandbox-providers/types';
+import { startSandboxProvider } from '../../examples/sandbox-providers/spawn';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { ListeningLine } from '../../examples/sandbox-providers/types';
 import { errorOf, get, post } from './provider-http';
 
 const REPO_ROOT = path.resolve(__dirname, '../..');

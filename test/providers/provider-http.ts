@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiErrorBody, WebhookEvent } from '../../sandbox-providers/types';
+import { ApiErrorBody, WebhookEvent } from '../../examples/sandbox-providers/types';
 
 export interface HttpResult {
   status: number;

@@ -1,8 +1,8 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSandboxProviders } from '../../sandbox-providers/spawn';
-import type { SandboxProvider } from '../../sandbox-providers/spawn';
-import { listOf, Release, Reservation, Shipment } from '../../sandbox-providers/resources';
+import { startSandboxProviders } from '../../examples/sandbox-providers/spawn';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { listOf, Release, Reservation, Shipment } from '../../examples/sandbox-providers/resources';
 import { errorOf, eventually, get, post } from './provider-http';
 
 const address = { line1: '221B Baker St', city: 'London', postalCode: 'NW1 6XE', country: 'GB' };

@@ -1,4 +1,4 @@
-import type { Ledger } from '../../sandbox-providers/spawn';
+import type { Ledger } from '../../examples/sandbox-providers/spawn';
 
 /** Counts at the provider, the ground truth: records and requests carrying one idempotency key. */
 export function countForKey(ledger: Ledger, key: string, collection = 'charges') {

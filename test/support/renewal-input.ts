@@ -1,5 +1,5 @@
 import { DEMO_RENEWAL } from '../../scripts/demo/renewal-crash';
-import { renewalChargeIntent, type RenewalInput } from '../../workflows/renewal';
+import { renewalChargeIntent, type RenewalInput } from '../../examples/workflows/renewal';
 
 let counter = 0;
 /** A unique business event per test, so tests sharing one server never share an action key. */

@@ -40,7 +40,7 @@ export function useTimeSkippingEnv(): {
   let bundle: WorkflowBundleWithSourceMap | undefined;
   before(async () => {
     env = await createTimeSkippingEnv();
-    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../examples/workflows') });
   });
   after(async () => {
     await env?.teardown();

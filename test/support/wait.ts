@@ -1,5 +1,5 @@
 import type { RetrysafeClient } from '../../client';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import type { ActionSnapshot } from '../../messages/action';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -12,9 +12,9 @@ export async function waitForStatus(
   key: string,
   statuses: string | readonly string[],
   opts: { timeoutMs?: number; intervalMs?: number } = {},
-): Promise<EffectSnapshot> {
+): Promise<ActionSnapshot> {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
-  let last: EffectSnapshot | undefined;
+  let last: ActionSnapshot | undefined;
   while (Date.now() < deadline) {
     try {
       last = await retrysafe.getAction(key);

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { ActionPolicy, DispatchInput, DispatchOutcome } from '../../activities';
+import type { ExecuteInput, ExecuteOutcome } from '../../activities';
+import { createLoadActionPolicy } from '../../activities/load-action-policy';
+import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
 import { DEFAULT_APPROVAL_TTL_MS } from '../../policies/approval';
 import { errorCodeOf } from '../../policies/errors';
-import { parseIntent, type ChargeIntent } from '../../policies/intents';
-import { requestHash } from '../../policies/request-hash';
 import { CONFIRMATION_WINDOW } from '../../policies/timeouts';
-import { contractFor } from '../../policies/tool-contracts';
+const tools = exampleRegistry();
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
-import { dryRunQuery } from '../../workflows/approval-api';
-import { statusQuery, type EffectInput, type EffectSnapshot } from '../../workflows/effect-api';
+import { dryRunQuery } from '../../messages/approval';
+import { statusQuery, type ActionInput, type ActionSnapshot } from '../../messages/action';
 import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /**
@@ -25,7 +25,7 @@ const OPERATOR_TOKEN = 'approval-expiry-operator-token';
 const OPERATOR = { name: 'carol', tokenSha256: hashOperatorToken(OPERATOR_TOKEN) };
 
 function chargeIntent(reference: string): ChargeIntent {
-  return parseIntent({
+  return tools.parseIntent({
     operation: 'charge',
     amountCents: 7500,
     currency: 'usd',
@@ -35,12 +35,12 @@ function chargeIntent(reference: string): ChargeIntent {
   }) as ChargeIntent;
 }
 
-function effectInput(eventId: string): EffectInput {
+function effectInput(eventId: string): ActionInput {
   const intent = chargeIntent(`ord-${eventId}`);
   return {
     key: `charge:v1:acme:${eventId}`,
     intent,
-    requestHash: requestHash(intent, contractFor('charge').secretFields),
+    requestHash: tools.hash(intent),
     tenant: 'acme',
     owner: `run:acme:${eventId}`,
   };
@@ -60,14 +60,12 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
 
   function worker(taskQueue: string) {
     return harness.worker(taskQueue, {
-      async loadActionPolicy(_input: { tenant: string }): Promise<ActionPolicy> {
-        return { trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } };
-      },
-      async dispatchEffect(input: DispatchInput): Promise<DispatchOutcome> {
+      loadActionPolicy: createLoadActionPolicy({ tools, trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } }),
+      async executeAction(input: ExecuteInput): Promise<ExecuteOutcome> {
         dispatched.push(input.key);
         return { status: 'confirmed', providerRef: `ch_${dispatched.length}`, record: {}, via: 'send', sends: 1 };
       },
-      async lookupEffect() {
+      async lookupAction() {
         throw new Error('a confirmed dispatch needs no lookup');
       },
     });
@@ -83,19 +81,19 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
       const input = effectInput('approval-window');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await harness.env.client.workflow.start('effectWorkflow', {
+        const handle = await harness.env.client.workflow.start('actionWorkflow', {
           workflowId: input.key,
           taskQueue,
           args: [input],
         });
         await harness.env.sleep('1m');
-        const waiting = (await handle.query(statusQuery)) as EffectSnapshot;
+        const waiting = (await handle.query(statusQuery)) as ActionSnapshot;
         assert.equal(waiting.status, 'awaiting_confirmation');
         assert.equal(waiting.decisionMode, 'confirm');
 
         assert.equal(CONFIRMATION_WINDOW, '24h', 'this test skips past a 24 h window');
         await harness.env.sleep('25h');
-        const final = (await handle.result()) as EffectSnapshot;
+        const final = (await handle.result()) as ActionSnapshot;
         assert.equal(final.status, 'failed', JSON.stringify(final.audit));
         assert.equal(final.error?.code, 'ApprovalRejected');
         assert.match(final.error?.message ?? '', /confirmation window/);
@@ -104,7 +102,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
           ['planned', 'awaiting_confirmation', 'failed'],
         );
         assert.equal(final.sends, 0);
-        assert.equal(dispatchesOf(input.key), 0, 'dispatchEffect was never called');
+        assert.equal(dispatchesOf(input.key), 0, 'executeAction was never called');
       });
     },
   );
@@ -117,7 +115,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
       const input = effectInput('approval-expiry');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await harness.env.client.workflow.start('effectWorkflow', {
+        const handle = await harness.env.client.workflow.start('actionWorkflow', {
           workflowId: input.key,
           taskQueue,
           args: [input],
@@ -145,7 +143,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
         assert.equal(errorCodeOf(refused), 'ApprovalRejected');
         const details = (refused.cause as { details?: Array<{ reason?: string }> }).details?.[0];
         assert.equal(details?.reason, 'expired', JSON.stringify(details));
-        let snap = (await handle.query(statusQuery)) as EffectSnapshot;
+        let snap = (await handle.query(statusQuery)) as ActionSnapshot;
         assert.equal(snap.status, 'awaiting_confirmation', 'the refused approval changed nothing');
         assert.equal(dispatchesOf(input.key), 0);
 
@@ -156,7 +154,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
         assert.equal(outcome.approver, 'carol');
         assert.equal(outcome.decision, 'approve');
         await harness.env.sleep('1m');
-        snap = (await handle.query(statusQuery)) as EffectSnapshot;
+        snap = (await handle.query(statusQuery)) as ActionSnapshot;
         assert.equal(snap.status, 'confirmed', JSON.stringify(snap.audit));
         assert.equal(snap.approvedBy, 'carol');
         assert.equal(dispatchesOf(input.key), 1, 'dispatched exactly once');

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { requestHash } from '../../policies/request-hash';
-import { parseIntent } from '../../policies/intents';
-import type { DispatchInput, DispatchOutcome } from '../../activities';
-import { resolveUpdate, statusQuery, type EffectInput, type EffectSnapshot } from '../../workflows/effect-api';
+import type { ExecuteInput, ExecuteOutcome } from '../../activities';
+import { createLoadActionPolicy } from '../../activities/load-action-policy';
+import { exampleRegistry } from '../../examples/tools';
+
+const tools = exampleRegistry();
+import { resolveUpdate, statusQuery, type ActionInput, type ActionSnapshot } from '../../messages/action';
 import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /** An email whose reply was lost: the executor reports unknown, and there is nothing to look up. */
-const intent = parseIntent({
+const intent = tools.parseIntent({
   operation: 'send-email',
   to: 'ops@example.com',
   subject: 'Renewal receipt',
@@ -21,19 +23,17 @@ describe('an unresolved action escalates after the escalation window (time-skipp
 
   function worker(taskQueue: string) {
     return harness.worker(taskQueue, {
-      async dispatchEffect(_input: DispatchInput): Promise<DispatchOutcome> {
+      async executeAction(_input: ExecuteInput): Promise<ExecuteOutcome> {
         sends++;
         return { status: 'unknown', reason: 'reply lost; the provider has no key and no lookup', sends: 1 };
       },
-      async lookupEffect() {
+      async lookupAction() {
         throw new Error('email has no lookup; the workflow must not ask');
       },
       async claimAction() {
         throw new Error('not used');
       },
-      async loadActionPolicy() {
-        return { trustedApprovalKeys: {} };
-      },
+      loadActionPolicy: createLoadActionPolicy({ tools }),
     });
   }
 
@@ -43,28 +43,28 @@ describe('an unresolved action escalates after the escalation window (time-skipp
     async () => {
       const taskQueue = 'escalation';
       const key = 'send-email:v1:acme:renewal-escalation';
-      const input: EffectInput = {
+      const input: ActionInput = {
         key,
         intent,
-        requestHash: requestHash(intent),
+        requestHash: tools.hash(intent),
         tenant: 'acme',
         owner: 'run:acme:renewal-escalation',
       };
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await harness.env.client.workflow.start('effectWorkflow', {
+        const handle = await harness.env.client.workflow.start('actionWorkflow', {
           workflowId: key,
           taskQueue,
           args: [input],
         });
         // Let the reconciliation window pass; the run is now waiting for a human.
         await harness.env.sleep('1m');
-        let snap = (await handle.query(statusQuery)) as EffectSnapshot;
+        let snap = (await handle.query(statusQuery)) as ActionSnapshot;
         assert.equal(snap.status, 'needs_review');
         assert.ok(!snap.audit.some((a) => a.reason.startsWith('escalated')));
 
         await harness.env.sleep('25h');
-        snap = (await handle.query(statusQuery)) as EffectSnapshot;
+        snap = (await handle.query(statusQuery)) as ActionSnapshot;
         assert.equal(snap.status, 'needs_review');
         assert.ok(
           snap.audit.some((a) => a.reason.startsWith('escalated')),
@@ -82,7 +82,7 @@ describe('an unresolved action escalates after the escalation window (time-skipp
           ],
         });
         assert.equal(resolved.status, 'failed');
-        const final = (await handle.result()) as EffectSnapshot;
+        const final = (await handle.result()) as ActionSnapshot;
         assert.equal(final.status, 'failed');
         assert.equal(final.audit.at(-1)?.by, 'alice');
       });

@@ -6,9 +6,8 @@ import {
   agentRunStatusQuery,
   raiseCeilingUpdate,
   resumeRunUpdate,
-  type AgentRunInput,
-  type AgentRunResult,
-} from '../../workflows/agent-run';
+} from '../../messages/run';
+import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /**

@@ -1,0 +1,210 @@
+import { Context, ApplicationFailure } from '@temporalio/activity';
+import { RetrysafeError, type ErrorCode } from '../policies/errors';
+import { HEARTBEAT_INTERVAL_MS, TRANSIENT_BACKOFF } from '../policies/timeouts';
+import type { AnyTool, Json, ToolContext } from '../policies/tool';
+import type { LookupAnswer, RejectionReason, ToolOutcome } from '../policies/tool-outcome';
+import type { Intent, ToolRegistry } from '../policies/tool-registry';
+import type { CrashHook } from './crash-points';
+import { outcomeOfError } from './transport/http';
+
+/**
+ * The executor: one narrow path from a persisted intent to its tool, with the action's key. This table
+ * is the only place that decides what a retry may do, whatever the tool's transport:
+ *
+ *   attempt 1 ─▶ execute ─▶ committed ─▶ confirmed
+ *   attempt N>1 (the previous attempt died and may have reached the provider):
+ *     idempotency-key, transactional ─▶ execute again with the same key (the provider or the dedupe row
+ *                                        answers with the original)
+ *     lookup ─▶ look up; found ─▶ confirmed; empty inside the lag window ─▶ wait, look again;
+ *               reliably absent ─▶ execute
+ *     none   ─▶ unknown, nothing sent
+ *   not-committed (429, 5xx, refused connection): retried here with jittered backoff
+ *   ambiguous (reset, cut reply, timeout): the attempt is now maybe-sent, and the rows above apply
+ *   rejected (declined, invalid, unauthorized, key conflict): a typed non-retryable failure
+ */
+export interface ExecuteInput {
+  key: string;
+  intent: Intent;
+  requestHash: string;
+  /**
+   * `first` when no earlier dispatch of this action can have reached the provider; `maybe-sent` when
+   * an earlier dispatch may have (reconciliation proved absence): then the contract's rules for retries
+   * apply from the first attempt; `operator-cleared` when an authorized operator established that the
+   * earlier dispatch did not happen: the first attempt sends, even on a provider with no key.
+   */
+  mode: 'first' | 'maybe-sent' | 'operator-cleared';
+}
+
+export type ExecuteOutcome =
+  | { status: 'confirmed'; providerRef: string; record: Json | null; via: 'send' | 'replay' | 'lookup'; sends: number }
+  | { status: 'unknown'; reason: string; sends: number };
+
+export interface ExecuteDeps {
+  tools: ToolRegistry;
+  crash: CrashHook;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+}
+
+const REJECTION_CODES: Record<RejectionReason, ErrorCode> = {
+  declined: 'BusinessRejected',
+  invalid: 'ProviderValidationRejected',
+  unauthorized: 'AuthorizationRejected',
+  conflict: 'IntentMismatch',
+};
+
+type Attempt = { state: 'not-sent' | 'maybe-sent'; sends: number; lastError?: string; lastAmbiguousAtMs?: number };
+
+export function createExecuteAction(deps: ExecuteDeps) {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const random = deps.random ?? Math.random;
+  const now = deps.now ?? Date.now;
+
+  return async function executeAction(input: ExecuteInput): Promise<ExecuteOutcome> {
+    const ctx = Context.current();
+    const { key } = input;
+    const { tool, toolInput } = verifiedInput(deps.tools, input);
+    const attempt: Attempt = {
+      // An operator's clearance counts only for the first attempt: if that attempt dies, the rules apply again.
+      state: ctx.info.attempt > 1 || input.mode === 'maybe-sent' ? 'maybe-sent' : 'not-sent',
+      sends: 0,
+    };
+    const log = ctx.log;
+    log.info('execute', { key, operation: tool.name, attempt: ctx.info.attempt, state: attempt.state });
+    const toolCtx = toolContext(ctx, key);
+
+    for (let tries = 0; ; tries++) {
+      if (tries >= TRANSIENT_BACKOFF.maxTries) {
+        if (attempt.state === 'maybe-sent') {
+          return { status: 'unknown', reason: `provider unreachable after a possibly committed request: ${attempt.lastError}`, sends: attempt.sends };
+        }
+        throw ApplicationFailure.create({
+          type: 'TransientProviderError',
+          message: `${tool.name} unavailable after ${tries} tries; nothing was committed: ${attempt.lastError}`,
+          nonRetryable: true,
+        });
+      }
+      if (tries > 0) await backoff(tries);
+
+      if (attempt.state === 'maybe-sent') {
+        if (tool.dedupe === 'none') {
+          return { status: 'unknown', reason: 'an earlier attempt may have reached a provider with no key and no lookup', sends: attempt.sends };
+        }
+        if (tool.dedupe === 'lookup') {
+          let answer: LookupAnswer | undefined;
+          try {
+            answer = await lookUpUntilLagPassed();
+          } catch (err) {
+            attempt.lastError = `lookup failed: ${(err as Error).message}`;
+            log.warn('lookup failed; proves nothing, trying again', { key, error: attempt.lastError });
+            continue;
+          }
+          if (answer?.found) return { status: 'confirmed', providerRef: answer.providerRef, record: answer.result ?? null, via: 'lookup', sends: attempt.sends };
+          log.info('lookup proved absence; sending', { key });
+        }
+      }
+      deps.crash('before-send', tool.name);
+      attempt.sends++;
+      let outcome: ToolOutcome;
+      try {
+        outcome = await withHeartbeat(ctx, () => tool.execute(toolInput, toolCtx));
+      } catch (err) {
+        outcome = outcomeOfError(err, tool.name);
+      }
+      deps.crash('after-commit', tool.name);
+      switch (outcome.outcome) {
+        case 'committed':
+          if (typeof outcome.providerRef !== 'string' || outcome.providerRef === '') {
+            throw new RetrysafeError('ProviderValidationRejected', `${tool.name} answered committed without a providerRef`, { key }).toFailure();
+          }
+          return { status: 'confirmed', providerRef: outcome.providerRef, record: outcome.result ?? null, via: outcome.replayed ? 'replay' : 'send', sends: attempt.sends };
+        case 'rejected': {
+          const code = REJECTION_CODES[outcome.reason] ?? 'ProviderValidationRejected';
+          const suffix = outcome.reason === 'conflict' ? ' (the key was used for another request)' : '';
+          throw new RetrysafeError(code, `${tool.name} rejected: ${outcome.message}${suffix}`, {
+            key,
+            reason: outcome.reason,
+            ...(outcome.status !== undefined ? { status: outcome.status } : {}),
+          }).toFailure();
+        }
+        case 'not-committed':
+          attempt.lastError = outcome.reason;
+          log.warn('provider did not commit; retrying', { key, error: outcome.reason });
+          continue;
+        case 'ambiguous':
+          attempt.lastError = outcome.message;
+          attempt.state = 'maybe-sent';
+          attempt.lastAmbiguousAtMs = now();
+          log.warn('outcome ambiguous: the request may have committed', { key, error: outcome.message });
+          continue;
+        default:
+          throw new RetrysafeError('ProviderValidationRejected', `${tool.name} answered ${JSON.stringify(outcome)}, which is not a tool outcome`, { key }).toFailure();
+      }
+    }
+
+    async function lookUpUntilLagPassed(): Promise<LookupAnswer | undefined> {
+      if (!tool.lookup) return undefined;
+      // An empty answer proves absence only once the read API has caught up with any earlier send: one from
+      // a dead attempt (before this attempt was scheduled) or an ambiguous one in this attempt.
+      const lastPossibleSendMs = Math.max(ctx.info.currentAttemptScheduledTimestampMs, attempt.lastAmbiguousAtMs ?? 0);
+      const trustworthyAfter = lastPossibleSendMs + tool.readAfterWriteLagMs;
+      for (;;) {
+        deps.crash('before-lookup', tool.name);
+        const answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolCtx));
+        if (answer.found) return answer;
+        const wait = trustworthyAfter - now();
+        if (wait <= 0) return answer;
+        log.info('lookup empty inside the read-after-write lag; waiting', { key, waitMs: wait });
+        await withHeartbeat(ctx, () => sleep(wait));
+      }
+    }
+
+    async function backoff(tries: number) {
+      const cap = Math.min(TRANSIENT_BACKOFF.maxMs, TRANSIENT_BACKOFF.initialMs * 2 ** (tries - 1));
+      await withHeartbeat(ctx, () => sleep(Math.round(cap / 2 + (random() * cap) / 2)));
+    }
+  };
+}
+
+/**
+ * The intent as the tool takes it, checked once more against the hash the action was claimed with:
+ * nothing reaches a provider under a key whose request it does not match.
+ */
+export function verifiedInput(tools: ToolRegistry, input: { key: string; intent: Intent; requestHash: string }): { tool: AnyTool; toolInput: Record<string, unknown> } {
+  try {
+    const intent = tools.parseIntent(input.intent);
+    const hash = tools.hash(intent);
+    if (hash !== input.requestHash) {
+      throw new RetrysafeError('IntentMismatch', `action ${input.key}: the intent hashes to ${hash.slice(0, 12)}…, not the claimed ${input.requestHash.slice(0, 12)}…`, {
+        key: input.key,
+      });
+    }
+    const { operation: _operation, ...toolInput } = intent;
+    return { tool: tools.get(intent.operation), toolInput };
+  } catch (err) {
+    if (err instanceof RetrysafeError) throw err.toFailure();
+    throw err;
+  }
+}
+
+export function toolContext(ctx: Context, key: string): ToolContext {
+  return {
+    key,
+    attempt: ctx.info.attempt,
+    heartbeat: () => ctx.heartbeat(),
+    signal: ctx.cancellationSignal,
+    log: { info: (m, meta) => ctx.log.info(m, { key, ...meta }), warn: (m, meta) => ctx.log.warn(m, { key, ...meta }) },
+  };
+}
+
+/** Heartbeats while a slow call is in flight, so a dead worker is detected by heartbeat timeout. */
+export async function withHeartbeat<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -1,0 +1,35 @@
+import { Context } from '@temporalio/activity';
+import { RetrysafeError } from '../policies/errors';
+import type { Json } from '../policies/tool';
+import type { Intent, ToolRegistry } from '../policies/tool-registry';
+import { toolContext, verifiedInput, withHeartbeat } from './execute-action';
+
+export interface LookupResult {
+  found: boolean;
+  providerRef?: string;
+  record?: Json | null;
+  detail: string;
+}
+
+/**
+ * A reconciliation check: asks the tool whether the action's effect exists. Safe to repeat. The
+ * workflow decides whether an empty answer is trustworthy (it waits out the contract's lag first); a
+ * lookup that cannot tell throws, and the workflow asks again later.
+ */
+export function createLookupAction(deps: { tools: ToolRegistry }) {
+  return async function lookupAction(input: { key: string; intent: Intent; requestHash: string }): Promise<LookupResult> {
+    const ctx = Context.current();
+    const { tool, toolInput } = verifiedInput(deps.tools, input);
+    if (!tool.lookup) {
+      throw new RetrysafeError('OutcomeUnknown', `${tool.name} offers no lookup`, { key: input.key }).toFailure();
+    }
+    const answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolContext(ctx, input.key)));
+    if (!answer.found) return { found: false, detail: `${tool.name} lookup: ${answer.detail ?? 'empty'}` };
+    return {
+      found: true,
+      providerRef: answer.providerRef,
+      record: answer.result ?? null,
+      detail: `${tool.name} lookup: ${answer.detail ?? answer.providerRef}`,
+    };
+  };
+}

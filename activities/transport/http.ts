@@ -1,0 +1,130 @@
+import type { Json } from '../../policies/tool';
+import { ambiguous, committed, notCommitted, outcomeOfStatus, type ToolOutcome } from '../../policies/tool-outcome';
+
+/**
+ * An HTTP client for tools that talk JSON over fetch, and the helpers that map any client's answers and
+ * errors onto the four tool outcomes. It sorts every failure into what a retry may assume:
+ *   not-sent   the request never left (connection refused): any retry is safe
+ *   rejected   the provider answered with an error status: it says nothing was committed for 429/5xx
+ *   ambiguous  the request may have arrived (reset after send, dropped socket, timeout): only a key or a
+ *              lookup makes a retry safe
+ */
+export interface ProviderResponse {
+  status: number;
+  body: unknown;
+  headers: Headers;
+}
+
+export class ProviderTransportError extends Error {
+  constructor(
+    readonly certainty: 'not-sent' | 'ambiguous',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProviderTransportError';
+  }
+}
+
+export interface ProviderRequest {
+  baseUrl: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  idempotencyKey?: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export async function providerRequest(req: ProviderRequest): Promise<ProviderResponse> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  if (req.idempotencyKey) headers['idempotency-key'] = req.idempotencyKey;
+  const signals = [AbortSignal.timeout(req.timeoutMs), ...(req.signal ? [req.signal] : [])];
+  let res: Response;
+  try {
+    res = await fetch(new URL(req.path, req.baseUrl), {
+      method: req.method,
+      headers,
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      signal: AbortSignal.any(signals),
+    });
+  } catch (err) {
+    throw classifyTransportError(err, `${req.method} ${req.path}`);
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    // Headers arrived, then the body was cut: the provider processed the request.
+    throw classifyTransportError(err, `${req.method} ${req.path} (reading body)`, 'ambiguous');
+  }
+  let body: unknown = undefined;
+  if (text.length) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { raw: text.slice(0, 500) };
+    }
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+function classifyTransportError(err: unknown, what: string, force?: 'ambiguous'): ProviderTransportError {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? (err as { code?: string }).code;
+  const name = (err as { name?: string }).name;
+  const detail = code ?? name ?? 'error';
+  const message = `${what}: ${detail}${cause?.message ? ` (${cause.message})` : ''}`;
+  if (!force && code && NOT_SENT_CODES.has(code)) return new ProviderTransportError('not-sent', message);
+  return new ProviderTransportError('ambiguous', message);
+}
+
+export function errorCodeFromBody(body: unknown): string | undefined {
+  const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export function errorMessageFromBody(body: unknown): string | undefined {
+  const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
+  return typeof message === 'string' ? message : undefined;
+}
+
+/**
+ * The outcome a thrown error means, for any common client: fetch (`TypeError` with a `cause.code`),
+ * node:http (`code` on the error), SDK errors carrying an HTTP `statusCode` or `status` (Stripe, OpenAI,
+ * most REST SDKs), and this module's ProviderTransportError. An error it cannot place is `ambiguous`:
+ * the request may have reached the provider, and only the tool's contract can make a retry safe.
+ */
+export function outcomeOfError(err: unknown, what = 'request'): Exclude<ToolOutcome, { outcome: 'committed' }> {
+  if (err instanceof ProviderTransportError) {
+    return err.certainty === 'not-sent' ? notCommitted(err.message) : ambiguous(err.message);
+  }
+  const e = err as { code?: unknown; cause?: { code?: unknown; message?: unknown }; statusCode?: unknown; status?: unknown; message?: unknown; name?: unknown };
+  const message = `${what}: ${typeof e?.message === 'string' ? e.message : String(err)}`;
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : typeof e?.status === 'number' ? e.status : undefined;
+  if (status !== undefined) return outcomeOfStatus(status, message) ?? ambiguous(`${message} (HTTP ${status} thrown as an error)`);
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
+  if (code && NOT_SENT_CODES.has(code)) return notCommitted(`${message} (${code})`);
+  return ambiguous(code ? `${message} (${code})` : message);
+}
+
+/**
+ * The outcome of a provider's HTTP answer: 2xx is committed with the reference `refOf` reads from the
+ * body (an answer without one is ambiguous, since something was committed but we cannot name it);
+ * other statuses as `outcomeOfStatus` maps them.
+ */
+export function outcomeOfResponse(res: ProviderResponse, refOf: (body: unknown) => unknown, replayed = false): ToolOutcome {
+  const problem = outcomeOfStatus(res.status, describeResponse(res));
+  if (problem) return problem;
+  const ref = refOf(res.body);
+  if (typeof ref !== 'string' || ref === '') return ambiguous(`HTTP ${res.status} carried no reference the tool could read`);
+  return committed(ref, (res.body ?? null) as Json, replayed);
+}
+
+function describeResponse(res: ProviderResponse): string {
+  const code = errorCodeFromBody(res.body) ?? `http_${res.status}`;
+  const detail = errorMessageFromBody(res.body);
+  return `HTTP ${res.status} ${code}${detail ? `: ${detail}` : ''}`;
+}

@@ -1,0 +1,66 @@
+/**
+ * Bare Temporal, for the chaos harness and the benchmark to compare retrysafe with. Not used by retrysafe.
+ *
+ *   baselineChargeWorkflow  ─▶ bareCharge (default retry policy, fresh key per attempt) ─▶ { chargeId }
+ *   baselineChildChargeWorkflow ─▶ child baselineChargeWorkflow ─▶ { chargeId }   (the two-workflow shape of an action)
+ *   baselineSignalWorkflow  ─▶ condition(resume signal) ─▶ { sentAtMs }
+ *   retrysafeChargeWorkflow ─▶ act(charge) ─▶ settle(kept) ─▶ { status, chargeId }
+ *
+ * The last is the benchmark's other side: the same charge as one retrysafe action, in a run of its own
+ * (workflow ID run:<tenant>:<eventId>), so both sides are timed from workflow start to result.
+ *
+ * The charge uses the same heartbeat timeout as retrysafe's executor, so both notice a dead worker
+ * equally fast; what differs is only what a retry does (see activities/baseline.ts).
+ */
+import { condition, defineQuery, defineSignal, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { BareChargeInput, BareChargeResult, createBareCharge } from './bare-charge-activity';
+import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
+import { parseRunWorkflowId } from '../../policies/action-key';
+import { ActionRun } from '../../workflows/action-run';
+
+type Activities = { bareCharge: ReturnType<typeof createBareCharge> };
+
+/** Resumes a waiting baselineSignalWorkflow. */
+export const baselineResumeSignal = defineSignal<[{ sentAtMs: number }]>('baseline.resume');
+/** True once the workflow is blocked on its signal, so a benchmark times only the signal's way in. */
+export const baselineWaitingQuery = defineQuery<boolean>('baseline.waiting');
+
+/** Short, as the issue asks of the baseline: a provider call plus its hold faults fit well inside it. */
+const BARE_CHARGE_START_TO_CLOSE = '15s';
+
+export async function baselineChargeWorkflow(input: BareChargeInput): Promise<BareChargeResult> {
+  // No `retry`: the server's default policy (1 s doubling, unlimited attempts), as a bare activity gets it.
+  const { bareCharge } = proxyActivities<Activities>({
+    startToCloseTimeout: BARE_CHARGE_START_TO_CLOSE,
+    heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
+    summary: `bare charge for ${input.merchantReference}`,
+  });
+  return bareCharge(input);
+}
+
+/**
+ * The bare floor of retrysafe's shape: a run plus one more workflow per action, with no claim, policy,
+ * status signals or search attributes. The benchmark sets retrysafe's action against this as well as
+ * against the single activity, to separate the cost of a workflow per action from the rest.
+ */
+export async function baselineChildChargeWorkflow(input: BareChargeInput): Promise<BareChargeResult> {
+  return executeChild(baselineChargeWorkflow, { workflowId: `${workflowInfo().workflowId}:charge`, args: [input] });
+}
+
+export async function baselineSignalWorkflow(): Promise<{ sentAtMs: number }> {
+  let resume: { sentAtMs: number } | undefined;
+  setHandler(baselineResumeSignal, (s) => {
+    resume = s;
+  });
+  setHandler(baselineWaitingQuery, () => resume === undefined);
+  await condition(() => resume !== undefined);
+  return resume!;
+}
+
+export async function retrysafeChargeWorkflow(input: BareChargeInput): Promise<{ status: string; chargeId?: string }> {
+  const run = new ActionRun(parseRunWorkflowId(workflowInfo().workflowId));
+  const charge = await run.act({ operation: 'charge', ...input });
+  // A confirmed charge stays open for a compensation until its run says it was kept.
+  if (charge.status === 'confirmed') await run.settle(charge.key, { state: 'kept' });
+  return { status: charge.status, ...(charge.providerRef ? { chargeId: charge.providerRef } : {}) };
+}

@@ -1,0 +1,116 @@
+/**
+ * The public surface of an action's workflow: its input, its snapshot, and the messages it takes.
+ * Clients, activities and run workflows import these definitions; workflows/action.ts implements them.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Intent } from '../policies/tool-registry';
+import type { ActionStatus } from '../policies/action-status';
+import type { DryRun } from '../policies/dry-run';
+
+export interface ActionInput {
+  key: string;
+  intent: Intent;
+  requestHash: string;
+  tenant: string;
+  /** Workflow ID of the run that first claimed the action. */
+  owner: string;
+  /** A saga's undo: a permanent failure goes to needs_review (a person decides), never to another attempt. */
+  compensation?: boolean;
+}
+
+export interface ClaimRequest {
+  requestHash: string;
+  /** Who claims: a run's workflow ID, or `client:<name>` for application code. */
+  claimant: string;
+  /** Workflow ID to signal on every status change, when the claimant is a workflow that waits. */
+  notify?: string;
+}
+
+export interface AuditEntry {
+  at: string;
+  from: ActionStatus | null;
+  to: ActionStatus;
+  reason: string;
+  by?: string;
+}
+
+export interface ReconciliationCheck {
+  at: string;
+  kind: 'lookup' | 'evidence';
+  found: boolean;
+  trustworthy: boolean;
+  detail?: string;
+}
+
+export interface ActionSnapshot {
+  key: string;
+  operation: string;
+  tenant: string;
+  status: ActionStatus;
+  requestHash: string;
+  owner: string;
+  claimants: string[];
+  summary: string;
+  providerRef?: string;
+  record?: unknown;
+  error?: { code: string; message: string };
+  /** Requests the executor sent to the provider for this action (calls of the tool's execute). */
+  sends: number;
+  dispatches: number;
+  /** How the decision table let the action proceed: automatic, confirm or human-only. */
+  decisionMode?: 'automatic' | 'confirm' | 'human-only';
+  /** The exact effect shown to the approver, for actions that need confirmation. */
+  dryRun?: DryRun;
+  /** Who signed the confirmation, when one was needed. */
+  approvedBy?: string;
+  checks: ReconciliationCheck[];
+  audit: AuditEntry[];
+}
+
+/** Evidence from the provider (webhook, settlement event) routed to the action by its key. */
+export interface ProviderEvent {
+  eventId: string;
+  type: string;
+  key?: string;
+  providerRef?: string;
+  outcome: 'succeeded' | 'failed';
+  receivedAt?: string;
+}
+
+/** An authorized operator's decision on an action in needs_review (or unknown). */
+export interface OperatorResolution {
+  decision: 'confirmed' | 'not-happened' | 'failed' | 'compensate';
+  operator: string;
+  reason: string;
+  providerRef?: string;
+}
+
+export const claimUpdate = defineUpdate<ActionSnapshot, [ClaimRequest]>('retrysafe.claim');
+/** A downstream run subscribes to an action it does not own, to wait for its outcome (interlocks). */
+export const watchUpdate = defineUpdate<ActionSnapshot, [{ watcher: string }]>('retrysafe.watch');
+export const resolveUpdate = defineUpdate<ActionSnapshot, [OperatorResolution]>('retrysafe.resolve');
+export const statusQuery = defineQuery<ActionSnapshot>('retrysafe.status');
+/** Answers once the action has an outcome (OUTCOME_STATUSES), or at once when it already has one. */
+export const outcomeUpdate = defineUpdate<ActionSnapshot, []>('retrysafe.outcome');
+export const providerEventSignal = defineSignal<[ProviderEvent]>('retrysafe.providerEvent');
+/**
+ * The owning run tells a confirmed, compensatable action what became of it: kept (the run finished),
+ * compensating (its compensation action was claimed) or compensated (that action was confirmed).
+ */
+export interface Settlement {
+  by: string;
+  state: 'kept' | 'compensating' | 'compensated' | 'compensation-failed';
+  compensationKey?: string;
+}
+export const settleSignal = defineSignal<[Settlement]>('retrysafe.settle');
+/** Sent by an action to every waiting claimant on each status change. */
+export const actionUpdateSignal = defineSignal<[ActionSnapshot]>('retrysafe.actionUpdate');
+
+/**
+ * Statuses a waiting run treats as an outcome (it still waits through unknown and needs_review).
+ * `compensating` is an operator's decision that the effect must be undone: the run's saga does it.
+ */
+export const OUTCOME_STATUSES: readonly ActionStatus[] = ['confirmed', 'failed', 'compensated', 'compensating'];
+
+/** The task queue actions and runs use when the worker's configuration names none. */
+export const DEFAULT_TASK_QUEUE = 'retrysafe';

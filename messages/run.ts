@@ -1,0 +1,57 @@
+/**
+ * The public surface of run workflows: the status every run answers, and the operator commands of
+ * agent runs. Clients, the ops CLI and tests import these definitions; workflows/ implements them.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { RaisableCeiling, RunCeilings, RunUsage } from '../policies/ceilings';
+import type { ActionSnapshot } from './action';
+
+export interface RunStatus {
+  stage: string;
+  waitingOn?: string;
+  actions: Array<Pick<ActionSnapshot, 'key' | 'status' | 'summary' | 'providerRef'>>;
+}
+
+/** Every run built on ActionRun answers this: its stage, what it waits for, and its actions. */
+export const runStatusQuery = defineQuery<RunStatus>('retrysafe.runStatus');
+
+export interface RiskAcceptance {
+  key: string;
+  operator: string;
+  reason: string;
+}
+
+/** An authorized operator lets a re-planned action run although its predecessor is unresolved or confirmed. */
+export const acceptRiskUpdate = defineUpdate<{ accepted: string }, [RiskAcceptance]>('retrysafe.acceptRisk');
+
+export interface OperatorCommand {
+  operator: string;
+  reason: string;
+}
+
+export interface DecisionRecord {
+  kind: 'act' | 'stop' | 'ask-human' | 'invalid';
+  modelId: string;
+  promptHash: string;
+  toolSchemaVersion: string;
+  operation?: string;
+  key?: string;
+}
+
+export interface AgentRunStatus {
+  stage: string;
+  pausedFor?: string;
+  waitingOn?: string;
+  pendingReplans: string[];
+  usage: RunUsage;
+  ceilings: RunCeilings;
+  decisions: DecisionRecord[];
+}
+
+/** Raise a ceiling and let the paused run continue with the step it was about to take. */
+export const raiseCeilingUpdate = defineUpdate<RunCeilings, [OperatorCommand & { ceiling: RaisableCeiling; newLimit: number }]>('retrysafe.raiseCeiling');
+/** Let a run paused by its planner's question (or by invalid output) continue. */
+export const resumeRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.resumeRun');
+/** End a paused run; its kept actions are compensated. */
+export const cancelRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.cancelRun');
+export const agentRunStatusQuery = defineQuery<AgentRunStatus>('retrysafe.agentRunStatus');

@@ -1,0 +1,71 @@
+import type { Json } from './tool';
+
+/**
+ * The closed set of answers a tool's `execute` gives. The executor's attempt-aware table
+ * (activities/execute-action.ts) is the one place that decides what happens next; a tool only says
+ * what it saw:
+ *
+ *   committed      the provider performed the effect (now or on an earlier attempt it recognised): done
+ *   not-committed  the provider certainly did nothing (connection refused, 429, 503): safe to retry
+ *   rejected       the provider refused for good (declined, invalid, unauthorized, key reused): final
+ *   ambiguous      the request may have arrived (reset after send, timeout, cut reply): the table decides
+ *                  between a resend with the key, a lookup, or `unknown`
+ */
+export type ToolOutcome =
+  | {
+      outcome: 'committed';
+      /** The provider's ID of the effect (charge ID, message ID, row ID). */
+      providerRef: string;
+      /** What the provider answered, recorded with the action. */
+      result?: Json;
+      /** True only when the provider said it answered from its memory of the key (e.g. Idempotent-Replayed). */
+      replayed?: boolean;
+    }
+  | { outcome: 'not-committed'; reason: string }
+  | { outcome: 'rejected'; reason: RejectionReason; message: string; status?: number }
+  | { outcome: 'ambiguous'; message: string };
+
+/**
+ * Why a provider refused: `declined` a business refusal (card declined, out of stock), `invalid` the
+ * request itself, `unauthorized` our credentials, `conflict` the key was used for another request.
+ */
+export type RejectionReason = 'declined' | 'invalid' | 'unauthorized' | 'conflict';
+
+/** What a lookup found. Throw instead when the provider could not be asked: that proves nothing. */
+export type LookupAnswer = { found: true; providerRef: string; result?: Json; detail?: string } | { found: false; detail?: string };
+
+export const committed = (providerRef: string, result?: Json, replayed = false): ToolOutcome => ({
+  outcome: 'committed',
+  providerRef,
+  ...(result !== undefined ? { result } : {}),
+  ...(replayed ? { replayed } : {}),
+});
+export const notCommitted = (reason: string): Extract<ToolOutcome, { outcome: 'not-committed' }> => ({ outcome: 'not-committed', reason });
+export const rejected = (reason: RejectionReason, message: string, status?: number): Extract<ToolOutcome, { outcome: 'rejected' }> => ({
+  outcome: 'rejected',
+  reason,
+  message,
+  ...(status !== undefined ? { status } : {}),
+});
+export const ambiguous = (message: string): Extract<ToolOutcome, { outcome: 'ambiguous' }> => ({ outcome: 'ambiguous', message });
+export const found = (providerRef: string, result?: Json, detail?: string): LookupAnswer => ({
+  found: true,
+  providerRef,
+  ...(result !== undefined ? { result } : {}),
+  ...(detail ? { detail } : {}),
+});
+export const absent = (detail?: string): LookupAnswer => ({ found: false, ...(detail ? { detail } : {}) });
+
+/**
+ * The outcome an HTTP status means when the provider answered (the request arrived and was judged):
+ * 2xx committed (the caller supplies the reference), 429 and 5xx not committed, 409 a key conflict,
+ * 401/403 unauthorized, 402/404/422 declined, other 4xx invalid.
+ */
+export function outcomeOfStatus(status: number, message: string): Exclude<ToolOutcome, { outcome: 'committed' }> | undefined {
+  if (status >= 200 && status < 300) return undefined;
+  if (status === 429 || status >= 500) return { outcome: 'not-committed', reason: message };
+  if (status === 409) return { outcome: 'rejected', reason: 'conflict', message, status };
+  if (status === 401 || status === 403) return { outcome: 'rejected', reason: 'unauthorized', message, status };
+  if (status === 402 || status === 404 || status === 422) return { outcome: 'rejected', reason: 'declined', message, status };
+  return { outcome: 'rejected', reason: 'invalid', message, status };
+}

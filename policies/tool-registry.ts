@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import { RetrysafeError } from './errors';
+import { requestHash } from './request-hash';
+import { RISK_CLASSES } from './decision-table';
+import { DEDUPE_CAPABILITIES, type AnyTool, type DryRunDescription, type Json, type ToolDescriptor } from './tool';
+import { allIssues } from './zod-issues';
+
+/**
+ * The tools a worker runs, by name. Everything that used to be a table per operation derives from it:
+ * intent parsing, the request hash's secret fields, summaries and previews, the dry run, the planner's
+ * tool list, the decision-table facts, compensations. Pure: it holds the tools' functions but calls
+ * only the pure ones (schemas, summaries, derivations); `execute` and `lookup` run in activities.
+ */
+
+/** An intent: the normalized request of one action. `operation` names its tool; the rest is the tool's input. */
+export type Intent = { operation: string } & Record<string, unknown>;
+
+/** Larger intents are refused before they reach history or a provider: they are plans, not documents. */
+export const MAX_INTENT_BYTES = 32 * 1024;
+
+/** Tool names become the first segment of action keys, so they follow the key part rules. */
+const TOOL_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+
+export interface ToolRegistry {
+  readonly names: readonly string[];
+  has(name: string): boolean;
+  /** The tool, or `UnknownOperation` naming the registered ones. */
+  get(name: string): AnyTool;
+  /** Validates and normalizes raw input into an intent; the error names the field. */
+  parseIntent(raw: unknown): Intent;
+  /** SHA-256 of the intent's canonical JSON without the tool's secret fields. */
+  hash(intent: Intent): string;
+  describe(intent: Intent): ToolDescriptor;
+  summarize(intent: Intent): string;
+  /** A memo-safe view: secret fields dropped, email addresses masked. */
+  preview(intent: Intent): Record<string, unknown>;
+  dryRun(intent: Intent, preview: Record<string, unknown>): DryRunDescription;
+  /** The provider-side reference when it is not the key itself. */
+  reference(intent: Intent, key: string): string | undefined;
+  /** The undo of a done action as an intent of its compensating tool, or undefined when there is none. */
+  compensationFor(intent: Intent, done: { providerRef: string; result?: Json }): Intent | undefined;
+}
+
+/** Builds the registry, refusing a malformed tool with its name and the field. */
+export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
+  const byName = new Map<string, AnyTool>();
+  for (const [i, tool] of tools.entries()) {
+    checkTool(tool, i);
+    if (byName.has(tool.name)) throw toolError(tool.name, 'name', 'is registered twice');
+    byName.set(tool.name, tool);
+  }
+  for (const tool of byName.values()) {
+    const undo = tool.compensation?.tool;
+    if (undo !== undefined && !byName.has(undo)) {
+      throw toolError(tool.name, 'compensation.tool', `names ${JSON.stringify(undo)}, which is not registered`);
+    }
+  }
+  const names = [...byName.keys()];
+
+  const get = (name: string): AnyTool => {
+    const tool = typeof name === 'string' ? byName.get(name) : undefined;
+    if (!tool) {
+      throw new RetrysafeError(
+        'UnknownOperation',
+        `operation ${JSON.stringify(name)} is not a registered tool; registered: ${names.join(', ') || '(none)'}`,
+        { field: 'operation' },
+      );
+    }
+    return tool;
+  };
+  const inputOf = (intent: Intent) => {
+    const { operation: _operation, ...input } = intent;
+    return input;
+  };
+
+  const registry: ToolRegistry = {
+    names,
+    has: (name) => byName.has(name),
+    get,
+    parseIntent(raw) {
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+        throw new RetrysafeError('InvalidIntent', 'intent must be an object', { field: '(root)' });
+      }
+      const operation = (raw as { operation?: unknown }).operation;
+      const tool = get(operation as string);
+      checkSize(raw);
+      const parsed = tool.input.safeParse(inputOf(raw as Intent));
+      if (!parsed.success) {
+        const issues = allIssues(parsed.error);
+        const { field, message } = issues[0];
+        throw new RetrysafeError('InvalidIntent', `${tool.name}: ${field}: ${message}`, { field, operation: tool.name, issues });
+      }
+      if (typeof parsed.data !== 'object' || parsed.data === null || Array.isArray(parsed.data)) {
+        throw toolError(tool.name, 'input', 'must be an object schema');
+      }
+      return { operation: tool.name, ...(parsed.data as Record<string, unknown>) };
+    },
+    hash: (intent) => requestHash(intent, get(intent.operation).secretFields ?? []),
+    describe(intent) {
+      const tool = get(intent.operation);
+      return {
+        name: tool.name,
+        version: tool.version,
+        kind: tool.kind,
+        dedupe: tool.dedupe,
+        readAfterWriteLagMs: tool.readAfterWriteLagMs,
+        ...(tool.keyRetentionMs !== undefined ? { keyRetentionMs: tool.keyRetentionMs } : {}),
+        riskClass: tool.riskClassFor ? tool.riskClassFor(inputOf(intent)) : tool.riskClass,
+        hasLookup: typeof tool.lookup === 'function',
+        ...(tool.compensation ? { compensationTool: tool.compensation.tool } : {}),
+        ...(tool.amountField ? { amountField: tool.amountField } : {}),
+        ...(tool.currencyField ? { currencyField: tool.currencyField } : {}),
+        limits: { ...(tool.limits ?? {}) },
+      };
+    },
+    summarize: (intent) => get(intent.operation).summarize(inputOf(intent)),
+    preview(intent) {
+      const secret = get(intent.operation).secretFields ?? [];
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(intent)) {
+        if (secret.includes(k)) continue;
+        out[k] = typeof v === 'string' && /@/.test(v) ? v.replace(/^(.).*@/s, '$1***@') : v;
+      }
+      return out;
+    },
+    dryRun(intent) {
+      const tool = get(intent.operation);
+      return tool.dryRun ? tool.dryRun(inputOf(intent)) : { target: tool.name, scope: tool.summarize(inputOf(intent)) };
+    },
+    reference(intent, key) {
+      const ref = get(intent.operation).reference?.(inputOf(intent), key);
+      return ref && ref !== key ? ref : undefined;
+    },
+    compensationFor(intent, done) {
+      const compensation = get(intent.operation).compensation;
+      if (!compensation) return undefined;
+      const input = compensation.input(inputOf(intent), done);
+      return input === undefined ? undefined : registry.parseIntent({ ...input, operation: compensation.tool });
+    },
+  };
+  return registry;
+}
+
+function checkTool(tool: AnyTool, index: number): void {
+  const name = typeof tool?.name === 'string' ? tool.name : `#${index}`;
+  if (typeof tool !== 'object' || tool === null) throw toolError(name, '(root)', 'must be a tool object (defineTool)');
+  if (!TOOL_NAME.test(String(tool.name))) {
+    throw toolError(name, 'name', 'must be lower-case letters, digits and "-", starting with a letter, at most 40 characters');
+  }
+  if (!Number.isSafeInteger(tool.version) || tool.version < 1) throw toolError(name, 'version', 'must be a positive integer');
+  if (!(tool.input instanceof z.ZodType)) throw toolError(name, 'input', 'must be a zod schema');
+  if (tool.kind !== 'read' && tool.kind !== 'mutation') throw toolError(name, 'kind', 'must be read or mutation');
+  if (!(DEDUPE_CAPABILITIES as readonly string[]).includes(tool.dedupe)) {
+    throw toolError(name, 'dedupe', `must be one of ${DEDUPE_CAPABILITIES.join(', ')}`);
+  }
+  if (!(RISK_CLASSES as readonly string[]).includes(tool.riskClass)) {
+    throw toolError(name, 'riskClass', `must be one of ${RISK_CLASSES.join(', ')}`);
+  }
+  if (!Number.isFinite(tool.readAfterWriteLagMs) || tool.readAfterWriteLagMs < 0) {
+    throw toolError(name, 'readAfterWriteLagMs', 'must be a non-negative number of milliseconds');
+  }
+  if (tool.keyRetentionMs !== undefined && !(tool.keyRetentionMs > 0)) {
+    throw toolError(name, 'keyRetentionMs', 'must be a positive number of milliseconds');
+  }
+  if (typeof tool.execute !== 'function') throw toolError(name, 'execute', 'must be a function');
+  if (typeof tool.summarize !== 'function') throw toolError(name, 'summarize', 'must be a function');
+  if (tool.dedupe === 'lookup' && typeof tool.lookup !== 'function') {
+    throw toolError(name, 'lookup', 'is required when dedupe is lookup');
+  }
+  if (tool.riskClass === 'money-movement' && !tool.amountField) {
+    throw toolError(name, 'amountField', 'is required for money-movement: the decision table and the spend ceiling read it');
+  }
+  for (const [field, limit] of Object.entries(tool.limits ?? {})) {
+    if (!Number.isFinite(limit?.max)) throw toolError(name, `limits.${field}.max`, 'must be a number');
+  }
+}
+
+function toolError(tool: string, field: string, message: string): RetrysafeError {
+  return new RetrysafeError('InvalidTool', `tool ${tool}: ${field} ${message}`, { tool, field });
+}
+
+/** Refuses an oversized intent, naming the field that makes it too large (descending while one child alone is). */
+function checkSize(raw: object): void {
+  const size = jsonBytes(raw);
+  if (size === undefined) throw new RetrysafeError('InvalidIntent', 'intent is not serializable JSON', { field: '(root)' });
+  if (size <= MAX_INTENT_BYTES) return;
+  const path: string[] = [];
+  let node: unknown = raw;
+  for (;;) {
+    if (typeof node !== 'object' || node === null) break;
+    let biggest: { key: string; value: unknown; bytes: number } | undefined;
+    for (const [key, value] of Object.entries(node)) {
+      const bytes = jsonBytes(value) ?? 0;
+      if (!biggest || bytes > biggest.bytes) biggest = { key, value, bytes };
+    }
+    if (!biggest || biggest.bytes <= MAX_INTENT_BYTES / 2) break;
+    path.push(biggest.key);
+    node = biggest.value;
+  }
+  const field = path.length ? path.join('.') : '(root)';
+  throw new RetrysafeError('PayloadTooLarge', `intent is ${size} bytes, the limit is ${MAX_INTENT_BYTES}; ${field} is the largest part`, {
+    field,
+    size,
+  });
+}
+
+function jsonBytes(value: unknown): number | undefined {
+  try {
+    const s = JSON.stringify(value);
+    return s === undefined ? 0 : utf8Length(s);
+  } catch {
+    return undefined;
+  }
+}
+
+function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}

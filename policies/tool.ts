@@ -1,0 +1,123 @@
+import type { z } from 'zod';
+import type { ToolOutcome, LookupAnswer } from './tool-outcome';
+
+/**
+ * A tool: everything the engine needs to take one kind of action safely, declared once by its author.
+ * The engine names no tool; it reads these fields (and, for workflow code, the serializable
+ * `ToolDescriptor` derived from them) to decide what a retry may do, who must confirm, what a ceiling
+ * counts and how the action is undone.
+ *
+ *   dedupe  idempotency-key  the provider remembers our key and answers a resend with the original result
+ *           lookup           no key, but the effect can be found by a reference; look before resending
+ *           none             neither: a possibly-sent attempt is `unknown` until evidence or a human decides
+ *           transactional    the effect and its dedupe record commit in one transaction (a row keyed by the
+ *                            action key); a resend finds the record or commits both, never one
+ */
+export type DedupeCapability = 'idempotency-key' | 'lookup' | 'none' | 'transactional';
+export const DEDUPE_CAPABILITIES = ['idempotency-key', 'lookup', 'none', 'transactional'] as const satisfies readonly DedupeCapability[];
+
+/** Rows of the decision table (policies/decision-table.ts). */
+export type RiskClass = 'read' | 'routine-message' | 'customer-message' | 'money-movement' | 'destructive' | 'production-change';
+
+/** A JSON value, as the engine records it in history. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** What an implementation is handed on every call. */
+export interface ToolContext {
+  /** The action key: send it as the idempotency key, reference or dedupe row ID. Never invent another. */
+  readonly key: string;
+  /** Temporal's attempt number of the executor activity (1 for the first). */
+  readonly attempt: number;
+  /** Call while a slow request is in flight; the executor already heartbeats on a timer around each call. */
+  heartbeat(): void;
+  /** Aborted when the activity is cancelled or the worker shuts down; pass it to fetch or the SDK. */
+  readonly signal: AbortSignal;
+  readonly log: { info(msg: string, meta?: Record<string, unknown>): void; warn(msg: string, meta?: Record<string, unknown>): void };
+}
+
+/** How a compensating tool's input derives from the original action's input and outcome. */
+export interface Compensation<I> {
+  /** The name of the registered tool that undoes this one (e.g. `refund` for `charge`). */
+  tool: string;
+  /** The undo's intent fields (without `operation`), or undefined when there is nothing to undo. */
+  input(original: I, done: { providerRef: string; result?: Json }): Record<string, unknown> | undefined;
+}
+
+/** What the approver sees beyond the summary: what the action touches and how far it reaches. */
+export interface DryRunDescription {
+  target: string;
+  scope: string;
+}
+
+export interface ToolDefinition<Name extends string = string, S extends z.ZodType = z.ZodType> {
+  /** The operation name: the first segment of the action key and the `operation` field of an intent. */
+  name: Name;
+  /** The key's semantic version; bump it when the meaning of the input changes. */
+  version: number;
+  /** One sentence the planner is shown for this tool. */
+  description: string;
+  /** The intent fields without `operation`, normalizing as it parses (trim, lower-case, NFC). */
+  input: S;
+  kind: 'read' | 'mutation';
+  dedupe: DedupeCapability;
+  /** How long the provider's read API may lag behind a committed write; an empty lookup inside it proves nothing. */
+  readAfterWriteLagMs: number;
+  /** How long the provider remembers an idempotency key, when it forgets; absent when it keeps keys for good. */
+  keyRetentionMs?: number;
+  riskClass: RiskClass;
+  /** Refines the risk class per intent (a pre-approved template is routine, free text is not). */
+  riskClassFor?(input: z.output<S>): RiskClass;
+  /** The field that carries an amount in minor units: the decision table, spend ceiling and per-action limits read it. */
+  amountField?: string;
+  currencyField?: string;
+  /** Per-action limits on numeric fields of the input; a breach sends the action to a person. */
+  limits?: Record<string, { max: number }>;
+  /** Top-level input fields that never enter the request hash, the memo preview or the dry run. */
+  secretFields?: readonly string[];
+  /** One line for the Web UI and the ops CLI. */
+  summarize(input: z.output<S>): string;
+  /** Target and reach for the dry run; the summary stands in when absent. */
+  dryRun?(input: z.output<S>): DryRunDescription;
+  /** The business reference the provider knows the action by, when it is not the key (webhooks route by it). */
+  reference?(input: z.output<S>, key: string): string;
+  compensation?: Compensation<z.output<S>>;
+  /** Performs the effect once, sending `ctx.key`; answers with one of the four outcomes (tool-outcome.ts). */
+  execute(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
+  /** Finds a committed effect by key or reference; required for `lookup`, optional otherwise. Throw when it cannot tell. */
+  lookup?(input: z.output<S>, ctx: ToolContext): Promise<LookupAnswer>;
+}
+
+/** Any tool, as the registry holds it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = ToolDefinition<string, any>;
+
+/** The intent a tool takes: its input plus `operation` naming it. */
+export type IntentOf<T extends AnyTool> = { operation: T['name'] } & z.input<T['input']>;
+
+/**
+ * Declares a tool. A typed identity: the value is checked when the registry is built
+ * (createToolRegistry), which reports every problem with the tool's name and the field.
+ */
+export function defineTool<const Name extends string, S extends z.ZodType>(tool: ToolDefinition<Name, S>): ToolDefinition<Name, S> {
+  return tool;
+}
+
+/**
+ * The part of a tool that workflow code acts on: plain data, recorded in history by the local activity
+ * that reads it from the worker's registry. A running action keeps the contract it was claimed under.
+ */
+export interface ToolDescriptor {
+  name: string;
+  version: number;
+  kind: 'read' | 'mutation';
+  dedupe: DedupeCapability;
+  readAfterWriteLagMs: number;
+  keyRetentionMs?: number;
+  /** The class for this intent (after riskClassFor). */
+  riskClass: RiskClass;
+  hasLookup: boolean;
+  compensationTool?: string;
+  amountField?: string;
+  currencyField?: string;
+  limits: Record<string, { max: number }>;
+}

@@ -1,0 +1,64 @@
+/**
+ * The body of a worker process: reads standard Temporal connection settings and retrysafe's own settings
+ * from the environment, builds the worker with the application's tools, runs until SIGINT/SIGTERM, and
+ * reports incomplete actions at start. An application's entry point is a few lines calling this (see
+ * examples/worker.ts); a configuration error exits 2 with the variable named, before anything connects.
+ */
+import { Client } from '@temporalio/client';
+import { parseWorkerConfig, ConfigError, type WorkerConfig } from './config';
+import { connectWorker } from './connection';
+import { createWorker, type CreateWorkerOptions } from './create-worker';
+import { createLogger, installRuntimeLogger } from './logger';
+import { reportIncompleteActions } from './recovery-report';
+import { loadTenantPolicyFile } from './tenant-policy-file';
+
+export interface WorkerSetup extends Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner'> {}
+
+/** Thrown by an entry point's setup for a bad setting; the process exits 2 with the message. */
+export class SetupError extends Error {
+  override name = 'SetupError';
+}
+
+export async function runWorkerProcess(setup: (env: NodeJS.ProcessEnv, config: WorkerConfig) => WorkerSetup | Promise<WorkerSetup>): Promise<void> {
+  let config: WorkerConfig;
+  let tenantPolicies;
+  let options: WorkerSetup;
+  try {
+    config = parseWorkerConfig(process.env);
+    options = await setup(process.env, config);
+    // An invalid policy file stops the worker here, naming the file and the field.
+    if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof SetupError || (err as { name?: string }).name === 'PlannerConfigError' || (err as { code?: string }).code === 'InvalidTool') {
+      process.stderr.write(`${(err as Error).message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.logLevel });
+  installRuntimeLogger(logger);
+  const { connection, namespace } = await connectWorker();
+  const worker = await createWorker({
+    connection,
+    namespace,
+    config,
+    tenantPolicies,
+    ...options,
+    // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
+    ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.RETRYSAFE_WORKFLOW_BUNDLE } } : {}),
+    onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),
+  });
+  await reportIncompleteActions(new Client({ connection, namespace }), logger);
+  process.stdout.write(`${JSON.stringify({ event: 'worker-ready', taskQueue: config.taskQueue, namespace, pid: process.pid })}\n`);
+  // The Runtime shuts the worker down gracefully on SIGINT / SIGTERM.
+  await worker.run();
+  await connection.close();
+}
+
+/** Runs `runWorkerProcess` as a process's main, exiting 1 with the stack on an unexpected failure. */
+export function workerMain(setup: Parameters<typeof runWorkerProcess>[0]): void {
+  runWorkerProcess(setup).catch((err) => {
+    process.stderr.write(`worker failed: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,366 @@
+/**
+ * How a run takes actions. One ActionRun per run workflow holds what the run knows of its actions;
+ * `act` derives the key from the run's workflow ID and the step, has the worker's registry normalize
+ * and hash the intent, claims the action (one owner across all runs), then waits durably for its
+ * outcome. The run waits through `unknown` and `needs_review`: downstream steps never start on an
+ * unresolved action.
+ *
+ *   act(intent, { step }) ─▶ prepare (local activity: schema, hash, contract) ─▶ key = f(run ID, tool, step)
+ *        ─▶ [step re-planned with another hash: new key, waits for its predecessor] ─▶ claim (local activity)
+ *        ─▶ wait for confirmed | failed | compensated | compensating
+ *
+ * Every action whose tool declares a compensation is registered for the run's saga before it is
+ * claimed, because a claim can half-succeed (reply lost, then an operator's "compensate"); `compensate`
+ * then undoes what happened, newest first, each undo an action with its own key.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import type { PreparedAction } from '../activities/prepare-action';
+import { actionKeyForStep, runWorkflowId } from '../policies/action-key';
+import { RetrysafeError } from '../policies/errors';
+import { SA_ACTION_KEYS, SA_KIND, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
+import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, POLICY_START_TO_CLOSE, READ_START_TO_CLOSE } from '../policies/timeouts';
+import type { Intent } from '../policies/tool-registry';
+import { OUTCOME_STATUSES, actionUpdateSignal, settleSignal, type ActionSnapshot, type Settlement } from '../messages/action';
+import { acceptRiskUpdate, runStatusQuery, type RiskAcceptance } from '../messages/run';
+
+type Activities = ReturnType<typeof createActivities>;
+
+export interface ActOptions {
+  /**
+   * The workflow's name for this step; part of the key. Defaults to the operation, so a run's only
+   * charge is `charge:v1:<tenant>:<event>`; a second email needs its own step (`notify-customer`).
+   */
+  step?: string;
+  /**
+   * This action undoes another (saga). A permanent failure then waits in needs_review for a person
+   * instead of failing, because nothing may try a second, different undo on its own.
+   */
+  compensation?: boolean;
+  /**
+   * Return as soon as the action is unknown or in needs_review instead of waiting for its outcome, so an
+   * agent can re-read and re-plan. Its other steps must still wait (see `unresolved`).
+   */
+  returnWhenUnresolved?: boolean;
+}
+
+export interface CompensationResult {
+  forKey: string;
+  compensationKey?: string;
+  status: 'compensated' | 'nothing-to-undo' | 'left-to-owner' | 'needs_review';
+}
+
+/** Statuses that mean "may or may not have happened, nobody knows yet". */
+export const UNRESOLVED_STATUSES = ['planned', 'awaiting_confirmation', 'dispatching', 'unknown', 'needs_review'] as const;
+
+interface Registered {
+  forKey: string;
+  step: string;
+  prepared: PreparedAction;
+}
+
+export class ActionRun {
+  readonly runId: string;
+  readonly tenant: string;
+  readonly eventId: string;
+  private stageName = 'starting';
+  private readonly actions = new Map<string, ActionSnapshot>();
+  /** Per step: the keys of its revisions, oldest first, with their request hashes (the persisted intents). */
+  private readonly steps = new Map<string, Array<{ key: string; requestHash: string }>>();
+  /** Keys of re-planned actions an operator allowed to run despite an unresolved or confirmed predecessor. */
+  private readonly acceptedRisks = new Map<string, RiskAcceptance>();
+  private readonly pendingReplans = new Set<string>();
+  private readonly compensations: Registered[] = [];
+  private waiting: string | undefined;
+
+  private readonly prepareActivities = proxyLocalActivities<Activities>({ startToCloseTimeout: POLICY_START_TO_CLOSE, retry: CLAIM_RETRY, summary: 'prepare action' });
+
+  /**
+   * The prelude every run shares: its workflow ID must be `run:<tenant>:<eventId>[:<agent>]` (so every
+   * restart and every second start lands on the same actions); its status query, risk acceptance and
+   * the action notifications are installed; it is findable in the Web UI as a run of its tenant.
+   */
+  constructor(identity: { tenant: string; eventId: string; agent?: string }, private readonly describe: (stage: string) => string = (s) => s) {
+    const expected = runWorkflowId(identity.tenant, identity.eventId, identity.agent);
+    if (workflowInfo().workflowId !== expected) {
+      throw ApplicationFailure.nonRetryable(`a run for ${identity.tenant}/${identity.eventId} must run as ${expected}, not ${workflowInfo().workflowId}`, 'InvalidIntent');
+    }
+    this.runId = expected;
+    this.tenant = identity.tenant;
+    this.eventId = identity.eventId;
+    setHandler(runStatusQuery, () => ({
+      stage: this.stageName,
+      waitingOn: this.waiting,
+      actions: this.known().map(({ key, status, summary, providerRef }) => ({ key, status, summary, providerRef })),
+    }));
+    setHandler(actionUpdateSignal, (snap) => this.remember(snap));
+    setHandler(
+      acceptRiskUpdate,
+      (acceptance) => {
+        this.acceptedRisks.set(acceptance.key, acceptance);
+        return { accepted: acceptance.key };
+      },
+      {
+        validator: (acceptance) => {
+          if (!acceptance.operator || !acceptance.reason) {
+            throw new RetrysafeError('InvalidIntent', 'accepting a risk needs operator and reason', { field: acceptance.operator ? 'reason' : 'operator' }).toFailure();
+          }
+          if (!this.pendingReplans.has(acceptance.key)) {
+            throw new RetrysafeError('InvalidIntent', `no re-planned action ${acceptance.key} is waiting in this run`, { field: 'key' }).toFailure();
+          }
+        },
+      },
+    );
+    upsertSearchAttributes([
+      { key: SA_KIND, value: 'run' },
+      { key: SA_TENANT, value: identity.tenant },
+      { key: SA_STATUS, value: 'running' },
+    ]);
+  }
+
+  get stage(): string {
+    return this.stageName;
+  }
+
+  /** Names the run's stage in its status query, its RetrysafeStatus and the Web UI's details line. */
+  setStage(stage: string, searchable = stage): void {
+    this.stageName = stage;
+    setCurrentDetails(`**${stage}** · ${this.describe(stage)}`);
+    upsertSearchAttributes([{ key: SA_STATUS, value: searchable }]);
+  }
+
+  /** The run's actions, by key, with their latest known status. */
+  known(): ActionSnapshot[] {
+    return [...this.actions.values()];
+  }
+
+  find(key: string): ActionSnapshot | undefined {
+    return this.actions.get(key);
+  }
+
+  /** The run's actions whose outcome is not known yet; a downstream step must wait for them. */
+  unresolved(): ActionSnapshot[] {
+    return this.known().filter((a) => (UNRESOLVED_STATUSES as readonly string[]).includes(a.status));
+  }
+
+  get waitingOn(): string | undefined {
+    return this.waiting;
+  }
+
+  /** Re-planned actions waiting for their predecessor or an operator's acceptance. */
+  pendingReplanKeys(): string[] {
+    return [...this.pendingReplans];
+  }
+
+  /** Validates, normalizes and hashes an intent with the worker's registry; recorded, so it replays. */
+  async prepare(intent: Intent): Promise<PreparedAction> {
+    try {
+      return await this.prepareActivities.prepareAction({ intent });
+    } catch (err) {
+      throw unwrap(err);
+    }
+  }
+
+  /** The key a prepared intent gets at a step of this run. */
+  keyFor(prepared: Pick<PreparedAction, 'tool'>, step?: string): string {
+    const stepId = step === undefined || step === prepared.tool.name ? undefined : step;
+    return actionKeyForStep(this.runId, { operation: prepared.tool.name, version: prepared.tool.version, stepId });
+  }
+
+  /**
+   * Claims the action for `intent` and resolves with its snapshot once it reaches an outcome
+   * (confirmed, failed, compensating or compensated). Invalid intents and mismatches fail the run with
+   * a typed, non-retryable failure.
+   */
+  async act(intent: Intent, options: ActOptions = {}, prepared?: PreparedAction): Promise<ActionSnapshot> {
+    const p = prepared ?? (await this.prepare(intent));
+    const step = options.step ?? p.tool.name;
+    const revisions = this.steps.get(step) ?? [];
+    const same = revisions.find((r) => r.requestHash === p.requestHash);
+    const key = same?.key ?? this.keyFor(p, revisions.length === 0 ? step : `${step}-r${revisions.length + 1}`);
+    if (!same) {
+      const previous = revisions[revisions.length - 1];
+      this.steps.set(step, [...revisions, { key, requestHash: p.requestHash }]);
+      if (previous) await this.guardReplan(previous.key, key);
+    }
+    if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
+      this.compensations.push({ forKey: key, step, prepared: p });
+    }
+    // The claim only talks to Temporal and is idempotent, so it runs as a local activity inside this workflow
+    // task: no activity task round trip, and a worker that dies mid-claim costs a workflow task timeout (3 s).
+    const { claimAction } = proxyLocalActivities<Activities>({ startToCloseTimeout: CLAIM_START_TO_CLOSE, retry: CLAIM_RETRY, summary: `claim ${key}: ${p.summary}` });
+    const self = workflowInfo().workflowId;
+    upsertSearchAttributes([{ key: SA_ACTION_KEYS, value: [...new Set([...this.actions.keys(), key])] }]);
+    let claimed: ActionSnapshot;
+    try {
+      claimed = await claimAction({
+        action: { key, intent: p.intent, requestHash: p.requestHash, tenant: this.tenant, owner: self, ...(options.compensation ? { compensation: true } : {}) },
+        claim: { requestHash: p.requestHash, claimant: self, notify: self },
+      });
+    } catch (err) {
+      throw unwrap(err);
+    }
+    this.remember(claimed);
+    const settled = () => {
+      const status = this.actions.get(key)!.status;
+      return OUTCOME_STATUSES.includes(status) || (options.returnWhenUnresolved === true && (status === 'unknown' || status === 'needs_review'));
+    };
+    if (!settled()) await this.waitVisibly(key, settled);
+    return this.actions.get(key)!;
+  }
+
+  /** Like `act`, but an action that ends other than confirmed fails the run with a typed, non-retryable failure. */
+  async actOrThrow(intent: Intent, options: ActOptions = {}): Promise<ActionSnapshot> {
+    const snap = await this.act(intent, options);
+    if (snap.status !== 'confirmed') {
+      throw ApplicationFailure.create({
+        type: snap.error?.code ?? 'BusinessRejected',
+        message: `${snap.key} ${snap.status}: ${snap.error?.message ?? 'no detail'}`,
+        nonRetryable: true,
+        details: [{ key: snap.key, status: snap.status }],
+      });
+    }
+    return snap;
+  }
+
+  /**
+   * Waits, durably, until an upstream action owned by another run reaches an outcome. The wait is visible
+   * as this run's RetrysafeWaitingOn search attribute and in its status query. Never claims the action.
+   */
+  async awaitUpstream(key: string): Promise<ActionSnapshot> {
+    const { watchAction } = proxyActivities<Activities>({
+      startToCloseTimeout: CLAIM_START_TO_CLOSE,
+      // The upstream run may not have claimed its action yet: keep asking, slowly, for up to a day.
+      scheduleToCloseTimeout: '24h',
+      retry: { initialInterval: '1s', maximumInterval: '30s' },
+      summary: `wait for ${key}`,
+    });
+    this.setWaiting(key);
+    this.remember(await watchAction({ key, watcher: workflowInfo().workflowId }));
+    await condition(() => OUTCOME_STATUSES.includes(this.actions.get(key)!.status));
+    this.setWaiting(undefined);
+    return this.actions.get(key)!;
+  }
+
+  /** Whether this run owns the action (it claimed it first), and so decides on its compensation. */
+  owns(key: string): boolean {
+    const known = this.actions.get(key);
+    return !known || known.owner === workflowInfo().workflowId;
+  }
+
+  /**
+   * Tells a confirmed, compensatable action what became of it. Only the action's owner settles it: another
+   * agent that proposed the same action shares its outcome but does not decide whether it is kept or undone.
+   * An action that already closed (settled, or past its compensation window) needs no word from anyone.
+   */
+  async settle(key: string, settlement: Omit<Settlement, 'by'>): Promise<void> {
+    if (!this.owns(key)) return;
+    const self = workflowInfo().workflowId;
+    try {
+      await getExternalWorkflowHandle(key).signal(settleSignal, { by: self, ...settlement });
+    } catch (err) {
+      if ((err as { type?: string }).type === 'ExternalWorkflowExecutionNotFound' || /not found/i.test((err as Error).message)) return;
+      throw err;
+    }
+  }
+
+  /** Tells every kept, compensatable action that the run finished with it (it may close). */
+  async keepAll(): Promise<void> {
+    for (const c of this.compensations) {
+      if (this.actions.get(c.forKey)?.status === 'confirmed') await this.settle(c.forKey, { state: 'kept' });
+    }
+  }
+
+  /** Runs the registered compensations newest first, each exactly once per key. */
+  async compensate(): Promise<CompensationResult[]> {
+    const results: CompensationResult[] = [];
+    for (const c of [...this.compensations].reverse()) {
+      const step = this.actions.get(c.forKey);
+      if (!this.owns(c.forKey)) {
+        // Another run owns this action: it decides on the undo. Two undos of one charge are two refunds.
+        results.push({ forKey: c.forKey, status: 'left-to-owner' });
+        continue;
+      }
+      if (step?.status === 'failed') {
+        results.push({ forKey: c.forKey, status: 'nothing-to-undo' });
+        continue;
+      }
+      const done = step?.providerRef ? { providerRef: step.providerRef, result: (step.record ?? null) as never } : await this.lookUp(c.forKey, c.prepared);
+      const undo = done ? await this.prepareActivities.deriveCompensation({ intent: c.prepared.intent, ...done }) : null;
+      if (!undo) {
+        results.push({ forKey: c.forKey, status: 'nothing-to-undo' });
+        if (step?.status === 'confirmed') await this.settle(c.forKey, { state: 'kept' });
+        continue;
+      }
+      log.info('compensating', { forKey: c.forKey, operation: undo.tool.name });
+      if (step) await this.settle(c.forKey, { state: 'compensating' });
+      const undoStep = c.step === c.prepared.tool.name ? undo.tool.name : `${c.step}-undo`;
+      const undone = await this.act(undo.intent, { compensation: true, step: undoStep }, undo);
+      const ok = undone.status === 'confirmed';
+      if (step) await this.settle(c.forKey, { state: ok ? 'compensated' : 'compensation-failed', compensationKey: undone.key });
+      results.push({ forKey: c.forKey, compensationKey: undone.key, status: ok ? 'compensated' : 'needs_review' });
+    }
+    return results;
+  }
+
+  /**
+   * Asks the provider whether an action's effect exists, after the contract's read lag, for compensations
+   * of steps whose outcome the run never learned. Undefined when the tool has no lookup or nothing is there.
+   */
+  private async lookUp(key: string, prepared: PreparedAction): Promise<{ providerRef: string; result: never } | undefined> {
+    if (!prepared.tool.hasLookup) return undefined;
+    const { lookupAction } = proxyActivities<Activities>({ startToCloseTimeout: READ_START_TO_CLOSE, summary: `look up ${key}` });
+    await sleep(prepared.tool.readAfterWriteLagMs);
+    const found = await lookupAction({ key, intent: prepared.intent, requestHash: prepared.requestHash });
+    return found.found && found.providerRef ? { providerRef: found.providerRef, result: (found.record ?? null) as never } : undefined;
+  }
+
+  /**
+   * A re-plan produced a materially different intent for a step that already has an action. The new
+   * action has its own key; it may run only once the previous one is known not to have happened
+   * (failed or compensated), or when an authorized operator accepts the risk of a second effect.
+   */
+  private async guardReplan(previousKey: string, newKey: string): Promise<void> {
+    const safe = () => ['failed', 'compensated'].includes(this.actions.get(previousKey)?.status ?? '');
+    if (safe()) return;
+    this.pendingReplans.add(newKey);
+    await this.waitVisibly(previousKey, () => safe() || this.acceptedRisks.has(newKey));
+    this.pendingReplans.delete(newKey);
+  }
+
+  private async waitVisibly(key: string, done: () => boolean): Promise<void> {
+    this.setWaiting(key);
+    await condition(done);
+    this.setWaiting(undefined);
+  }
+
+  private setWaiting(key: string | undefined): void {
+    this.waiting = key;
+    upsertSearchAttributes([{ key: SA_WAITING_ON, value: key ?? null }]);
+  }
+
+  private remember(snap: ActionSnapshot): void {
+    const known = this.actions.get(snap.key);
+    // Snapshots only grow their audit trail; an older one arriving late must not win.
+    if (!known || snap.audit.length >= known.audit.length) this.actions.set(snap.key, snap);
+  }
+}
+
+/** A local activity's typed failure leaves as the ApplicationFailure itself, so the run fails with its type. */
+function unwrap(err: unknown): unknown {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
+}
+
