@@ -1,0 +1,8 @@
+/** The user's worker entry point: their tools, their workflows, the engine's defaults for the rest. */
+import { workerMain, SetupError } from '../../workers/run-worker';
+import { byoTools } from './tools';
+
+workerMain((env) => {
+  if (!env.CHAT_URL || !env.LEDGER_DB) throw new SetupError('CHAT_URL and LEDGER_DB must be set');
+  return { tools: byoTools({ chatUrl: env.CHAT_URL, ledgerDb: env.LEDGER_DB }), workflowsPath: require.resolve('./workflows') };
+});

@@ -1,0 +1,28 @@
+/**
+ * The user's workflow module: the engine's workflows beside one flow of their own, built on ActionRun.
+ *
+ *   record-entry ─▶ post-chat-message (step announce) ─▶ done
+ *                          │ rejected
+ *                          └─▶ compensate: void-entry (its own key) ─▶ compensated
+ */
+import { parseRunWorkflowId } from '../../policies/action-key';
+import { ActionRun, type CompensationResult } from '../../workflows/action-run';
+import { workflowInfo } from '@temporalio/workflow';
+
+export { actionWorkflow, agentRunWorkflow } from '../../workflows';
+
+export interface PayoutInput {
+  account: string;
+  amountCents: number;
+  channel: string;
+}
+
+export async function payoutWorkflow(input: PayoutInput): Promise<{ status: string; entry?: string; message?: string; compensations?: CompensationResult[] }> {
+  const run = new ActionRun(parseRunWorkflowId(workflowInfo().workflowId));
+  const entry = await run.act({ operation: 'record-entry', account: input.account, amountCents: input.amountCents });
+  if (entry.status !== 'confirmed') return { status: entry.status };
+  const message = await run.act({ operation: 'post-chat-message', channel: input.channel, text: `Paid ${input.amountCents} to ${input.account}` }, { step: 'announce' });
+  if (message.status !== 'confirmed') return { status: 'compensated', entry: entry.providerRef, compensations: await run.compensate() };
+  await run.keepAll();
+  return { status: 'done', entry: entry.providerRef, message: message.providerRef };
+}
