@@ -32,10 +32,20 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts', 'policies/**/*.ts'],
+    files: ['workflows/**/*.ts', 'policies/**/*.ts', 'messages/**/*.ts', 'examples/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', deterministicOnly],
       'no-restricted-globals': ['error', 'process', 'setTimeout', 'setInterval', 'fetch'],
+    },
+  },
+  {
+    // The engine names no tool: nothing in it may import the examples built on it.
+    files: ['workflows/**/*.ts', 'activities/**/*.ts', 'policies/**/*.ts', 'workers/**/*.ts', 'client/**/*.ts', 'messages/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/examples', '**/examples/**'], message: 'The engine must not import examples/; examples are built on the engine.' }] },
+      ],
     },
   },
   {
@@ -43,7 +53,12 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../activities/*', '../activities'], allowTypeImports: true, message: 'Import activities as types only.' }] },
+        {
+          patterns: [
+            { group: ['../activities/*', '../activities'], allowTypeImports: true, message: 'Import activities as types only.' },
+            { group: ['**/examples', '**/examples/**'], message: 'The engine must not import examples/; examples are built on the engine.' },
+          ],
+        },
       ],
     },
   },

@@ -6,7 +6,7 @@ import { workerMain } from '../workers/run-worker';
 import { plannerFromEnv } from './planners/from-env';
 import { sandboxUrlsFromEnv } from './sandbox-env';
 import { exampleTools } from './tools';
-import { createBareCharge } from './workflows/bare-charge-activity';
+import { createBareCharge } from './activities/bare-charge';
 import { killAt } from '../activities/crash-points';
 
 workerMain((env, config) => {

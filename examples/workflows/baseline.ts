@@ -13,7 +13,7 @@
  * equally fast; what differs is only what a retry does (see activities/baseline.ts).
  */
 import { condition, defineQuery, defineSignal, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { BareChargeInput, BareChargeResult, createBareCharge } from './bare-charge-activity';
+import type { BareChargeInput, BareChargeResult, createBareCharge } from '../activities/bare-charge';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { parseRunWorkflowId } from '../../policies/action-key';
 import { ActionRun } from '../../workflows/action-run';

@@ -8,9 +8,7 @@
  *                │ failed / compensated
  *                └─▶ not announced
  */
-import { upsertSearchAttributes } from '@temporalio/workflow';
 import { parseActionKey } from '../../policies/action-key';
-import { SA_STATUS } from '../../policies/search-attributes';
 import { ActionRun } from '../../workflows/action-run';
 import type { SendEmailIntent } from '../tools';
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { ExampleClient } from '../../examples/client';
-import type { BareChargeInput } from '../../examples/workflows/bare-charge-activity';
+import type { BareChargeInput } from '../../examples/activities/bare-charge';
 import { runWorkflowId } from '../../policies/action-key';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
 import type { RenewalResult } from '../../examples/workflows/renewal';

@@ -1,4 +1,4 @@
-import type { BareChargeInput, BareChargeResult } from '../../examples/workflows/bare-charge-activity';
+import type { BareChargeInput, BareChargeResult } from '../../examples/activities/bare-charge';
 import { runWorkflowId } from '../../policies/action-key';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
 import { baselineChargeWorkflow } from '../../examples/workflows/baseline';

@@ -4,6 +4,7 @@ import { errorCodeOf } from '../../policies/errors';
 import { formatActionKey } from '../../policies/action-key';
 import type { RenewalResult } from '../../examples/workflows/renewal';
 import { startStack, type Stack } from '../../scripts/lib/stack';
+import { chargeForEvent } from '../../examples/application';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { countForKey } from '../support/ledger';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
@@ -192,6 +193,15 @@ describe('keyed actions on the real dev server with the payments provider proces
     await waitFor(async () => (await stack.retrysafe.listActions({ status: 'confirmed', tenant: 'acme' })).some((a) => a.key === result.actionKey));
     const failed = await stack.retrysafe.listActions({ status: 'failed' });
     assert.ok(!failed.some((a) => a.key === result.actionKey));
+  });
+  it('runs the application example: one charge for an event, claimed twice', { timeout: 60_000 }, async () => {
+    const urls = { payments: stack.providers.payments.url, email: 'http://127.0.0.1:9', tickets: 'http://127.0.0.1:9', inventory: 'http://127.0.0.1:9', shipping: 'http://127.0.0.1:9' };
+    const { first, again } = await chargeForEvent(stack.client, urls, 'app-example-1', stack.taskQueue);
+    assert.equal(first.status, 'confirmed');
+    assert.equal(again.status, 'confirmed');
+    assert.equal(again.providerRef, first.providerRef);
+    const ledger = await stack.providers.payments.ledger();
+    assert.equal(countForKey(ledger, first.key).records, 1);
   });
 });
 

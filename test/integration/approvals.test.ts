@@ -4,7 +4,6 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { SignedApproval } from '../../policies/approval';
 import { errorCodeOf } from '../../policies/errors';
 import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
-import { requestHash } from '../../policies/request-hash';
 import { startApprovalServer, type SignedEvent } from '../../scripts/lib/approval-http';
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
