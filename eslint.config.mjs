@@ -7,7 +7,10 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 const deterministicOnly = {
   paths: [
-    ...nodeBuiltins.map((name) => ({ name, message: 'Workflow and policy code does no I/O; move this to activities/.' })),
+    ...nodeBuiltins.map((name) => ({
+      name,
+      message: 'Workflow and policy code does no I/O; move this to activities/.',
+    })),
     { name: 'pino', message: 'Use log from @temporalio/workflow; pino lives in workers/.' },
     { name: '@temporalio/activity', message: 'Activities are imported as types only.' },
     { name: '@temporalio/client', message: 'Workflow and policy code does not call the client.' },
@@ -25,7 +28,11 @@ export default tseslint.config(
       // node:test's describe/it return promises that the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] },
+          ],
+        },
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -40,11 +47,25 @@ export default tseslint.config(
   },
   {
     // The engine names no tool: nothing in it may import the examples built on it.
-    files: ['workflows/**/*.ts', 'activities/**/*.ts', 'policies/**/*.ts', 'workers/**/*.ts', 'client/**/*.ts', 'messages/**/*.ts'],
+    files: [
+      'workflows/**/*.ts',
+      'activities/**/*.ts',
+      'policies/**/*.ts',
+      'workers/**/*.ts',
+      'client/**/*.ts',
+      'messages/**/*.ts',
+    ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/examples', '**/examples/**'], message: 'The engine must not import examples/; examples are built on the engine.' }] },
+        {
+          patterns: [
+            {
+              group: ['**/examples', '**/examples/**'],
+              message: 'The engine must not import examples/; examples are built on the engine.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -55,8 +76,15 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../activities/*', '../activities'], allowTypeImports: true, message: 'Import activities as types only.' },
-            { group: ['**/examples', '**/examples/**'], message: 'The engine must not import examples/; examples are built on the engine.' },
+            {
+              group: ['../activities/*', '../activities'],
+              allowTypeImports: true,
+              message: 'Import activities as types only.',
+            },
+            {
+              group: ['**/examples', '**/examples/**'],
+              message: 'The engine must not import examples/; examples are built on the engine.',
+            },
           ],
         },
       ],

@@ -1,6 +1,10 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
 import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
@@ -69,7 +73,11 @@ function isAlreadyClosed(err: unknown): boolean {
   return false;
 }
 
-async function answerFromClosedAction(client: Client, action: ActionInput, claim: ClaimRequest): Promise<ActionSnapshot> {
+async function answerFromClosedAction(
+  client: Client,
+  action: ActionInput,
+  claim: ClaimRequest,
+): Promise<ActionSnapshot> {
   const snapshot = (await client.workflow.getHandle(action.key).result()) as ActionSnapshot;
   if (snapshot.requestHash !== claim.requestHash) {
     throw new RetrysafeError(

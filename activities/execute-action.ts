@@ -18,6 +18,7 @@ import { outcomeOfError } from './transport/http';
  *     lookup ─▶ look up; found ─▶ confirmed; empty inside the lag window ─▶ wait, look again;
  *               reliably absent ─▶ execute
  *     none   ─▶ unknown, nothing sent
+ *   a read (kind 'read') changes nothing: it is executed again whatever its dedupe
  *   not-committed (429, 5xx, refused connection): retried here with jittered backoff
  *   ambiguous (reset, cut reply, timeout): the attempt is now maybe-sent, and the rows above apply
  *   rejected (declined, invalid, unauthorized, key conflict): a typed non-retryable failure
@@ -67,7 +68,8 @@ export function createExecuteAction(deps: ExecuteDeps) {
     const { tool, toolInput } = verifiedInput(deps.tools, input);
     const attempt: Attempt = {
       // An operator's clearance counts only for the first attempt: if that attempt dies, the rules apply again.
-      state: ctx.info.attempt > 1 || input.mode === 'maybe-sent' ? 'maybe-sent' : 'not-sent',
+      // A read has no effect to duplicate, so it is never "maybe sent".
+      state: tool.kind !== 'read' && (ctx.info.attempt > 1 || input.mode === 'maybe-sent') ? 'maybe-sent' : 'not-sent',
       sends: 0,
     };
     const log = ctx.log;
@@ -77,7 +79,11 @@ export function createExecuteAction(deps: ExecuteDeps) {
     for (let tries = 0; ; tries++) {
       if (tries >= TRANSIENT_BACKOFF.maxTries) {
         if (attempt.state === 'maybe-sent') {
-          return { status: 'unknown', reason: `provider unreachable after a possibly committed request: ${attempt.lastError}`, sends: attempt.sends };
+          return {
+            status: 'unknown',
+            reason: `provider unreachable after a possibly committed request: ${attempt.lastError}`,
+            sends: attempt.sends,
+          };
         }
         throw ApplicationFailure.create({
           type: 'TransientProviderError',
@@ -89,7 +95,11 @@ export function createExecuteAction(deps: ExecuteDeps) {
 
       if (attempt.state === 'maybe-sent') {
         if (tool.dedupe === 'none') {
-          return { status: 'unknown', reason: 'an earlier attempt may have reached a provider with no key and no lookup', sends: attempt.sends };
+          return {
+            status: 'unknown',
+            reason: 'an earlier attempt may have reached a provider with no key and no lookup',
+            sends: attempt.sends,
+          };
         }
         if (tool.dedupe === 'lookup') {
           let answer: LookupAnswer | undefined;
@@ -100,7 +110,14 @@ export function createExecuteAction(deps: ExecuteDeps) {
             log.warn('lookup failed; proves nothing, trying again', { key, error: attempt.lastError });
             continue;
           }
-          if (answer?.found) return { status: 'confirmed', providerRef: answer.providerRef, record: answer.result ?? null, via: 'lookup', sends: attempt.sends };
+          if (answer?.found)
+            return {
+              status: 'confirmed',
+              providerRef: answer.providerRef,
+              record: answer.result ?? null,
+              via: 'lookup',
+              sends: attempt.sends,
+            };
           log.info('lookup proved absence; sending', { key });
         }
       }
@@ -116,9 +133,19 @@ export function createExecuteAction(deps: ExecuteDeps) {
       switch (outcome.outcome) {
         case 'committed':
           if (typeof outcome.providerRef !== 'string' || outcome.providerRef === '') {
-            throw new RetrysafeError('ProviderValidationRejected', `${tool.name} answered committed without a providerRef`, { key }).toFailure();
+            throw new RetrysafeError(
+              'ProviderValidationRejected',
+              `${tool.name} answered committed without a providerRef`,
+              { key },
+            ).toFailure();
           }
-          return { status: 'confirmed', providerRef: outcome.providerRef, record: outcome.result ?? null, via: outcome.replayed ? 'replay' : 'send', sends: attempt.sends };
+          return {
+            status: 'confirmed',
+            providerRef: outcome.providerRef,
+            record: outcome.result ?? null,
+            via: outcome.replayed ? 'replay' : 'send',
+            sends: attempt.sends,
+          };
         case 'rejected': {
           const code = REJECTION_CODES[outcome.reason] ?? 'ProviderValidationRejected';
           const suffix = outcome.reason === 'conflict' ? ' (the key was used for another request)' : '';
@@ -134,12 +161,16 @@ export function createExecuteAction(deps: ExecuteDeps) {
           continue;
         case 'ambiguous':
           attempt.lastError = outcome.message;
-          attempt.state = 'maybe-sent';
+          if (tool.kind !== 'read') attempt.state = 'maybe-sent';
           attempt.lastAmbiguousAtMs = now();
           log.warn('outcome ambiguous: the request may have committed', { key, error: outcome.message });
           continue;
         default:
-          throw new RetrysafeError('ProviderValidationRejected', `${tool.name} answered ${JSON.stringify(outcome)}, which is not a tool outcome`, { key }).toFailure();
+          throw new RetrysafeError(
+            'ProviderValidationRejected',
+            `${tool.name} answered ${JSON.stringify(outcome)}, which is not a tool outcome`,
+            { key },
+          ).toFailure();
       }
     }
 
@@ -171,14 +202,21 @@ export function createExecuteAction(deps: ExecuteDeps) {
  * The intent as the tool takes it, checked once more against the hash the action was claimed with:
  * nothing reaches a provider under a key whose request it does not match.
  */
-export function verifiedInput(tools: ToolRegistry, input: { key: string; intent: Intent; requestHash: string }): { tool: AnyTool; toolInput: Record<string, unknown> } {
+export function verifiedInput(
+  tools: ToolRegistry,
+  input: { key: string; intent: Intent; requestHash: string },
+): { tool: AnyTool; toolInput: Record<string, unknown> } {
   try {
     const intent = tools.parseIntent(input.intent);
     const hash = tools.hash(intent);
     if (hash !== input.requestHash) {
-      throw new RetrysafeError('IntentMismatch', `action ${input.key}: the intent hashes to ${hash.slice(0, 12)}…, not the claimed ${input.requestHash.slice(0, 12)}…`, {
-        key: input.key,
-      });
+      throw new RetrysafeError(
+        'IntentMismatch',
+        `action ${input.key}: the intent hashes to ${hash.slice(0, 12)}…, not the claimed ${input.requestHash.slice(0, 12)}…`,
+        {
+          key: input.key,
+        },
+      );
     }
     const { operation: _operation, ...toolInput } = intent;
     return { tool: tools.get(intent.operation), toolInput };

@@ -38,7 +38,10 @@ export function createActivities(deps: ActivityDeps) {
     planNextAction: deps.planner
       ? createPlanActivity({ planner: deps.planner, tools: deps.tools })
       : async (): Promise<never> => {
-          throw ApplicationFailure.nonRetryable('this worker has no planner: pass `planner` to createWorker to run agent runs', 'NoPlanner');
+          throw ApplicationFailure.nonRetryable(
+            'this worker has no planner: pass `planner` to createWorker to run agent runs',
+            'NoPlanner',
+          );
         },
   };
 }

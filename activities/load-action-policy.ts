@@ -24,15 +24,28 @@ export interface ActionPolicy {
  * parsed again and its hash and key checked, so a hand-started action with a forged hash, or a key of
  * another tool or version, fails here before anything is sent. The result is recorded in history.
  */
-export function createLoadActionPolicy(deps: { tools: ToolRegistry; tenantPolicies?: TenantPolicyConfig; trustedApprovalKeys?: Record<string, string> }) {
-  return async function loadActionPolicy(input: { tenant: string; key: string; intent: Intent; requestHash: string }): Promise<ActionPolicy> {
+export function createLoadActionPolicy(deps: {
+  tools: ToolRegistry;
+  tenantPolicies?: TenantPolicyConfig;
+  trustedApprovalKeys?: Record<string, string>;
+}) {
+  return async function loadActionPolicy(input: {
+    tenant: string;
+    key: string;
+    intent: Intent;
+    requestHash: string;
+  }): Promise<ActionPolicy> {
     return typed(() => {
       const intent = deps.tools.parseIntent(input.intent);
       const hash = deps.tools.hash(intent);
       if (hash !== input.requestHash) {
-        throw new RetrysafeError('IntentMismatch', `action ${input.key}: its intent hashes to ${hash.slice(0, 12)}…, not the claimed ${input.requestHash.slice(0, 12)}…`, {
-          key: input.key,
-        });
+        throw new RetrysafeError(
+          'IntentMismatch',
+          `action ${input.key}: its intent hashes to ${hash.slice(0, 12)}…, not the claimed ${input.requestHash.slice(0, 12)}…`,
+          {
+            key: input.key,
+          },
+        );
       }
       const tool = deps.tools.describe(intent);
       const parts = parseActionKey(input.key);
@@ -50,7 +63,7 @@ export function createLoadActionPolicy(deps: { tools: ToolRegistry; tenantPolici
         tool,
         summary: deps.tools.summarize(intent),
         preview,
-        dryRun: deps.tools.dryRun(intent, preview),
+        dryRun: deps.tools.dryRun(intent),
       };
     });
   };

@@ -17,7 +17,11 @@ export interface LookupResult {
  * lookup that cannot tell throws, and the workflow asks again later.
  */
 export function createLookupAction(deps: { tools: ToolRegistry }) {
-  return async function lookupAction(input: { key: string; intent: Intent; requestHash: string }): Promise<LookupResult> {
+  return async function lookupAction(input: {
+    key: string;
+    intent: Intent;
+    requestHash: string;
+  }): Promise<LookupResult> {
     const ctx = Context.current();
     const { tool, toolInput } = verifiedInput(deps.tools, input);
     if (!tool.lookup) {

@@ -19,19 +19,33 @@ export function createPrepareAction(deps: { tools: ToolRegistry }) {
   async function prepareAction(input: { intent: unknown }): Promise<PreparedAction> {
     return typed(() => {
       const intent = deps.tools.parseIntent(input.intent);
-      return { intent, requestHash: deps.tools.hash(intent), tool: deps.tools.describe(intent), summary: deps.tools.summarize(intent) };
+      return {
+        intent,
+        requestHash: deps.tools.hash(intent),
+        tool: deps.tools.describe(intent),
+        summary: deps.tools.summarize(intent),
+      };
     });
   }
 
   /** The undo of a done action, from its tool's declared compensation; null when nothing needs undoing. */
-  async function deriveCompensation(input: { intent: Intent; providerRef: string; result?: Json | null }): Promise<PreparedAction | null> {
+  async function deriveCompensation(input: {
+    intent: Intent;
+    providerRef: string;
+    result?: Json | null;
+  }): Promise<PreparedAction | null> {
     return typed(() => {
       const undo = deps.tools.compensationFor(deps.tools.parseIntent(input.intent), {
         providerRef: input.providerRef,
         ...(input.result !== undefined && input.result !== null ? { result: input.result } : {}),
       });
       if (!undo) return null;
-      return { intent: undo, requestHash: deps.tools.hash(undo), tool: deps.tools.describe(undo), summary: deps.tools.summarize(undo) };
+      return {
+        intent: undo,
+        requestHash: deps.tools.hash(undo),
+        tool: deps.tools.describe(undo),
+        summary: deps.tools.summarize(undo),
+      };
     });
   }
 

@@ -14,10 +14,16 @@ export function createWatchAction(deps: { client: Client }) {
     try {
       const description = await handle.describe();
       if (description.status.name === 'COMPLETED') return (await handle.result()) as ActionSnapshot;
-      return await handle.executeUpdate(watchUpdate, { args: [{ watcher: input.watcher }], updateId: `watch:${input.watcher}` });
+      return await handle.executeUpdate(watchUpdate, {
+        args: [{ watcher: input.watcher }],
+        updateId: `watch:${input.watcher}`,
+      });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
-        throw ApplicationFailure.retryable(`upstream action ${input.key} has not been claimed yet`, 'UpstreamNotClaimed');
+        throw ApplicationFailure.retryable(
+          `upstream action ${input.key} has not been claimed yet`,
+          'UpstreamNotClaimed',
+        );
       }
       if (err instanceof WorkflowUpdateFailedError) throw err;
       throw err;

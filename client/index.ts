@@ -10,7 +10,14 @@ import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/act
 import { RetrysafeError } from '../policies/errors';
 import type { ActionStatus } from '../policies/action-status';
 import { requestHash } from '../policies/request-hash';
-import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
+import {
+  SA_KIND,
+  SA_OPERATION,
+  SA_PROVIDER_REF,
+  SA_STATUS,
+  SA_TENANT,
+  SA_WAITING_ON,
+} from '../policies/search-attributes';
 import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import type { AnyTool } from '../policies/tool';
 import { createToolRegistry, type Intent, type ToolRegistry } from '../policies/tool-registry';
@@ -60,7 +67,12 @@ export class RetrysafeClient {
     readonly options: RetrysafeClientOptions = {},
   ) {
     const tools = options.tools;
-    this.registry = tools === undefined ? undefined : 'parseIntent' in tools ? tools : createToolRegistry(tools as readonly AnyTool[]);
+    this.registry =
+      tools === undefined
+        ? undefined
+        : 'parseIntent' in tools
+          ? tools
+          : createToolRegistry(tools as readonly AnyTool[]);
   }
 
   get taskQueue(): string {
@@ -70,9 +82,13 @@ export class RetrysafeClient {
   /** The tools this client claims with; claiming without them is refused with what to pass. */
   get tools(): ToolRegistry {
     if (!this.registry) {
-      throw new RetrysafeError('InvalidTool', 'this RetrysafeClient was built without tools: pass { tools } (the ones the workers register) to claim actions', {
-        field: 'tools',
-      });
+      throw new RetrysafeError(
+        'InvalidTool',
+        'this RetrysafeClient was built without tools: pass { tools } (the ones the workers register) to claim actions',
+        {
+          field: 'tools',
+        },
+      );
     }
     return this.registry;
   }
@@ -83,7 +99,13 @@ export class RetrysafeClient {
   }
 
   /** Starts any run workflow whose ID is derived from tenant, event and (for one of several agents) agent name. */
-  async startRun(workflowType: string, tenant: string, eventId: string, input: unknown, agent?: string): Promise<WorkflowHandle> {
+  async startRun(
+    workflowType: string,
+    tenant: string,
+    eventId: string,
+    input: unknown,
+    agent?: string,
+  ): Promise<WorkflowHandle> {
     const workflowId = runWorkflowId(tenant, eventId, agent);
     const inputHash = requestHash(input);
     try {
@@ -143,7 +165,10 @@ export class RetrysafeClient {
     const claimant = where.claimant ?? 'client:application';
     const snapshot = await claimAction(
       { client: this.client, taskQueue: this.taskQueue, tools },
-      { action: { key, intent, requestHash: hash, tenant: where.tenant, owner: claimant }, claim: { requestHash: hash, claimant } },
+      {
+        action: { key, intent, requestHash: hash, tenant: where.tenant, owner: claimant },
+        claim: { requestHash: hash, claimant },
+      },
     );
     if (!options.wait || OUTCOME_STATUSES.includes(snapshot.status)) return snapshot;
     return this.waitForOutcome(key, options);
@@ -162,7 +187,9 @@ export class RetrysafeClient {
     const outcome = handle.executeUpdate(outcomeUpdate, { args: [] });
     if (options.timeoutMs === undefined) return outcome;
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)));
+    const timedOut = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)),
+    );
     try {
       const first = await Promise.race([outcome, timedOut]);
       return first === 'timeout' ? (await this.getAction(key))! : first;
@@ -194,7 +221,8 @@ export class RetrysafeClient {
     if (statuses.length) clauses.push(`${SA_STATUS.name} IN (${statuses.map(quote).join(', ')})`);
     if (filter.tenant) clauses.push(`${SA_TENANT.name} = ${quote(filter.tenant)}`);
     if (filter.operation) clauses.push(`${SA_OPERATION.name} = ${quote(filter.operation)}`);
-    if (filter.olderThanMs !== undefined) clauses.push(`StartTime < ${quote(new Date(Date.now() - filter.olderThanMs).toISOString())}`);
+    if (filter.olderThanMs !== undefined)
+      clauses.push(`StartTime < ${quote(new Date(Date.now() - filter.olderThanMs).toISOString())}`);
     const out: ActionListing[] = [];
     for await (const wf of this.client.workflow.list({ query: clauses.join(' AND ') })) {
       const sa = wf.typedSearchAttributes;
@@ -213,7 +241,9 @@ export class RetrysafeClient {
   }
 
   /** Runs currently waiting on an upstream action, with the key they wait for (interlocks). */
-  async listWaitingRuns(filter: { tenant?: string; limit?: number } = {}): Promise<Array<{ workflowId: string; waitingOn: string; status: string }>> {
+  async listWaitingRuns(
+    filter: { tenant?: string; limit?: number } = {},
+  ): Promise<Array<{ workflowId: string; waitingOn: string; status: string }>> {
     const clauses = [`${SA_KIND.name} = 'run'`, `${SA_WAITING_ON.name} IS NOT NULL`, `ExecutionStatus = 'Running'`];
     if (filter.tenant) clauses.push(`${SA_TENANT.name} = ${quote(filter.tenant)}`);
     const out: Array<{ workflowId: string; waitingOn: string; status: string }> = [];

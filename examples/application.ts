@@ -11,9 +11,21 @@ import { connectClient } from '../workers/connection';
 import { sandboxUrlsFromEnv } from './sandbox-env';
 import { exampleTools, type ChargeIntent, type SandboxUrls } from './tools';
 
-export async function chargeForEvent(client: Client, urls: SandboxUrls, eventId: string, taskQueue?: string): Promise<{ first: ActionSnapshot; again: ActionSnapshot }> {
+export async function chargeForEvent(
+  client: Client,
+  urls: SandboxUrls,
+  eventId: string,
+  taskQueue?: string,
+): Promise<{ first: ActionSnapshot; again: ActionSnapshot }> {
   const rs = new RetrysafeClient(client, { tools: exampleTools(urls), ...(taskQueue ? { taskQueue } : {}) });
-  const charge: ChargeIntent = { operation: 'charge', amountCents: 1990, currency: 'usd', customerId: 'cus_acme', paymentMethod: 'pm_7', merchantReference: 'A-2001' };
+  const charge: ChargeIntent = {
+    operation: 'charge',
+    amountCents: 1990,
+    currency: 'usd',
+    customerId: 'cus_acme',
+    paymentMethod: 'pm_7',
+    merchantReference: 'A-2001',
+  };
   // Claimed by tenant + business event: the key is charge:v1:acme:<eventId>, whoever claims it and however often.
   const first = await rs.claimAction({ tenant: 'acme', eventId }, charge, { wait: true });
   // The same request again is the same action: its outcome, not a second charge.
@@ -25,8 +37,14 @@ if (require.main === module) {
   void (async () => {
     const { client, connection } = await connectClient();
     try {
-      const { first, again } = await chargeForEvent(client, sandboxUrlsFromEnv(process.env), process.argv[2] ?? `app-${Date.now()}`);
-      process.stdout.write(`${first.key}: ${first.status} ${first.providerRef ?? ''}; claimed again: ${again.status} ${again.providerRef ?? ''}\n`);
+      const { first, again } = await chargeForEvent(
+        client,
+        sandboxUrlsFromEnv(process.env),
+        process.argv[2] ?? `app-${Date.now()}`,
+      );
+      process.stdout.write(
+        `${first.key}: ${first.status} ${first.providerRef ?? ''}; claimed again: ${again.status} ${again.providerRef ?? ''}\n`,
+      );
     } finally {
       await connection.close();
     }

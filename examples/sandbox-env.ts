@@ -15,10 +15,18 @@ export const SandboxEnv = z.object({
 export function sandboxUrlsFromEnv(env: NodeJS.ProcessEnv): SandboxUrls {
   const parsed = SandboxEnv.safeParse(env);
   if (!parsed.success) {
-    throw new SetupError(`invalid example tool configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+    throw new SetupError(
+      `invalid example tool configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`,
+    );
   }
   const e = parsed.data;
-  return { payments: e.RETRYSAFE_PAYMENTS_URL, email: e.RETRYSAFE_EMAIL_URL, tickets: e.RETRYSAFE_TICKETS_URL, inventory: e.RETRYSAFE_INVENTORY_URL, shipping: e.RETRYSAFE_SHIPPING_URL };
+  return {
+    payments: e.RETRYSAFE_PAYMENTS_URL,
+    email: e.RETRYSAFE_EMAIL_URL,
+    tickets: e.RETRYSAFE_TICKETS_URL,
+    inventory: e.RETRYSAFE_INVENTORY_URL,
+    shipping: e.RETRYSAFE_SHIPPING_URL,
+  };
 }
 
 /** The environment a worker needs for a set of sandbox URLs (used by launchers and tests). */

@@ -49,7 +49,10 @@ export interface AgentRunStatus {
 }
 
 /** Raise a ceiling and let the paused run continue with the step it was about to take. */
-export const raiseCeilingUpdate = defineUpdate<RunCeilings, [OperatorCommand & { ceiling: RaisableCeiling; newLimit: number }]>('retrysafe.raiseCeiling');
+export const raiseCeilingUpdate = defineUpdate<
+  RunCeilings,
+  [OperatorCommand & { ceiling: RaisableCeiling; newLimit: number }]
+>('retrysafe.raiseCeiling');
 /** Let a run paused by its planner's question (or by invalid output) continue. */
 export const resumeRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.resumeRun');
 /** End a paused run; its kept actions are compensated. */

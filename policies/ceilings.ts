@@ -69,7 +69,10 @@ export const DEFAULT_RUN_CEILINGS: RunCeilings = Object.freeze({
   maxSpendCents: DEFAULT_MAX_SPEND_CENTS,
   maxTokens: DEFAULT_MAX_TOKENS,
   maxSideEffects: DEFAULT_MAX_SIDE_EFFECTS,
-  perAction: Object.freeze({ maxAmountCents: DEFAULT_MAX_ACTION_CENTS, byTool: Object.freeze({}) as Record<string, number> }),
+  perAction: Object.freeze({
+    maxAmountCents: DEFAULT_MAX_ACTION_CENTS,
+    byTool: Object.freeze({}) as Record<string, number>,
+  }),
 });
 
 /** What a run has consumed so far; persisted in the run's state next to its ceilings. */
@@ -85,7 +88,15 @@ export type RunUsage = z.infer<typeof RunUsage>;
 export type CeilingName = 'steps' | 'deadline' | 'spend' | 'tokens' | 'side-effects' | 'per-action';
 /** What an operator raises: a run total, the default per-action limit, or one tool's (`per-action.refund`). */
 export type RaisableCeiling = Exclude<CeilingName, 'per-action'> | 'per-action' | `per-action.${string}`;
-export const RAISABLE_CEILINGS = ['steps', 'deadline', 'spend', 'tokens', 'side-effects', 'per-action', 'per-action.<tool>'] as const;
+export const RAISABLE_CEILINGS = [
+  'steps',
+  'deadline',
+  'spend',
+  'tokens',
+  'side-effects',
+  'per-action',
+  'per-action.<tool>',
+] as const;
 
 function isRaisable(value: unknown): value is RaisableCeiling {
   if (typeof value !== 'string') return false;
@@ -196,7 +207,13 @@ export function checkCeilings(usage: RunUsage, ceilings: RunCeilings, nowMs: num
     const name = effect.tool.name;
     const limit = perActionLimit(ceilings, name);
     if (amount > limit) {
-      return trip('per-action', `per-action.${name}`, limit, amount, `a ${name} of ${amount} cents is above the per-action limit of ${limit}`);
+      return trip(
+        'per-action',
+        `per-action.${name}`,
+        limit,
+        amount,
+        `a ${name} of ${amount} cents is above the per-action limit of ${limit}`,
+      );
     }
   }
   const sideEffects = usage.sideEffects + (effect ? 1 : 0);
@@ -280,7 +297,10 @@ export function raiseCeiling(
       { field: 'newLimit', ceiling: change.ceiling, current, newLimit: change.newLimit },
     );
   }
-  const next: RunCeilings = { ...ceilings, perAction: { ...ceilings.perAction, byTool: { ...ceilings.perAction.byTool } } };
+  const next: RunCeilings = {
+    ...ceilings,
+    perAction: { ...ceilings.perAction, byTool: { ...ceilings.perAction.byTool } },
+  };
   if (change.ceiling.startsWith('per-action.')) {
     next.perAction.byTool[change.ceiling.slice('per-action.'.length)] = change.newLimit;
     return next;
@@ -331,7 +351,9 @@ export function limitOf(ceilings: RunCeilings, ceiling: RaisableCeiling): number
 
 /** The per-action limit of one tool: its own override, or the default for every money-moving tool. */
 export function perActionLimit(ceilings: RunCeilings, tool: string): number {
-  return Object.prototype.hasOwnProperty.call(ceilings.perAction.byTool, tool) ? ceilings.perAction.byTool[tool] : ceilings.perAction.maxAmountCents;
+  return Object.prototype.hasOwnProperty.call(ceilings.perAction.byTool, tool)
+    ? ceilings.perAction.byTool[tool]
+    : ceilings.perAction.maxAmountCents;
 }
 
 function trip(

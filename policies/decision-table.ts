@@ -198,8 +198,16 @@ export interface DecisionFacts {
  * request is uncertain: which customer, which amount, which target. Throws `InvalidIntent` for a
  * malformed tenant policy.
  */
-export function decide(tool: ToolDescriptor, intent: Intent, ctx: { tenantPolicy?: TenantPolicy; ambiguous?: boolean } = {}): PolicyDecision {
-  return decideForRiskClass(tool.riskClass, { amountCents: amountOf(tool, intent), ambiguous: ctx.ambiguous, tenantPolicy: ctx.tenantPolicy });
+export function decide(
+  tool: ToolDescriptor,
+  intent: Intent,
+  ctx: { tenantPolicy?: TenantPolicy; ambiguous?: boolean } = {},
+): PolicyDecision {
+  return decideForRiskClass(tool.riskClass, {
+    amountCents: amountOf(tool, intent),
+    ambiguous: ctx.ambiguous,
+    tenantPolicy: ctx.tenantPolicy,
+  });
 }
 
 /** The table applied to a risk class directly (for operations that have no intent schema yet, and for tests). */

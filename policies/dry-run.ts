@@ -34,7 +34,13 @@ export interface DryRunFacts extends DryRunDescription {
 }
 
 /** Builds the dry run of one action. Pure: the caller supplies the time (workflow time inside a workflow). */
-export function buildDryRun(key: string, facts: DryRunFacts, requestHash: string, decision: PolicyDecision, nowIso: string): DryRun {
+export function buildDryRun(
+  key: string,
+  facts: DryRunFacts,
+  requestHash: string,
+  decision: PolicyDecision,
+  nowIso: string,
+): DryRun {
   return {
     key,
     operation: facts.operation,

@@ -114,7 +114,10 @@ const ASK_HUMAN_DESCRIPTION =
 export function toolSchemas(registry: ToolRegistry): ToolSchema[] {
   const tools = registry.names.map((name) => {
     const tool = registry.get(name);
-    const { $schema: _ignored, ...json } = z.toJSONSchema(tool.input, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+    const { $schema: _ignored, ...json } = z.toJSONSchema(tool.input, {
+      io: 'output',
+      unrepresentable: 'any',
+    }) as Record<string, unknown>;
     const properties = { ...((json.properties as Record<string, unknown> | undefined) ?? {}) };
     delete properties.operation;
     const required = ((json.required as string[] | undefined) ?? []).filter((f) => f !== 'operation');
@@ -140,7 +143,6 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 export function toolSchemaVersion(tools: readonly ToolSchema[]): string {
   return shortHash(sha256Hex(canonicalJson(tools)));
 }
-
 
 export const PLANNER_SYSTEM_PROMPT = [
   'You plan the next single action of a business run for retrysafe.',
@@ -218,7 +220,11 @@ export function parsePlannerOutput(raw: PlannerOutputParts, registry: ToolRegist
 }
 
 /** Like `parsePlannerOutput`, but schema violations become an `invalid` decision instead of an exception. */
-export function interpretPlannerOutput(raw: PlannerOutputParts, rawOutput: string, registry: ToolRegistry): PlannerDecision | InvalidDecision {
+export function interpretPlannerOutput(
+  raw: PlannerOutputParts,
+  rawOutput: string,
+  registry: ToolRegistry,
+): PlannerDecision | InvalidDecision {
   try {
     return parsePlannerOutput(raw, registry);
   } catch (err) {

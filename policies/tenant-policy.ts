@@ -13,7 +13,7 @@ import { RetrysafeError } from './errors';
  *     "default": { "autoApproveBelowCents": 2500 },
  *     "tenants": {
  *       "acme": { "autoApproveBelowCents": 10000, "confirmRiskClasses": ["routine-message"],
- *                 "ceilings": { "maxSteps": 80, "perAction": { "maxRefundCents": 20000 } } }
+ *                 "ceilings": { "maxSteps": 80, "perAction": { "byTool": { "refund": 20000 } } } }
  *     }
  *   }
  */
@@ -94,6 +94,9 @@ function merge(base: TenantPolicy | undefined, over: TenantPolicy | undefined): 
   const out: TenantPolicy = { ...definedOnly(base ?? {}), ...definedOnly(over ?? {}) };
   const ceilings = { ...base?.ceilings, ...definedOnly(over?.ceilings ?? {}) };
   const perAction = { ...base?.ceilings?.perAction, ...definedOnly(over?.ceilings?.perAction ?? {}) };
+  // Per-tool limits merge tool by tool: a tenant that sets the refund limit keeps the default's charge limit.
+  const byTool = { ...base?.ceilings?.perAction?.byTool, ...over?.ceilings?.perAction?.byTool };
+  if (Object.keys(byTool).length) perAction.byTool = byTool;
   if (Object.keys(perAction).length) ceilings.perAction = perAction;
   if (Object.keys(ceilings).length) out.ceilings = ceilings;
   else delete out.ceilings;

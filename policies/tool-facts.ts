@@ -24,7 +24,11 @@ export function checkToolLimits(tool: ToolDescriptor, intent: Intent): void {
   for (const [field, { max }] of Object.entries(tool.limits)) {
     const value = intent[field];
     if (typeof value === 'number' && value > max) {
-      throw new RetrysafeError('CeilingReached', `${tool.name}: ${field} ${value} is above the per-action limit ${max}`, { field, limit: max, value });
+      throw new RetrysafeError(
+        'CeilingReached',
+        `${tool.name}: ${field} ${value} is above the per-action limit ${max}`,
+        { field, limit: max, value },
+      );
     }
   }
 }

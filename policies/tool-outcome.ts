@@ -32,7 +32,8 @@ export type ToolOutcome =
 export type RejectionReason = 'declined' | 'invalid' | 'unauthorized' | 'conflict';
 
 /** What a lookup found. Throw instead when the provider could not be asked: that proves nothing. */
-export type LookupAnswer = { found: true; providerRef: string; result?: Json; detail?: string } | { found: false; detail?: string };
+export type LookupAnswer =
+  { found: true; providerRef: string; result?: Json; detail?: string } | { found: false; detail?: string };
 
 export const committed = (providerRef: string, result?: Json, replayed = false): ToolOutcome => ({
   outcome: 'committed',
@@ -40,14 +41,24 @@ export const committed = (providerRef: string, result?: Json, replayed = false):
   ...(result !== undefined ? { result } : {}),
   ...(replayed ? { replayed } : {}),
 });
-export const notCommitted = (reason: string): Extract<ToolOutcome, { outcome: 'not-committed' }> => ({ outcome: 'not-committed', reason });
-export const rejected = (reason: RejectionReason, message: string, status?: number): Extract<ToolOutcome, { outcome: 'rejected' }> => ({
+export const notCommitted = (reason: string): Extract<ToolOutcome, { outcome: 'not-committed' }> => ({
+  outcome: 'not-committed',
+  reason,
+});
+export const rejected = (
+  reason: RejectionReason,
+  message: string,
+  status?: number,
+): Extract<ToolOutcome, { outcome: 'rejected' }> => ({
   outcome: 'rejected',
   reason,
   message,
   ...(status !== undefined ? { status } : {}),
 });
-export const ambiguous = (message: string): Extract<ToolOutcome, { outcome: 'ambiguous' }> => ({ outcome: 'ambiguous', message });
+export const ambiguous = (message: string): Extract<ToolOutcome, { outcome: 'ambiguous' }> => ({
+  outcome: 'ambiguous',
+  message,
+});
 export const found = (providerRef: string, result?: Json, detail?: string): LookupAnswer => ({
   found: true,
   providerRef,
@@ -61,11 +72,15 @@ export const absent = (detail?: string): LookupAnswer => ({ found: false, ...(de
  * 2xx committed (the caller supplies the reference), 429 and 5xx not committed, 409 a key conflict,
  * 401/403 unauthorized, 402/404/422 declined, other 4xx invalid.
  */
-export function outcomeOfStatus(status: number, message: string): Exclude<ToolOutcome, { outcome: 'committed' }> | undefined {
+export function outcomeOfStatus(
+  status: number,
+  message: string,
+): Exclude<ToolOutcome, { outcome: 'committed' }> | undefined {
   if (status >= 200 && status < 300) return undefined;
   if (status === 429 || status >= 500) return { outcome: 'not-committed', reason: message };
   if (status === 409) return { outcome: 'rejected', reason: 'conflict', message, status };
   if (status === 401 || status === 403) return { outcome: 'rejected', reason: 'unauthorized', message, status };
-  if (status === 402 || status === 404 || status === 422) return { outcome: 'rejected', reason: 'declined', message, status };
+  if (status === 402 || status === 404 || status === 422)
+    return { outcome: 'rejected', reason: 'declined', message, status };
   return { outcome: 'rejected', reason: 'invalid', message, status };
 }

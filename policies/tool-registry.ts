@@ -34,7 +34,7 @@ export interface ToolRegistry {
   summarize(intent: Intent): string;
   /** A memo-safe view: secret fields dropped, email addresses masked. */
   preview(intent: Intent): Record<string, unknown>;
-  dryRun(intent: Intent, preview: Record<string, unknown>): DryRunDescription;
+  dryRun(intent: Intent): DryRunDescription;
   /** The provider-side reference when it is not the key itself. */
   reference(intent: Intent, key: string): string | undefined;
   /** The undo of a done action as an intent of its compensating tool, or undefined when there is none. */
@@ -72,6 +72,11 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
     const { operation: _operation, ...input } = intent;
     return input;
   };
+  /** What summaries and dry runs are computed from: the input without its secret fields, so none can show them. */
+  const visibleInputOf = (intent: Intent) => {
+    const secret = get(intent.operation).secretFields ?? [];
+    return Object.fromEntries(Object.entries(inputOf(intent)).filter(([k]) => !secret.includes(k)));
+  };
 
   const registry: ToolRegistry = {
     names,
@@ -88,7 +93,11 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
       if (!parsed.success) {
         const issues = allIssues(parsed.error);
         const { field, message } = issues[0];
-        throw new RetrysafeError('InvalidIntent', `${tool.name}: ${field}: ${message}`, { field, operation: tool.name, issues });
+        throw new RetrysafeError('InvalidIntent', `${tool.name}: ${field}: ${message}`, {
+          field,
+          operation: tool.name,
+          issues,
+        });
       }
       if (typeof parsed.data !== 'object' || parsed.data === null || Array.isArray(parsed.data)) {
         throw toolError(tool.name, 'input', 'must be an object schema');
@@ -113,7 +122,7 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
         limits: { ...(tool.limits ?? {}) },
       };
     },
-    summarize: (intent) => get(intent.operation).summarize(inputOf(intent)),
+    summarize: (intent) => get(intent.operation).summarize(visibleInputOf(intent)),
     preview(intent) {
       const secret = get(intent.operation).secretFields ?? [];
       const out: Record<string, unknown> = {};
@@ -125,7 +134,8 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
     },
     dryRun(intent) {
       const tool = get(intent.operation);
-      return tool.dryRun ? tool.dryRun(inputOf(intent)) : { target: tool.name, scope: tool.summarize(inputOf(intent)) };
+      const visible = visibleInputOf(intent);
+      return tool.dryRun ? tool.dryRun(visible) : { target: tool.name, scope: tool.summarize(visible) };
     },
     reference(intent, key) {
       const ref = get(intent.operation).reference?.(inputOf(intent), key);
@@ -145,9 +155,14 @@ function checkTool(tool: AnyTool, index: number): void {
   const name = typeof tool?.name === 'string' ? tool.name : `#${index}`;
   if (typeof tool !== 'object' || tool === null) throw toolError(name, '(root)', 'must be a tool object (defineTool)');
   if (!TOOL_NAME.test(String(tool.name))) {
-    throw toolError(name, 'name', 'must be lower-case letters, digits and "-", starting with a letter, at most 40 characters');
+    throw toolError(
+      name,
+      'name',
+      'must be lower-case letters, digits and "-", starting with a letter, at most 40 characters',
+    );
   }
-  if (!Number.isSafeInteger(tool.version) || tool.version < 1) throw toolError(name, 'version', 'must be a positive integer');
+  if (!Number.isSafeInteger(tool.version) || tool.version < 1)
+    throw toolError(name, 'version', 'must be a positive integer');
   if (!(tool.input instanceof z.ZodType)) throw toolError(name, 'input', 'must be a zod schema');
   if (tool.kind !== 'read' && tool.kind !== 'mutation') throw toolError(name, 'kind', 'must be read or mutation');
   if (!(DEDUPE_CAPABILITIES as readonly string[]).includes(tool.dedupe)) {
@@ -168,7 +183,11 @@ function checkTool(tool: AnyTool, index: number): void {
     throw toolError(name, 'lookup', 'is required when dedupe is lookup');
   }
   if (tool.riskClass === 'money-movement' && !tool.amountField) {
-    throw toolError(name, 'amountField', 'is required for money-movement: the decision table and the spend ceiling read it');
+    throw toolError(
+      name,
+      'amountField',
+      'is required for money-movement: the decision table and the spend ceiling read it',
+    );
   }
   for (const [field, limit] of Object.entries(tool.limits ?? {})) {
     if (!Number.isFinite(limit?.max)) throw toolError(name, `limits.${field}.max`, 'must be a number');
@@ -182,7 +201,8 @@ function toolError(tool: string, field: string, message: string): RetrysafeError
 /** Refuses an oversized intent, naming the field that makes it too large (descending while one child alone is). */
 function checkSize(raw: object): void {
   const size = jsonBytes(raw);
-  if (size === undefined) throw new RetrysafeError('InvalidIntent', 'intent is not serializable JSON', { field: '(root)' });
+  if (size === undefined)
+    throw new RetrysafeError('InvalidIntent', 'intent is not serializable JSON', { field: '(root)' });
   if (size <= MAX_INTENT_BYTES) return;
   const path: string[] = [];
   let node: unknown = raw;
@@ -198,10 +218,14 @@ function checkSize(raw: object): void {
     node = biggest.value;
   }
   const field = path.length ? path.join('.') : '(root)';
-  throw new RetrysafeError('PayloadTooLarge', `intent is ${size} bytes, the limit is ${MAX_INTENT_BYTES}; ${field} is the largest part`, {
-    field,
-    size,
-  });
+  throw new RetrysafeError(
+    'PayloadTooLarge',
+    `intent is ${size} bytes, the limit is ${MAX_INTENT_BYTES}; ${field} is the largest part`,
+    {
+      field,
+      size,
+    },
+  );
 }
 
 function jsonBytes(value: unknown): number | undefined {

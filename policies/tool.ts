@@ -14,10 +14,16 @@ import type { ToolOutcome, LookupAnswer } from './tool-outcome';
  *                            action key); a resend finds the record or commits both, never one
  */
 export type DedupeCapability = 'idempotency-key' | 'lookup' | 'none' | 'transactional';
-export const DEDUPE_CAPABILITIES = ['idempotency-key', 'lookup', 'none', 'transactional'] as const satisfies readonly DedupeCapability[];
+export const DEDUPE_CAPABILITIES = [
+  'idempotency-key',
+  'lookup',
+  'none',
+  'transactional',
+] as const satisfies readonly DedupeCapability[];
 
 /** Rows of the decision table (policies/decision-table.ts). */
-export type RiskClass = 'read' | 'routine-message' | 'customer-message' | 'money-movement' | 'destructive' | 'production-change';
+export type RiskClass =
+  'read' | 'routine-message' | 'customer-message' | 'money-movement' | 'destructive' | 'production-change';
 
 /** A JSON value, as the engine records it in history. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -32,7 +38,10 @@ export interface ToolContext {
   heartbeat(): void;
   /** Aborted when the activity is cancelled or the worker shuts down; pass it to fetch or the SDK. */
   readonly signal: AbortSignal;
-  readonly log: { info(msg: string, meta?: Record<string, unknown>): void; warn(msg: string, meta?: Record<string, unknown>): void };
+  readonly log: {
+    info(msg: string, meta?: Record<string, unknown>): void;
+    warn(msg: string, meta?: Record<string, unknown>): void;
+  };
 }
 
 /** How a compensating tool's input derives from the original action's input and outcome. */
@@ -72,7 +81,10 @@ export interface ToolDefinition<Name extends string = string, S extends z.ZodTyp
   currencyField?: string;
   /** Per-action limits on numeric fields of the input; a breach sends the action to a person. */
   limits?: Record<string, { max: number }>;
-  /** Top-level input fields that never enter the request hash, the memo preview or the dry run. */
+  /**
+   * Top-level input fields that never enter the request hash, the memo preview, the summary or the dry run:
+   * `summarize` and `dryRun` are handed the input without them.
+   */
   secretFields?: readonly string[];
   /** One line for the Web UI and the ops CLI. */
   summarize(input: z.output<S>): string;
@@ -98,7 +110,9 @@ export type IntentOf<T extends AnyTool> = { operation: T['name'] } & z.input<T['
  * Declares a tool. A typed identity: the value is checked when the registry is built
  * (createToolRegistry), which reports every problem with the tool's name and the field.
  */
-export function defineTool<const Name extends string, S extends z.ZodType>(tool: ToolDefinition<Name, S>): ToolDefinition<Name, S> {
+export function defineTool<const Name extends string, S extends z.ZodType>(
+  tool: ToolDefinition<Name, S>,
+): ToolDefinition<Name, S> {
   return tool;
 }
 

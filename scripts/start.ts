@@ -7,27 +7,65 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { runWorkflowId } from '../policies/action-key';
+import { RetrysafeError } from '../policies/errors';
 import { startStack } from './lib/stack';
 import { DEMO_RENEWAL, runRenewalDemo } from './demo/renewal-crash';
 import { DEFAULT_DB_FILE } from './lib/dev-server';
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      once: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      event: { type: 'string' },
-      port: { type: 'string', default: '7233' },
-      'ui-port': { type: 'string', default: '8233' },
-      'db-file': { type: 'string', default: DEFAULT_DB_FILE },
-    },
-    strict: true,
-  });
+class UsageError extends Error {}
+
+/** Every argument is checked before anything starts: a bad one costs no server, no provider, no worker. */
+function parseStartArgs(argv: string[]) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        once: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        event: { type: 'string' },
+        port: { type: 'string', default: '7233' },
+        'ui-port': { type: 'string', default: '8233' },
+        'db-file': { type: 'string', default: DEFAULT_DB_FILE },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   const port = Number(values.port);
   const uiPort = Number(values['ui-port']);
-  for (const [name, v] of [['--port', port], ['--ui-port', uiPort]] as const) {
-    if (!Number.isInteger(v) || v < 0 || v > 65535) throw new Error(`${name} must be a port number, got ${JSON.stringify(v)}`);
+  for (const [name, raw, v] of [
+    ['--port', values.port, port],
+    ['--ui-port', values['ui-port'], uiPort],
+  ] as const) {
+    if (!/^\d+$/.test(raw) || v > 65535)
+      throw new UsageError(`${name} must be a port number from 0 to 65535, got ${JSON.stringify(raw)}`);
   }
+  if (values.event !== undefined) {
+    try {
+      runWorkflowId(DEMO_RENEWAL.tenant, values.event);
+    } catch (err) {
+      if (err instanceof RetrysafeError) throw new UsageError(`--event: ${err.message.replace(/^eventId /, '')}`);
+      throw err;
+    }
+  }
+  return { ...values, port, uiPort };
+}
+
+async function main(): Promise<void> {
+  let values: ReturnType<typeof parseStartArgs>;
+  try {
+    values = parseStartArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(
+      `npm start: ${err.message}\nusage: npm start -- [--once] [--json] [--event ID] [--port N] [--ui-port N] [--db-file PATH]\n`,
+    );
+    process.exit(2);
+  }
+  const { port, uiPort } = values;
   // Progress goes to stderr when --json is given, so stdout's last line is the JSON object.
   const say = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
 
@@ -46,12 +84,22 @@ async function main(): Promise<void> {
 
   say(`Temporal at ${stack.server.address} (namespace ${stack.server.namespace}), state in ${stack.server.dbFile}`);
   if (stack.server.uiUrl) say(`Web UI: ${stack.server.uiUrl}`);
-  for (const [kind, p] of Object.entries(stack.providers)) if (typeof p === 'object') say(`sandbox ${kind} provider: ${p.url}`);
+  for (const [kind, p] of Object.entries(stack.providers))
+    if (typeof p === 'object') say(`sandbox ${kind} provider: ${p.url}`);
 
   const input = values.event ? { ...DEMO_RENEWAL, eventId: values.event } : DEMO_RENEWAL;
-  const outcome = await runRenewalDemo(stack, input, (line) => say(`  ${line}`));
+  let outcome: Awaited<ReturnType<typeof runRenewalDemo>>;
+  try {
+    outcome = await runRenewalDemo(stack, input, (line) => say(`  ${line}`));
+  } catch (err) {
+    // A failed demo takes the whole stack down with it: no worker, provider or server is left behind.
+    process.stderr.write(`the demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    return stop(1);
+  }
   say('');
-  say(`action ${outcome.actionKey}: ${outcome.status}, charge ${outcome.chargeId ?? '-'}, ${outcome.providerCharges} charge(s) at the provider`);
+  say(
+    `action ${outcome.actionKey}: ${outcome.status}, charge ${outcome.chargeId ?? '-'}, ${outcome.providerCharges} charge(s) at the provider`,
+  );
   if (outcome.actionUrl) say(`  action in the Web UI: ${outcome.actionUrl}`);
   if (outcome.runUrl) say(`  run in the Web UI:    ${outcome.runUrl}`);
   // A first run charges once; a rerun of the same event on the same database attaches and sends nothing

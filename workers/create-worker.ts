@@ -53,7 +53,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.config.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
+    ...(opts.workflowBundle
+      ? { workflowBundle: opts.workflowBundle }
+      : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
     activities: { ...(opts.activities ?? {}), ...createActivities(deps) },
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
     ...(opts.identity ? { identity: opts.identity } : {}),

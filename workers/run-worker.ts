@@ -12,14 +12,16 @@ import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
 import { loadTenantPolicyFile } from './tenant-policy-file';
 
-export interface WorkerSetup extends Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner'> {}
+export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner'>;
 
 /** Thrown by an entry point's setup for a bad setting; the process exits 2 with the message. */
 export class SetupError extends Error {
   override name = 'SetupError';
 }
 
-export async function runWorkerProcess(setup: (env: NodeJS.ProcessEnv, config: WorkerConfig) => WorkerSetup | Promise<WorkerSetup>): Promise<void> {
+export async function runWorkerProcess(
+  setup: (env: NodeJS.ProcessEnv, config: WorkerConfig) => WorkerSetup | Promise<WorkerSetup>,
+): Promise<void> {
   let config: WorkerConfig;
   let tenantPolicies;
   let options: WorkerSetup;
@@ -29,7 +31,12 @@ export async function runWorkerProcess(setup: (env: NodeJS.ProcessEnv, config: W
     // An invalid policy file stops the worker here, naming the file and the field.
     if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof SetupError || (err as { name?: string }).name === 'PlannerConfigError' || (err as { code?: string }).code === 'InvalidTool') {
+    if (
+      err instanceof ConfigError ||
+      err instanceof SetupError ||
+      (err as { name?: string }).name === 'PlannerConfigError' ||
+      (err as { code?: string }).code === 'InvalidTool'
+    ) {
       process.stderr.write(`${(err as Error).message}\n`);
       process.exit(2);
     }
@@ -45,11 +52,15 @@ export async function runWorkerProcess(setup: (env: NodeJS.ProcessEnv, config: W
     tenantPolicies,
     ...options,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
-    ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.RETRYSAFE_WORKFLOW_BUNDLE } } : {}),
+    ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE
+      ? { workflowBundle: { codePath: process.env.RETRYSAFE_WORKFLOW_BUNDLE } }
+      : {}),
     onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),
   });
   await reportIncompleteActions(new Client({ connection, namespace }), logger);
-  process.stdout.write(`${JSON.stringify({ event: 'worker-ready', taskQueue: config.taskQueue, namespace, pid: process.pid })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event: 'worker-ready', taskQueue: config.taskQueue, namespace, pid: process.pid })}\n`,
+  );
   // The Runtime shuts the worker down gracefully on SIGINT / SIGTERM.
   await worker.run();
   await connection.close();

@@ -108,8 +108,10 @@ export async function startWebhookServer(
         return;
       }
       router.route(body).then(
-        (result) => res.writeHead(result.routed ? 202 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
-        (err: Error) => res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
+        (result) =>
+          res.writeHead(result.routed ? 202 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
+        (err: Error) =>
+          res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
       );
     });
   });

@@ -34,7 +34,13 @@ import { RetrysafeError } from '../policies/errors';
 import { SA_ACTION_KEYS, SA_KIND, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
 import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, POLICY_START_TO_CLOSE, READ_START_TO_CLOSE } from '../policies/timeouts';
 import type { Intent } from '../policies/tool-registry';
-import { OUTCOME_STATUSES, actionUpdateSignal, settleSignal, type ActionSnapshot, type Settlement } from '../messages/action';
+import {
+  OUTCOME_STATUSES,
+  actionUpdateSignal,
+  settleSignal,
+  type ActionSnapshot,
+  type Settlement,
+} from '../messages/action';
 import { acceptRiskUpdate, runStatusQuery, type RiskAcceptance } from '../messages/run';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -64,7 +70,13 @@ export interface CompensationResult {
 }
 
 /** Statuses that mean "may or may not have happened, nobody knows yet". */
-export const UNRESOLVED_STATUSES = ['planned', 'awaiting_confirmation', 'dispatching', 'unknown', 'needs_review'] as const;
+export const UNRESOLVED_STATUSES = [
+  'planned',
+  'awaiting_confirmation',
+  'dispatching',
+  'unknown',
+  'needs_review',
+] as const;
 
 interface Registered {
   forKey: string;
@@ -86,17 +98,27 @@ export class ActionRun {
   private readonly compensations: Registered[] = [];
   private waiting: string | undefined;
 
-  private readonly prepareActivities = proxyLocalActivities<Activities>({ startToCloseTimeout: POLICY_START_TO_CLOSE, retry: CLAIM_RETRY, summary: 'prepare action' });
+  private readonly prepareActivities = proxyLocalActivities<Activities>({
+    startToCloseTimeout: POLICY_START_TO_CLOSE,
+    retry: CLAIM_RETRY,
+    summary: 'prepare action',
+  });
 
   /**
    * The prelude every run shares: its workflow ID must be `run:<tenant>:<eventId>[:<agent>]` (so every
    * restart and every second start lands on the same actions); its status query, risk acceptance and
    * the action notifications are installed; it is findable in the Web UI as a run of its tenant.
    */
-  constructor(identity: { tenant: string; eventId: string; agent?: string }, private readonly describe: (stage: string) => string = (s) => s) {
+  constructor(
+    identity: { tenant: string; eventId: string; agent?: string },
+    private readonly describe: (stage: string) => string = (s) => s,
+  ) {
     const expected = runWorkflowId(identity.tenant, identity.eventId, identity.agent);
     if (workflowInfo().workflowId !== expected) {
-      throw ApplicationFailure.nonRetryable(`a run for ${identity.tenant}/${identity.eventId} must run as ${expected}, not ${workflowInfo().workflowId}`, 'InvalidIntent');
+      throw ApplicationFailure.nonRetryable(
+        `a run for ${identity.tenant}/${identity.eventId} must run as ${expected}, not ${workflowInfo().workflowId}`,
+        'InvalidIntent',
+      );
     }
     this.runId = expected;
     this.tenant = identity.tenant;
@@ -116,10 +138,14 @@ export class ActionRun {
       {
         validator: (acceptance) => {
           if (!acceptance.operator || !acceptance.reason) {
-            throw new RetrysafeError('InvalidIntent', 'accepting a risk needs operator and reason', { field: acceptance.operator ? 'reason' : 'operator' }).toFailure();
+            throw new RetrysafeError('InvalidIntent', 'accepting a risk needs operator and reason', {
+              field: acceptance.operator ? 'reason' : 'operator',
+            }).toFailure();
           }
           if (!this.pendingReplans.has(acceptance.key)) {
-            throw new RetrysafeError('InvalidIntent', `no re-planned action ${acceptance.key} is waiting in this run`, { field: 'key' }).toFailure();
+            throw new RetrysafeError('InvalidIntent', `no re-planned action ${acceptance.key} is waiting in this run`, {
+              field: 'key',
+            }).toFailure();
           }
         },
       },
@@ -201,13 +227,24 @@ export class ActionRun {
     }
     // The claim only talks to Temporal and is idempotent, so it runs as a local activity inside this workflow
     // task: no activity task round trip, and a worker that dies mid-claim costs a workflow task timeout (3 s).
-    const { claimAction } = proxyLocalActivities<Activities>({ startToCloseTimeout: CLAIM_START_TO_CLOSE, retry: CLAIM_RETRY, summary: `claim ${key}: ${p.summary}` });
+    const { claimAction } = proxyLocalActivities<Activities>({
+      startToCloseTimeout: CLAIM_START_TO_CLOSE,
+      retry: CLAIM_RETRY,
+      summary: `claim ${key}: ${p.summary}`,
+    });
     const self = workflowInfo().workflowId;
     upsertSearchAttributes([{ key: SA_ACTION_KEYS, value: [...new Set([...this.actions.keys(), key])] }]);
     let claimed: ActionSnapshot;
     try {
       claimed = await claimAction({
-        action: { key, intent: p.intent, requestHash: p.requestHash, tenant: this.tenant, owner: self, ...(options.compensation ? { compensation: true } : {}) },
+        action: {
+          key,
+          intent: p.intent,
+          requestHash: p.requestHash,
+          tenant: this.tenant,
+          owner: self,
+          ...(options.compensation ? { compensation: true } : {}),
+        },
         claim: { requestHash: p.requestHash, claimant: self, notify: self },
       });
     } catch (err) {
@@ -216,7 +253,10 @@ export class ActionRun {
     this.remember(claimed);
     const settled = () => {
       const status = this.actions.get(key)!.status;
-      return OUTCOME_STATUSES.includes(status) || (options.returnWhenUnresolved === true && (status === 'unknown' || status === 'needs_review'));
+      return (
+        OUTCOME_STATUSES.includes(status) ||
+        (options.returnWhenUnresolved === true && (status === 'unknown' || status === 'needs_review'))
+      );
     };
     if (!settled()) await this.waitVisibly(key, settled);
     return this.actions.get(key)!;
@@ -272,7 +312,11 @@ export class ActionRun {
     try {
       await getExternalWorkflowHandle(key).signal(settleSignal, { by: self, ...settlement });
     } catch (err) {
-      if ((err as { type?: string }).type === 'ExternalWorkflowExecutionNotFound' || /not found/i.test((err as Error).message)) return;
+      if (
+        (err as { type?: string }).type === 'ExternalWorkflowExecutionNotFound' ||
+        /not found/i.test((err as Error).message)
+      )
+        return;
       throw err;
     }
   }
@@ -298,8 +342,12 @@ export class ActionRun {
         results.push({ forKey: c.forKey, status: 'nothing-to-undo' });
         continue;
       }
-      const done = step?.providerRef ? { providerRef: step.providerRef, result: (step.record ?? null) as never } : await this.lookUp(c.forKey, c.prepared);
-      const undo = done ? await this.prepareActivities.deriveCompensation({ intent: c.prepared.intent, ...done }) : null;
+      const done = step?.providerRef
+        ? { providerRef: step.providerRef, result: (step.record ?? null) as never }
+        : await this.lookUp(c.forKey, c.prepared);
+      const undo = done
+        ? await this.prepareActivities.deriveCompensation({ intent: c.prepared.intent, ...done })
+        : null;
       if (!undo) {
         results.push({ forKey: c.forKey, status: 'nothing-to-undo' });
         if (step?.status === 'confirmed') await this.settle(c.forKey, { state: 'kept' });
@@ -310,7 +358,8 @@ export class ActionRun {
       const undoStep = c.step === c.prepared.tool.name ? undo.tool.name : `${c.step}-undo`;
       const undone = await this.act(undo.intent, { compensation: true, step: undoStep }, undo);
       const ok = undone.status === 'confirmed';
-      if (step) await this.settle(c.forKey, { state: ok ? 'compensated' : 'compensation-failed', compensationKey: undone.key });
+      if (step)
+        await this.settle(c.forKey, { state: ok ? 'compensated' : 'compensation-failed', compensationKey: undone.key });
       results.push({ forKey: c.forKey, compensationKey: undone.key, status: ok ? 'compensated' : 'needs_review' });
     }
     return results;
@@ -320,12 +369,20 @@ export class ActionRun {
    * Asks the provider whether an action's effect exists, after the contract's read lag, for compensations
    * of steps whose outcome the run never learned. Undefined when the tool has no lookup or nothing is there.
    */
-  private async lookUp(key: string, prepared: PreparedAction): Promise<{ providerRef: string; result: never } | undefined> {
+  private async lookUp(
+    key: string,
+    prepared: PreparedAction,
+  ): Promise<{ providerRef: string; result: never } | undefined> {
     if (!prepared.tool.hasLookup) return undefined;
-    const { lookupAction } = proxyActivities<Activities>({ startToCloseTimeout: READ_START_TO_CLOSE, summary: `look up ${key}` });
+    const { lookupAction } = proxyActivities<Activities>({
+      startToCloseTimeout: READ_START_TO_CLOSE,
+      summary: `look up ${key}`,
+    });
     await sleep(prepared.tool.readAfterWriteLagMs);
     const found = await lookupAction({ key, intent: prepared.intent, requestHash: prepared.requestHash });
-    return found.found && found.providerRef ? { providerRef: found.providerRef, result: (found.record ?? null) as never } : undefined;
+    return found.found && found.providerRef
+      ? { providerRef: found.providerRef, result: (found.record ?? null) as never }
+      : undefined;
   }
 
   /**
@@ -363,4 +420,3 @@ export class ActionRun {
 function unwrap(err: unknown): unknown {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
 }
-

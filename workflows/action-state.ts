@@ -3,7 +3,16 @@
  * (action.ts) decides; this object holds what it decides on, checks every message against it, and
  * publishes each status change to the Web UI, the search attributes and the waiting claimants.
  */
-import { allHandlersFinished, condition, getExternalWorkflowHandle, log, setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { ApprovalClaims } from '../policies/approval';
 import { verifyApproval } from '../policies/approval';
 import { transition, type ActionStatus } from '../policies/action-status';
@@ -54,7 +63,14 @@ export class ActionState {
       sends: 0,
       dispatches: 0,
       checks: [],
-      audit: [{ at: nowIso(), from: null, to: 'planned', reason: `intent persisted (hash ${input.requestHash.slice(0, 12)})` }],
+      audit: [
+        {
+          at: nowIso(),
+          from: null,
+          to: 'planned',
+          reason: `intent persisted (hash ${input.requestHash.slice(0, 12)})`,
+        },
+      ],
     };
   }
 
@@ -111,9 +127,13 @@ export class ActionState {
         this.resolutions.push(entry);
         await condition(() => entry.answer !== undefined);
         if (entry.answer === 'superseded') {
-          throw new RetrysafeError('IllegalTransition', `action ${key} settled (${this.snap.status}) before this decision could be applied`, {
-            status: this.snap.status,
-          }).toFailure();
+          throw new RetrysafeError(
+            'IllegalTransition',
+            `action ${key} settled (${this.snap.status}) before this decision could be applied`,
+            {
+              status: this.snap.status,
+            },
+          ).toFailure();
         }
         return this.snapshot();
       },
@@ -125,14 +145,23 @@ export class ActionState {
         if (!this.approval) this.approval = { claims: signed.claims, publicKeyId: signed.publicKeyId };
         // A second (double-clicked) approval is answered with the first decision's outcome; it never acts twice.
         await condition(() => this.snap.status !== 'awaiting_confirmation');
-        return { key, decision: this.approval.claims.decision, approver: this.approval.claims.approver, status: this.snap.status };
+        return {
+          key,
+          decision: this.approval.claims.decision,
+          approver: this.approval.claims.approver,
+          status: this.snap.status,
+        };
       },
       {
         validator: (signed) => {
           if (!this.trustedKeys || (this.snap.status !== 'awaiting_confirmation' && !this.approval)) {
-            throw new RetrysafeError('ApprovalRejected', `action ${key} is ${this.snap.status}, not awaiting confirmation`, {
-              reason: 'not-awaiting-confirmation',
-            }).toFailure();
+            throw new RetrysafeError(
+              'ApprovalRejected',
+              `action ${key} is ${this.snap.status}, not awaiting confirmation`,
+              {
+                reason: 'not-awaiting-confirmation',
+              },
+            ).toFailure();
           }
           try {
             verifyApproval(signed, { key, requestHash }, this.trustedKeys, Date.now());
@@ -151,12 +180,19 @@ export class ActionState {
   private checkResolution(resolution: OperatorResolution): void {
     const { key } = this.input;
     if (!resolution.operator || !resolution.reason) {
-      throw new RetrysafeError('InvalidIntent', 'a resolution needs operator and reason', { field: resolution.operator ? 'reason' : 'operator' }).toFailure();
+      throw new RetrysafeError('InvalidIntent', 'a resolution needs operator and reason', {
+        field: resolution.operator ? 'reason' : 'operator',
+      }).toFailure();
     }
     if (resolution.decision === 'confirmed' && !resolution.providerRef) {
-      throw new RetrysafeError('InvalidIntent', 'confirming by hand needs the providerRef seen at the provider', { field: 'providerRef' }).toFailure();
+      throw new RetrysafeError('InvalidIntent', 'confirming by hand needs the providerRef seen at the provider', {
+        field: 'providerRef',
+      }).toFailure();
     }
-    if (this.snap.decisionMode === 'human-only' && (resolution.decision === 'not-happened' || resolution.decision === 'compensate')) {
+    if (
+      this.snap.decisionMode === 'human-only' &&
+      (resolution.decision === 'not-happened' || resolution.decision === 'compensate')
+    ) {
       throw new RetrysafeError(
         'IllegalTransition',
         `action ${key} is human-only: the agent never performs it; record what a person did (confirmed with providerRef) or failed`,
@@ -164,9 +200,13 @@ export class ActionState {
       ).toFailure();
     }
     if (this.snap.status !== 'needs_review') {
-      throw new RetrysafeError('IllegalTransition', `action ${key} is ${this.snap.status}; only an action in needs_review takes an operator's decision`, {
-        status: this.snap.status,
-      }).toFailure();
+      throw new RetrysafeError(
+        'IllegalTransition',
+        `action ${key} is ${this.snap.status}; only an action in needs_review takes an operator's decision`,
+        {
+          status: this.snap.status,
+        },
+      ).toFailure();
     }
   }
 
@@ -199,7 +239,9 @@ export class ActionState {
   publish(): void {
     const s = this.snap;
     // The Web UI shows this line on the workflow page: what the action is and where it stands, not JSON.
-    setCurrentDetails(`**${s.status}** · ${s.summary}${s.providerRef ? ` · ${s.providerRef}` : ''}${s.error ? ` · ${s.error.code}` : ''}`);
+    setCurrentDetails(
+      `**${s.status}** · ${s.summary}${s.providerRef ? ` · ${s.providerRef}` : ''}${s.error ? ` · ${s.error.code}` : ''}`,
+    );
     upsertSearchAttributes([
       { key: SA_KIND, value: 'action' },
       { key: SA_STATUS, value: s.status },

@@ -13,7 +13,14 @@
  *                                                                                 └─▶ needs_review ──operator / late evidence──▶ confirmed | failed
  *                                                                                                                        | dispatching | compensating
  */
-import { ActivityFailure, ApplicationFailure, condition, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ActionPolicy } from '../activities/load-action-policy';
 import { decide, type PolicyDecision } from '../policies/decision-table';
@@ -44,12 +51,20 @@ type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
 export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot> {
   const state = new ActionState(input);
   state.install();
-  const { loadActionPolicy } = proxyLocalActivities<Activities>({ startToCloseTimeout: POLICY_START_TO_CLOSE, summary: `policy for ${input.tenant}` });
+  const { loadActionPolicy } = proxyLocalActivities<Activities>({
+    startToCloseTimeout: POLICY_START_TO_CLOSE,
+    summary: `policy for ${input.tenant}`,
+  });
 
   // ── check: the worker's registry and policy decide whether a person must confirm this exact request ──
   let policy: ActionPolicy;
   try {
-    policy = await loadActionPolicy({ tenant: input.tenant, key: input.key, intent: input.intent, requestHash: input.requestHash });
+    policy = await loadActionPolicy({
+      tenant: input.tenant,
+      key: input.key,
+      intent: input.intent,
+      requestHash: input.requestHash,
+    });
   } catch (err) {
     // An intent this worker cannot vouch for (unknown tool, forged hash, a key of another tool) is never sent.
     const code = errorCodeOf(err) ?? 'InvalidIntent';
@@ -70,7 +85,11 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     retry: DISPATCH_RETRY,
     summary: `${tool.name}: ${policy.summary}`,
   });
-  const { lookupAction } = proxyActivities<Activities>({ startToCloseTimeout: READ_START_TO_CLOSE, retry: { maximumAttempts: 3 }, summary: `look up ${input.key}` });
+  const { lookupAction } = proxyActivities<Activities>({
+    startToCloseTimeout: READ_START_TO_CLOSE,
+    retry: { maximumAttempts: 3 },
+    summary: `look up ${input.key}`,
+  });
   let lastDispatchEndedMs = 0;
 
   const decision = policyDecision(policy.tenantPolicy);
@@ -88,7 +107,14 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   // ── act ──
   let mode: DispatchMode = 'first';
   for (;;) {
-    await state.move('dispatching', mode === 'first' ? 'dispatch' : mode === 'operator-cleared' ? 'dispatch after an operator cleared it' : 'redispatch with the same key');
+    await state.move(
+      'dispatching',
+      mode === 'first'
+        ? 'dispatch'
+        : mode === 'operator-cleared'
+          ? 'dispatch after an operator cleared it'
+          : 'redispatch with the same key',
+    );
     const result = await dispatch(mode);
     if (result === 'confirmed' || result === 'failed') break;
     // unknown: reconcile by evidence and lookups; resend only when absence is proven and the contract allows it.
@@ -98,12 +124,18 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       mode = 'maybe-sent';
       continue;
     }
-    await state.move('needs_review', verdict === 'absent' ? 'provably absent, but the redispatch budget is spent' : 'reconciliation could not establish the outcome');
+    await state.move(
+      'needs_review',
+      verdict === 'absent'
+        ? 'provably absent, but the redispatch budget is spent'
+        : 'reconciliation could not establish the outcome',
+    );
     if ((await awaitReview()) !== 'dispatch') break;
     mode = 'operator-cleared';
   }
 
-  if (tool.compensationTool && (state.status === 'confirmed' || state.status === 'compensating')) await awaitSettlement();
+  if (tool.compensationTool && (state.status === 'confirmed' || state.status === 'compensating'))
+    await awaitSettlement();
   return state.finish();
 
   // ── helpers ──
@@ -122,9 +154,23 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   function showDryRun(d: PolicyDecision): void {
     const amountCents = amountOf(tool, input.intent);
     const currency = currencyOf(tool, input.intent);
-    const facts = { operation: tool.name, summary: policy.summary, preview: policy.preview, ...policy.dryRun, ...(amountCents !== undefined ? { amountCents } : {}), ...(currency ? { currency } : {}) };
+    const facts = {
+      operation: tool.name,
+      summary: policy.summary,
+      preview: policy.preview,
+      ...policy.dryRun,
+      ...(amountCents !== undefined ? { amountCents } : {}),
+      ...(currency ? { currency } : {}),
+    };
     state.snap.dryRun = buildDryRun(input.key, facts, input.requestHash, d, nowIso());
-    state.memo({ dryRun: { summary: state.snap.dryRun.summary, target: state.snap.dryRun.target, scope: state.snap.dryRun.scope, mode: d.mode } });
+    state.memo({
+      dryRun: {
+        summary: state.snap.dryRun.summary,
+        target: state.snap.dryRun.target,
+        scope: state.snap.dryRun.scope,
+        mode: d.mode,
+      },
+    });
   }
 
   /** Dry run, then wait for a verified, signed decision bound to this key and request hash. */
@@ -133,7 +179,10 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     await state.move('awaiting_confirmation', `${d.mode}: ${d.reasons.join('; ') || d.rows.join(', ')}`);
     const decided = await condition(() => state.approval !== undefined, CONFIRMATION_WINDOW);
     if (!decided || !state.approval) {
-      await fail('ApprovalRejected', 'no verified confirmation arrived within the confirmation window; nothing was sent');
+      await fail(
+        'ApprovalRejected',
+        'no verified confirmation arrived within the confirmation window; nothing was sent',
+      );
       return false;
     }
     const { claims, publicKeyId } = state.approval;
@@ -142,18 +191,35 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       return false;
     }
     // Re-read the volatile facts before acting: the approver's key may have been revoked, the tenant's limits changed.
-    const fresh = await loadActionPolicy({ tenant: input.tenant, key: input.key, intent: input.intent, requestHash: input.requestHash });
+    const fresh = await loadActionPolicy({
+      tenant: input.tenant,
+      key: input.key,
+      intent: input.intent,
+      requestHash: input.requestHash,
+    });
     if (!fresh.trustedApprovalKeys[publicKeyId]) {
-      await fail('ApprovalRejected', `approval key ${publicKeyId} is no longer trusted; nothing was sent`, claims.approver);
+      await fail(
+        'ApprovalRejected',
+        `approval key ${publicKeyId} is no longer trusted; nothing was sent`,
+        claims.approver,
+      );
       return false;
     }
     if (Date.parse(claims.expiresAt) <= Date.now()) {
-      await fail('ApprovalRejected', `the approval by ${claims.approver} expired before the action could start; nothing was sent`, claims.approver);
+      await fail(
+        'ApprovalRejected',
+        `the approval by ${claims.approver} expired before the action could start; nothing was sent`,
+        claims.approver,
+      );
       return false;
     }
     const recheck = policyDecision(fresh.tenantPolicy);
     if (recheck.mode === 'human-only' && d.mode !== 'human-only') {
-      await state.move('needs_review', `policy changed since the approval: now ${recheck.mode} (${recheck.reasons.join('; ')})`, claims.approver);
+      await state.move(
+        'needs_review',
+        `policy changed since the approval: now ${recheck.mode} (${recheck.reasons.join('; ')})`,
+        claims.approver,
+      );
       if ((await awaitReview()) !== 'dispatch') return false;
     }
     state.snap.approvedBy = claims.approver;
@@ -169,7 +235,12 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   async function dispatch(dispatchMode: DispatchMode): Promise<'confirmed' | 'failed' | 'unknown'> {
     state.snap.dispatches++;
     try {
-      const outcome = await executeAction({ key: input.key, intent: input.intent, requestHash: input.requestHash, mode: dispatchMode });
+      const outcome = await executeAction({
+        key: input.key,
+        intent: input.intent,
+        requestHash: input.requestHash,
+        mode: dispatchMode,
+      });
       state.snap.sends += outcome.sends;
       lastDispatchEndedMs = Date.now();
       if (outcome.status === 'confirmed') {
@@ -207,7 +278,13 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     for (let check = 0; check < RECONCILE_MAX_CHECKS; check++) {
       const proof = state.successEvidence();
       if (proof) {
-        state.snap.checks.push({ at: nowIso(), kind: 'evidence', found: true, trustworthy: true, detail: `${proof.type} ${proof.eventId}` });
+        state.snap.checks.push({
+          at: nowIso(),
+          kind: 'evidence',
+          found: true,
+          trustworthy: true,
+          detail: `${proof.type} ${proof.eventId}`,
+        });
         state.snap.providerRef = proof.providerRef;
         await state.move('confirmed', `provider event ${proof.type} (${proof.eventId})`);
         return 'confirmed';
@@ -229,11 +306,23 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         found = await lookupAction({ key: input.key, intent: input.intent, requestHash: input.requestHash });
       } catch (err) {
         // The provider could not be asked: that proves nothing either way. Ask again later, then a human.
-        state.snap.checks.push({ at: nowIso(), kind: 'lookup', found: false, trustworthy: false, detail: causeMessage(err) });
+        state.snap.checks.push({
+          at: nowIso(),
+          kind: 'lookup',
+          found: false,
+          trustworthy: false,
+          detail: causeMessage(err),
+        });
         await condition(proofArrived, RECONCILE_INTERVAL);
         continue;
       }
-      state.snap.checks.push({ at: nowIso(), kind: 'lookup', found: found.found, trustworthy: true, detail: found.detail });
+      state.snap.checks.push({
+        at: nowIso(),
+        kind: 'lookup',
+        found: found.found,
+        trustworthy: true,
+        detail: found.detail,
+      });
       if (found.found) {
         state.snap.providerRef = found.providerRef;
         state.snap.record = found.record;
@@ -256,7 +345,13 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     const entry = state.pendingResolution();
     const lateProof = state.successEvidence();
     if (!entry && lateProof) {
-      state.snap.checks.push({ at: nowIso(), kind: 'evidence', found: true, trustworthy: true, detail: `${lateProof.type} ${lateProof.eventId} (late)` });
+      state.snap.checks.push({
+        at: nowIso(),
+        kind: 'evidence',
+        found: true,
+        trustworthy: true,
+        detail: `${lateProof.type} ${lateProof.eventId} (late)`,
+      });
       state.snap.providerRef = lateProof.providerRef;
       await state.move('confirmed', `late provider event ${lateProof.type} (${lateProof.eventId})`);
       return 'done';
@@ -284,14 +379,20 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   async function awaitSettlement(): Promise<void> {
     let handled: Settlement | undefined;
     for (;;) {
-      const arrived = await condition(() => state.settlement !== undefined && state.settlement !== handled, COMPENSATION_WINDOW);
+      const arrived = await condition(
+        () => state.settlement !== undefined && state.settlement !== handled,
+        COMPENSATION_WINDOW,
+      );
       if (!arrived || !state.settlement) return;
       const s: Settlement = state.settlement;
       handled = s;
       if (s.state === 'kept') return;
-      if (state.status === 'confirmed') await state.move('compensating', `compensation ${s.compensationKey ?? ''} claimed`, s.by);
-      if (s.state === 'compensated') return state.move('compensated', `compensation ${s.compensationKey ?? ''} confirmed`, s.by);
-      if (s.state === 'compensation-failed') return state.move('needs_review', `compensation ${s.compensationKey ?? ''} failed; see that action`, s.by);
+      if (state.status === 'confirmed')
+        await state.move('compensating', `compensation ${s.compensationKey ?? ''} claimed`, s.by);
+      if (s.state === 'compensated')
+        return state.move('compensated', `compensation ${s.compensationKey ?? ''} confirmed`, s.by);
+      if (s.state === 'compensation-failed')
+        return state.move('needs_review', `compensation ${s.compensationKey ?? ''} failed; see that action`, s.by);
     }
   }
 }
@@ -301,4 +402,3 @@ function causeMessage(err: unknown): string {
   while (e?.cause) e = e.cause as typeof e;
   return e?.message ?? String(err);
 }
-

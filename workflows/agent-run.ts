@@ -102,7 +102,10 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     {
       validator: (cmd) => {
         pausedOnly();
-        if (!cmd.operator || !cmd.reason) throw new RetrysafeError('InvalidIntent', 'operator and reason are required', { field: 'operator' }).toFailure();
+        if (!cmd.operator || !cmd.reason)
+          throw new RetrysafeError('InvalidIntent', 'operator and reason are required', {
+            field: 'operator',
+          }).toFailure();
       },
     },
   );
@@ -127,7 +130,8 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
   for (;;) {
     const modelCheck = checkCeilings(usage, ceilings, Date.now(), { kind: 'model' });
     if (!modelCheck.ok) {
-      if ((await pause(ceilingReason(modelCheck))) === 'cancel') return end('cancelled', 'cancelled by an operator at a ceiling');
+      if ((await pause(ceilingReason(modelCheck))) === 'cancel')
+        return end('cancelled', 'cancelled by an operator at a ceiling');
       continue;
     }
     stage = 'planning';
@@ -154,7 +158,11 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
       invalidInARow += 1;
       if (invalidInARow <= MAX_INVALID_OUTPUTS_IN_A_ROW) continue;
       invalidInARow = 0;
-      if ((await pause(`the planner's output broke the tool schema ${MAX_INVALID_OUTPUTS_IN_A_ROW + 1} times: ${decision.error.field}: ${decision.error.message}`)) === 'cancel') {
+      if (
+        (await pause(
+          `the planner's output broke the tool schema ${MAX_INVALID_OUTPUTS_IN_A_ROW + 1} times: ${decision.error.field}: ${decision.error.message}`,
+        )) === 'cancel'
+      ) {
         return end('cancelled', 'cancelled after invalid planner output');
       }
       continue;
@@ -165,7 +173,8 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
       return end('done', decision.reason);
     }
     if (decision.kind === 'ask-human') {
-      if ((await pause(`the planner asks: ${decision.question}`)) === 'cancel') return end('cancelled', 'cancelled at the planner\'s question');
+      if ((await pause(`the planner asks: ${decision.question}`)) === 'cancel')
+        return end('cancelled', "cancelled at the planner's question");
       continue;
     }
 
@@ -174,7 +183,11 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     const { tool } = prepared!;
     const amountCents = amountOf(tool, intent);
     for (;;) {
-      const effectCheck: CeilingVerdict = checkCeilings(usage, ceilings, Date.now(), { kind: 'effect', tool, amountCents });
+      const effectCheck: CeilingVerdict = checkCeilings(usage, ceilings, Date.now(), {
+        kind: 'effect',
+        tool,
+        amountCents,
+      });
       if (effectCheck.ok) break;
       if ((await pause(ceilingReason(effectCheck))) === 'cancel') return end('cancelled', 'cancelled at a ceiling');
     }
@@ -188,7 +201,12 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     if (tool.riskClass === 'money-movement' && amountCents !== undefined) usage.spendCents += amountCents;
     stage = `acting: ${intent.operation}`;
     const snap = await run.act(intent, { returnWhenUnresolved: true }, prepared);
-    const entry: PlannerHistoryEntry = { key: snap.key, operation: intent.operation, status: snap.status, ...(snap.providerRef ? { providerRef: snap.providerRef } : {}) };
+    const entry: PlannerHistoryEntry = {
+      key: snap.key,
+      operation: intent.operation,
+      status: snap.status,
+      ...(snap.providerRef ? { providerRef: snap.providerRef } : {}),
+    };
     const existing = history.findIndex((h) => h.key === snap.key);
     if (existing >= 0) history[existing] = entry;
     else history.push(entry);
@@ -196,7 +214,11 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
       stage = 'compensating';
       const compensations = await run.compensate();
       const stuck = compensations.some((c) => c.status === 'needs_review');
-      return end(stuck ? 'needs_review' : 'compensated', `${snap.key} ended ${snap.status}: ${snap.error?.message ?? ''}`, compensations);
+      return end(
+        stuck ? 'needs_review' : 'compensated',
+        `${snap.key} ended ${snap.status}: ${snap.error?.message ?? ''}`,
+        compensations,
+      );
     }
   }
 
@@ -217,7 +239,11 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     return command.kind === 'cancel' ? 'cancel' : 'resume';
   }
 
-  async function end(status: AgentRunResult['status'], reason: string, compensations?: CompensationResult[]): Promise<AgentRunResult> {
+  async function end(
+    status: AgentRunResult['status'],
+    reason: string,
+    compensations?: CompensationResult[],
+  ): Promise<AgentRunResult> {
     if (status === 'cancelled') {
       compensations = await run.compensate();
     }

@@ -101,10 +101,19 @@ export function outcomeOfError(err: unknown, what = 'request'): Exclude<ToolOutc
   if (err instanceof ProviderTransportError) {
     return err.certainty === 'not-sent' ? notCommitted(err.message) : ambiguous(err.message);
   }
-  const e = err as { code?: unknown; cause?: { code?: unknown; message?: unknown }; statusCode?: unknown; status?: unknown; message?: unknown; name?: unknown };
+  const e = err as {
+    code?: unknown;
+    cause?: { code?: unknown; message?: unknown };
+    statusCode?: unknown;
+    status?: unknown;
+    message?: unknown;
+    name?: unknown;
+  };
   const message = `${what}: ${typeof e?.message === 'string' ? e.message : String(err)}`;
-  const status = typeof e?.statusCode === 'number' ? e.statusCode : typeof e?.status === 'number' ? e.status : undefined;
-  if (status !== undefined) return outcomeOfStatus(status, message) ?? ambiguous(`${message} (HTTP ${status} thrown as an error)`);
+  const status =
+    typeof e?.statusCode === 'number' ? e.statusCode : typeof e?.status === 'number' ? e.status : undefined;
+  if (status !== undefined)
+    return outcomeOfStatus(status, message) ?? ambiguous(`${message} (HTTP ${status} thrown as an error)`);
   const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
   if (code && NOT_SENT_CODES.has(code)) return notCommitted(`${message} (${code})`);
   return ambiguous(code ? `${message} (${code})` : message);
@@ -115,11 +124,16 @@ export function outcomeOfError(err: unknown, what = 'request'): Exclude<ToolOutc
  * body (an answer without one is ambiguous, since something was committed but we cannot name it);
  * other statuses as `outcomeOfStatus` maps them.
  */
-export function outcomeOfResponse(res: ProviderResponse, refOf: (body: unknown) => unknown, replayed = false): ToolOutcome {
+export function outcomeOfResponse(
+  res: ProviderResponse,
+  refOf: (body: unknown) => unknown,
+  replayed = false,
+): ToolOutcome {
   const problem = outcomeOfStatus(res.status, describeResponse(res));
   if (problem) return problem;
   const ref = refOf(res.body);
-  if (typeof ref !== 'string' || ref === '') return ambiguous(`HTTP ${res.status} carried no reference the tool could read`);
+  if (typeof ref !== 'string' || ref === '')
+    return ambiguous(`HTTP ${res.status} carried no reference the tool could read`);
   return committed(ref, (res.body ?? null) as Json, replayed);
 }
 

@@ -1,12 +1,17 @@
 import { z } from 'zod';
-import { OpenAiCompatiblePlanner, PlannerConfigError, parseOpenAiPlannerEnv } from '../../activities/planners/openai-compatible-planner';
+import {
+  OpenAiCompatiblePlanner,
+  PlannerConfigError,
+  parseOpenAiPlannerEnv,
+} from '../../activities/planners/openai-compatible-planner';
 import type { Planner } from '../../activities/planners/planner';
 import { renewalPlanner, upsellRenewalPlanner } from './renewal-script';
 
 export const PlannerKindEnv = z.object({
   RETRYSAFE_PLANNER: z
     .enum(['scripted', 'scripted-upsell', 'openai'], {
-      error: 'RETRYSAFE_PLANNER must be "scripted" (the renewal script), "scripted-upsell" (a planner that now answers differently) or "openai"',
+      error:
+        'RETRYSAFE_PLANNER must be "scripted" (the renewal script), "scripted-upsell" (a planner that now answers differently) or "openai"',
     })
     .default('scripted'),
 });

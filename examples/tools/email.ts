@@ -22,12 +22,19 @@ export function emailTools(baseUrl: string) {
     dedupe: 'none',
     readAfterWriteLagMs: 0,
     riskClass: 'customer-message',
-    riskClassFor: (i) => (i.template && (APPROVED_EMAIL_TEMPLATES as readonly string[]).includes(i.template) ? 'routine-message' : 'customer-message'),
+    riskClassFor: (i) =>
+      i.template && (APPROVED_EMAIL_TEMPLATES as readonly string[]).includes(i.template)
+        ? 'routine-message'
+        : 'customer-message',
     summarize: (i) => `email "${i.subject}" to ${i.to.replace(/^(.).*@/, '$1***@')}`,
     // The recipient is shown masked; the approval's hash still binds the full address.
-    dryRun: (i) => ({ target: `recipient ${i.to.replace(/^(.).*@/, '$1***@')}`, scope: 'one email to one recipient; it cannot be unsent' }),
+    dryRun: (i) => ({
+      target: `recipient ${i.to.replace(/^(.).*@/, '$1***@')}`,
+      scope: 'one email to one recipient; it cannot be unsent',
+    }),
     // The template name is ours; the provider gets the rendered text and our key as its correlation reference.
-    execute: ({ to, subject, body }, ctx) => sandboxPost({ baseUrl, path: '/v1/messages', sendsKey: false }, { to, subject, body, reference: ctx.key }, ctx),
+    execute: ({ to, subject, body }, ctx) =>
+      sandboxPost({ baseUrl, path: '/v1/messages', sendsKey: false }, { to, subject, body, reference: ctx.key }, ctx),
   });
   return [sendEmail] as const;
 }

@@ -31,10 +31,17 @@ export function exampleTools(urls: SandboxUrls): AnyTool[] {
 /** For code that only parses, hashes or describes example intents (tests, the chaos harness, the ops CLI). */
 export function exampleRegistry(urls: Partial<SandboxUrls> = {}): ToolRegistry {
   const unused = 'http://127.0.0.1:9';
-  return createToolRegistry(exampleTools({ payments: unused, email: unused, tickets: unused, inventory: unused, shipping: unused, ...urls }));
+  return createToolRegistry(
+    exampleTools({ payments: unused, email: unused, tickets: unused, inventory: unused, shipping: unused, ...urls }),
+  );
 }
 
-type Tools = ReturnType<typeof paymentTools>[number] | ReturnType<typeof emailTools>[number] | ReturnType<typeof ticketTools>[number] | ReturnType<typeof inventoryTools>[number] | ReturnType<typeof shippingTools>[number];
+type Tools =
+  | ReturnType<typeof paymentTools>[number]
+  | ReturnType<typeof emailTools>[number]
+  | ReturnType<typeof ticketTools>[number]
+  | ReturnType<typeof inventoryTools>[number]
+  | ReturnType<typeof shippingTools>[number];
 type ByName<N extends string> = IntentOf<Extract<Tools, { name: N }>>;
 
 /** The example intents, as workflow code writes them (types only: workflow code never loads a tool). */

@@ -24,7 +24,11 @@ export function paymentTools(baseUrl: string) {
     }),
     compensation: {
       tool: 'refund',
-      input: (i, done) => ({ chargeId: done.providerRef, amountCents: i.amountCents, merchantReference: i.merchantReference }),
+      input: (i, done) => ({
+        chargeId: done.providerRef,
+        amountCents: i.amountCents,
+        merchantReference: i.merchantReference,
+      }),
     },
     execute: (i, ctx) => sandboxPost({ baseUrl, path: '/v1/charges', sendsKey: true }, i, ctx),
     lookup: (_i, ctx) => sandboxLookup(baseUrl, `/v1/charges${query({ idempotencyKey: ctx.key })}`, ctx),
@@ -32,7 +36,8 @@ export function paymentTools(baseUrl: string) {
   const refund = defineTool({
     name: 'refund',
     version: 1,
-    description: 'Refund all or part of an earlier charge, by its charge id. amountCents is an integer number of minor units.',
+    description:
+      'Refund all or part of an earlier charge, by its charge id. amountCents is an integer number of minor units.',
     input: RefundInput,
     kind: 'mutation',
     dedupe: 'idempotency-key',

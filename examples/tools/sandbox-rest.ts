@@ -16,7 +16,11 @@ export interface SandboxRoute {
   sendsKey: boolean;
 }
 
-export async function sandboxPost(route: SandboxRoute, body: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
+export async function sandboxPost(
+  route: SandboxRoute,
+  body: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
   try {
     const res = await providerRequest({
       baseUrl: route.baseUrl,
@@ -36,13 +40,23 @@ export async function sandboxPost(route: SandboxRoute, body: Record<string, unkn
 
 /** A lagging list lookup; throws when the provider cannot be asked, since that proves nothing. */
 export async function sandboxLookup(baseUrl: string, pathAndQuery: string, ctx: ToolContext): Promise<LookupAnswer> {
-  const res = await providerRequest({ baseUrl, method: 'GET', path: pathAndQuery, timeoutMs: PROVIDER_REQUEST_TIMEOUT_MS, signal: ctx.signal });
+  const res = await providerRequest({
+    baseUrl,
+    method: 'GET',
+    path: pathAndQuery,
+    timeoutMs: PROVIDER_REQUEST_TIMEOUT_MS,
+    signal: ctx.signal,
+  });
   if (res.status !== 200) throw new Error(`lookup ${pathAndQuery} answered HTTP ${res.status}`);
   const data = (res.body as { data?: Array<{ id?: unknown }> } | undefined)?.data ?? [];
   const first = data[0];
   if (!first) return absent(`GET ${pathAndQuery}: empty`);
   if (typeof first.id !== 'string') throw new Error(`lookup ${pathAndQuery} answered a record without an id`);
-  return found(first.id, first as Json, `GET ${pathAndQuery}: ${first.id}${data.length > 1 ? ` (+${data.length - 1} more)` : ''}`);
+  return found(
+    first.id,
+    first as Json,
+    `GET ${pathAndQuery}: ${first.id}${data.length > 1 ? ` (+${data.length - 1} more)` : ''}`,
+  );
 }
 
 export const query = (params: Record<string, string>) => `?${new URLSearchParams(params).toString()}`;

@@ -78,4 +78,3 @@ export const CreateShipmentInput = z.strictObject({
   orderId: identifier,
   address: ShippingAddress,
 });
-

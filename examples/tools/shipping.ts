@@ -14,7 +14,10 @@ export function shippingTools(baseUrl: string) {
     readAfterWriteLagMs: 2_000,
     riskClass: 'routine-message',
     summarize: (i) => `ship ${i.orderId} to ${i.address.city}, ${i.address.country} (ref ${i.shipmentRef})`,
-    dryRun: (i) => ({ target: `order ${i.orderId} to ${i.address.city}, ${i.address.country}`, scope: `one shipment (ref ${i.shipmentRef})` }),
+    dryRun: (i) => ({
+      target: `order ${i.orderId} to ${i.address.city}, ${i.address.country}`,
+      scope: `one shipment (ref ${i.shipmentRef})`,
+    }),
     reference: (i) => i.shipmentRef,
     execute: (i, ctx) => sandboxPost({ baseUrl, path: '/v1/shipments', sendsKey: false }, i, ctx),
     lookup: (i, ctx) => sandboxLookup(baseUrl, `/v1/shipments${query({ shipmentRef: i.shipmentRef })}`, ctx),

@@ -12,7 +12,15 @@
  * The charge uses the same heartbeat timeout as retrysafe's executor, so both notice a dead worker
  * equally fast; what differs is only what a retry does (see activities/baseline.ts).
  */
-import { condition, defineQuery, defineSignal, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { BareChargeInput, BareChargeResult, createBareCharge } from '../activities/bare-charge';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { parseRunWorkflowId } from '../../policies/action-key';

@@ -31,7 +31,10 @@ export interface FulfillmentResult {
 export const FULFILLMENT_AGENT = 'fulfillment';
 
 export async function fulfillmentAgentWorkflow(input: FulfillmentInput): Promise<FulfillmentResult> {
-  const run = new ActionRun({ ...input, agent: FULFILLMENT_AGENT }, () => `fulfillment of ${input.orderId} after ${input.upstreamKey}`);
+  const run = new ActionRun(
+    { ...input, agent: FULFILLMENT_AGENT },
+    () => `fulfillment of ${input.orderId} after ${input.upstreamKey}`,
+  );
   parseActionKey(input.upstreamKey);
   run.setStage('waiting for upstream', 'waiting');
 
@@ -49,7 +52,10 @@ export async function fulfillmentAgentWorkflow(input: FulfillmentInput): Promise
     template: 'dispatch-notice',
   };
   const email = await run.act(notice, { step: 'dispatch-notice' });
-  run.setStage(email.status === 'confirmed' ? 'announced' : `announcement ${email.status}`, email.status === 'confirmed' ? 'announced' : email.status);
+  run.setStage(
+    email.status === 'confirmed' ? 'announced' : `announcement ${email.status}`,
+    email.status === 'confirmed' ? 'announced' : email.status,
+  );
   return {
     announced: email.status === 'confirmed',
     upstreamStatus: upstream.status,

@@ -2,4 +2,9 @@
 export { actionWorkflow, agentRunWorkflow } from '../../workflows';
 export { renewalWorkflow } from './renewal';
 export { fulfillmentAgentWorkflow } from './fulfillment-agent';
-export { baselineChargeWorkflow, baselineChildChargeWorkflow, baselineSignalWorkflow, retrysafeChargeWorkflow } from './baseline';
+export {
+  baselineChargeWorkflow,
+  baselineChildChargeWorkflow,
+  baselineSignalWorkflow,
+  retrysafeChargeWorkflow,
+} from './baseline';

@@ -73,7 +73,12 @@ async function renewal(input: RenewalInput, receiptGate: () => boolean): Promise
   const run = new ActionRun(input, () => `renewal of ${input.orderId} for ${input.tenant}: ${money}`);
   run.setStage('reserving');
 
-  const reserve: ReserveIntent = { operation: 'reserve', sku: input.sku, quantity: input.quantity, orderId: input.orderId };
+  const reserve: ReserveIntent = {
+    operation: 'reserve',
+    sku: input.sku,
+    quantity: input.quantity,
+    orderId: input.orderId,
+  };
   const reserved = await run.act(reserve);
   if (reserved.status !== 'confirmed') return undo(reserved);
 
@@ -83,7 +88,12 @@ async function renewal(input: RenewalInput, receiptGate: () => boolean): Promise
   if (charged.status !== 'confirmed') return undo(charged);
 
   run.setStage('shipping');
-  const shipment: CreateShipmentIntent = { operation: 'create-shipment', shipmentRef: `${input.orderId}-ship`, orderId: input.orderId, address: input.shipTo };
+  const shipment: CreateShipmentIntent = {
+    operation: 'create-shipment',
+    shipmentRef: `${input.orderId}-ship`,
+    orderId: input.orderId,
+    address: input.shipTo,
+  };
   const shipped = await run.act(shipment);
   if (shipped.status !== 'confirmed') return undo(shipped);
 

@@ -75,12 +75,19 @@ export async function runRenewalDemo(
 
   let mismatchError: string | undefined;
   try {
-    await stack.retrysafe.claimAction({ tenant: input.tenant, eventId: input.eventId }, { ...intent, amountCents: input.amountCents * 10 });
+    await stack.retrysafe.claimAction(
+      { tenant: input.tenant, eventId: input.eventId },
+      { ...intent, amountCents: input.amountCents * 10 },
+    );
   } catch (err) {
     if (errorCodeOf(err) !== 'IntentMismatch') throw err;
     mismatchError = (err as Error).message;
   }
-  say(mismatchError ? `the same key with ${input.amountCents * 10} cents is refused: ${mismatchError}` : 'WARNING: the mismatched claim was accepted');
+  say(
+    mismatchError
+      ? `the same key with ${input.amountCents * 10} cents is refused: ${mismatchError}`
+      : 'WARNING: the mismatched claim was accepted',
+  );
 
   return {
     actionKey: result.actionKey,
@@ -94,8 +101,12 @@ export async function runRenewalDemo(
     ...(again.providerRef ? { reclaimedChargeId: again.providerRef } : {}),
     mismatchRejected: mismatchError !== undefined,
     ...(mismatchError ? { mismatchError } : {}),
-    ...(webUiWorkflowUrl(stack.server, result.actionKey) ? { actionUrl: webUiWorkflowUrl(stack.server, result.actionKey) } : {}),
-    ...(webUiWorkflowUrl(stack.server, run.workflowId) ? { runUrl: webUiWorkflowUrl(stack.server, run.workflowId) } : {}),
+    ...(webUiWorkflowUrl(stack.server, result.actionKey)
+      ? { actionUrl: webUiWorkflowUrl(stack.server, result.actionKey) }
+      : {}),
+    ...(webUiWorkflowUrl(stack.server, run.workflowId)
+      ? { runUrl: webUiWorkflowUrl(stack.server, run.workflowId) }
+      : {}),
     elapsedMs: Date.now() - started,
   };
 }

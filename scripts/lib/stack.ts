@@ -52,11 +52,19 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
     const [server, providers, bundle] = await Promise.all([
-      startDevServer({ dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'), port: opts.port ?? 0, uiPort: opts.uiPort === undefined ? null : opts.uiPort, log }),
+      startDevServer({
+        dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'),
+        port: opts.port ?? 0,
+        uiPort: opts.uiPort === undefined ? null : opts.uiPort,
+        log,
+      }),
       startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs, startTimeoutMs: 30_000 }),
       writeWorkflowBundle(tmp ? path.join(tmp, 'bundle') : undefined, opts.worker?.workflowsPath),
     ]);
-    cleanups.push(() => server.stop(), () => providers.stopAll());
+    cleanups.push(
+      () => server.stop(),
+      () => providers.stopAll(),
+    );
     const connection = await Connection.connect({ address: server.address });
     cleanups.unshift(() => connection.close());
     const client = new Client({ connection, namespace: server.namespace });
@@ -69,7 +77,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     );
     const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     const urls = Object.fromEntries(
-      (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [k, providers[k]?.url ?? 'http://127.0.0.1:9']),
+      (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [
+        k,
+        providers[k]?.url ?? 'http://127.0.0.1:9',
+      ]),
     ) as Record<ProviderKind, string>;
     const workerEnv = {
       TEMPORAL_ADDRESS: server.address,
@@ -90,7 +101,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       workerEnv,
       workers,
       async startWorker(w = {}) {
-        const worker = await spawnWorker({ ...(opts.worker ? { entry: opts.worker.entry } : {}), ...w, env: { ...workerEnv, ...(w.env ?? {}) }, name: w.name ?? `worker-${workers.length + 1}` });
+        const worker = await spawnWorker({
+          ...(opts.worker ? { entry: opts.worker.entry } : {}),
+          ...w,
+          env: { ...workerEnv, ...(w.env ?? {}) },
+          name: w.name ?? `worker-${workers.length + 1}`,
+        });
         workers.push(worker);
         return worker;
       },

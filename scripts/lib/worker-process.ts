@@ -31,11 +31,20 @@ export interface SpawnWorkerOptions {
 
 export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
   const name = opts.name ?? 'worker';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, opts.entry ?? path.join('examples', 'worker.ts'))], {
-    cwd: ROOT,
-    env: { ...process.env, ...opts.env, ...(opts.crashAt ? { RETRYSAFE_CRASH_AT: opts.crashAt } : {}), LOG_LEVEL: opts.env.LOG_LEVEL ?? 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, opts.entry ?? path.join('examples', 'worker.ts'))],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        ...opts.env,
+        ...(opts.crashAt ? { RETRYSAFE_CRASH_AT: opts.crashAt } : {}),
+        LOG_LEVEL: opts.env.LOG_LEVEL ?? 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const file = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
   const collect = (chunk: Buffer) => {

@@ -8,7 +8,10 @@ const ROOT = path.resolve(__dirname, '..', '..');
  * Bundles a workflow module (the example worker's by default) once and writes the bundle to a file that worker processes load through
  * RETRYSAFE_WORKFLOW_BUNDLE: a killed and restarted worker is then ready without re-bundling.
  */
-export async function writeWorkflowBundle(outDir = path.join(ROOT, '.out'), workflowsPath = require.resolve('../../examples/workflows')): Promise<string> {
+export async function writeWorkflowBundle(
+  outDir = path.join(ROOT, '.out'),
+  workflowsPath = require.resolve('../../examples/workflows'),
+): Promise<string> {
   const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
   await mkdir(outDir, { recursive: true });
   const file = path.join(outDir, `workflow-bundle-${process.pid}.js`);

@@ -47,7 +47,9 @@ export const QueueArgs = z.object({
   status: statusesArg.optional(),
   operation: z
     .string()
-    .regex(/^[a-z][a-z0-9-]{0,39}$/, { error: (i) => `must be a tool name (lower-case letters, digits, "-"), got ${JSON.stringify(i.input)}` })
+    .regex(/^[a-z][a-z0-9-]{0,39}$/, {
+      error: (i) => `must be a tool name (lower-case letters, digits, "-"), got ${JSON.stringify(i.input)}`,
+    })
     .optional(),
   'older-than': durationArg.optional(),
   limit: limitArg(MAX_QUEUE_LIMIT).optional(),

@@ -5,22 +5,26 @@ import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { RetrysafeError } from '../../policies/errors';
 import type { ErrorCode } from '../../policies/errors';
-import { TOOL_SCHEMA_VERSION, buildPlannerPrompt, promptHash, toolSchemas } from '../../policies/planner-contract';
-import type { PlannerFacts, PlannerHistoryEntry, RecordedDecision } from '../../policies/planner-contract';
+import { buildPlannerPrompt, promptHash, toolSchemaVersion, toolSchemas } from '../../policies/planner-contract';
+import type { PlannerFacts, PlannerHistoryEntry, RecordedDecision, ToolSchema } from '../../policies/planner-contract';
+import { createToolRegistry, type ToolRegistry } from '../../policies/tool-registry';
 import {
   OpenAiCompatiblePlanner,
-  RENEWAL_PLANNER_MODEL_ID,
   SCRIPT_EXHAUSTED,
   ScriptedPlanner,
   createPlanActivity,
   parseOpenAiPlannerEnv,
-  plannerFromEnv,
 } from '../../activities/planners';
-import type { OpenAiPlannerConfig, Planner } from '../../activities/planners';
+import type { OpenAiPlannerConfig, Planner, PlannerOutput } from '../../activities/planners';
+import { exampleRegistry, exampleTools } from '../../examples/tools';
+import { plannerFromEnv } from '../../examples/planners/from-env';
+import { RENEWAL_PLANNER_MODEL_ID } from '../../examples/planners/renewal-script';
 import { start } from '../support/fake-openai-server';
 import type { FakeOpenAiServer } from '../support/fake-openai-server';
 
 const API_KEY = 'sk-test-never-print-me';
+const tools = exampleRegistry();
+const SCHEMAS = toolSchemas(tools);
 
 const CHARGE_ARGS = {
   amountCents: 4990,
@@ -65,13 +69,18 @@ class CaptureLogger implements Logger {
   error = (m: string, meta?: LogMetadata) => this.log('ERROR', m, meta);
 }
 
-async function runPlan(planner: Planner, facts: PlannerFacts, logger = new CaptureLogger()): Promise<RecordedDecision> {
+async function runPlan(
+  planner: Planner,
+  facts: PlannerFacts,
+  logger = new CaptureLogger(),
+  registry: ToolRegistry = tools,
+): Promise<RecordedDecision> {
   const env = new MockActivityEnvironment(
     { activityId: '7', attempt: 1, workflowExecution: { workflowId: 'run:acme:renewal-2026-08-28-01', runId: 'r1' } },
     { logger },
   );
   let t = 1_000;
-  return env.run(createPlanActivity({ planner, now: () => (t += 25) }), facts);
+  return env.run(createPlanActivity({ planner, tools: registry, now: () => (t += 25) }), facts);
 }
 
 async function assertRejects(promise: Promise<unknown>, code: ErrorCode, retryable: boolean): Promise<RetrysafeError> {
@@ -125,6 +134,60 @@ describe('scripted planner', () => {
   });
 });
 
+/** A planner that records the tools it was offered and answers one fixed tool call. */
+class RecordingPlanner implements Planner {
+  readonly modelId = 'recording';
+  offered: ToolSchema[][] = [];
+  constructor(private readonly answer: { toolName: string; arguments: Record<string, unknown> }) {}
+  async plan(_input: PlannerFacts, offered: ToolSchema[]): Promise<PlannerOutput> {
+    this.offered.push(offered);
+    const args = JSON.stringify(this.answer.arguments);
+    return {
+      rawOutput: JSON.stringify({ tool: this.answer.toolName, arguments: args }),
+      toolName: this.answer.toolName,
+      arguments: args,
+      usage: { inputTokens: 0, outputTokens: 0 },
+    };
+  }
+}
+
+describe("plan activity over the worker's registry", () => {
+  const UNUSED = 'http://127.0.0.1:9';
+  const [charge, refund] = exampleTools({
+    payments: UNUSED,
+    email: UNUSED,
+    tickets: UNUSED,
+    inventory: UNUSED,
+    shipping: UNUSED,
+  });
+  const payments = createToolRegistry([charge, refund]);
+
+  it("offers the planner exactly the registry's tools and records that tool set's version", async () => {
+    const planner = new RecordingPlanner({ toolName: 'charge', arguments: CHARGE_ARGS });
+    const recorded = await runPlan(planner, renewalFacts(), undefined, payments);
+    assert.deepEqual(
+      planner.offered[0].map((t) => t.function.name),
+      ['charge', 'refund', 'stop', 'ask_human'],
+    );
+    assert.deepEqual(planner.offered[0], toolSchemas(payments));
+    assert.equal(recorded.toolSchemaVersion, toolSchemaVersion(toolSchemas(payments)));
+    assert.notEqual(recorded.toolSchemaVersion, toolSchemaVersion(SCHEMAS));
+    assert.deepEqual(recorded.decision, { kind: 'act', intent: { operation: 'charge', ...CHARGE_ARGS } });
+  });
+
+  it('records a proposal of a tool outside the registry as invalid, naming toolName', async () => {
+    const planner = new RecordingPlanner({
+      toolName: 'send-email',
+      arguments: { to: 'alice@example.com', subject: 'Hi', body: 'Hello' },
+    });
+    const recorded = await runPlan(planner, renewalFacts(), undefined, payments);
+    assert.ok(recorded.decision.kind === 'invalid');
+    assert.equal(recorded.decision.error.code, 'UnknownOperation');
+    assert.equal(recorded.decision.error.field, 'toolName');
+    assert.equal((await runPlan(planner, renewalFacts())).decision.kind, 'act', 'the full registry has send-email');
+  });
+});
+
 describe('renewal script', () => {
   it('proposes reserve, charge, create-shipment from the history, then stops', async () => {
     const planner = plannerFromEnv({});
@@ -147,7 +210,7 @@ describe('renewal script', () => {
     assert.equal(charge.intent.currency, 'usd', 'normalized by the intent parser');
     const ship = steps[2];
     assert.ok(ship.kind === 'act' && ship.intent.operation === 'create-shipment');
-    assert.equal(ship.intent.address.country, 'NO');
+    assert.equal((ship.intent.address as { country: string }).country, 'NO');
   });
 
   it('asks a human when an action is unknown and stops when one failed', async () => {
@@ -200,7 +263,7 @@ describe('OpenAI-compatible planner against a local chat-completions server', ()
       },
     ]);
     const before = server.calls();
-    const out = await new OpenAiCompatiblePlanner(config).plan(renewalFacts(), toolSchemas());
+    const out = await new OpenAiCompatiblePlanner(config).plan(renewalFacts(), SCHEMAS);
     assert.equal(server.calls(), before + 1);
     const req = server.lastRequest()!;
     assert.equal(req.path, '/v1/chat/completions');
@@ -215,7 +278,7 @@ describe('OpenAI-compatible planner against a local chat-completions server', ()
     assert.equal(body.model, 'gpt-test-mini');
     assert.equal(body.tool_choice, 'required');
     assert.equal(body.temperature, 0);
-    assert.deepEqual(body.tools, toolSchemas());
+    assert.deepEqual(body.tools, SCHEMAS);
     const prompt = buildPlannerPrompt(renewalFacts());
     assert.deepEqual(body.messages, [
       { role: 'system', content: prompt.system },
@@ -233,9 +296,9 @@ describe('OpenAI-compatible planner against a local chat-completions server', ()
       { status: 429, error: 'rate limited' },
     ]);
     const planner = new OpenAiCompatiblePlanner(config);
-    const err = await assertRejects(planner.plan(renewalFacts(), toolSchemas()), 'TransientProviderError', true);
+    const err = await assertRejects(planner.plan(renewalFacts(), SCHEMAS), 'TransientProviderError', true);
     assert.match(err.message, /HTTP 500: upstream overloaded/);
-    await assertRejects(planner.plan(renewalFacts(), toolSchemas()), 'TransientProviderError', true);
+    await assertRejects(planner.plan(renewalFacts(), SCHEMAS), 'TransientProviderError', true);
   });
 
   it('treats 400 as a non-retryable refusal and 401 as an authorization failure that never shows the key', async () => {
@@ -244,8 +307,8 @@ describe('OpenAI-compatible planner against a local chat-completions server', ()
       { status: 401, error: 'Incorrect API key provided' },
     ]);
     const planner = new OpenAiCompatiblePlanner(config);
-    await assertRejects(planner.plan(renewalFacts(), toolSchemas()), 'ProviderValidationRejected', false);
-    const auth = await assertRejects(planner.plan(renewalFacts(), toolSchemas()), 'AuthorizationRejected', false);
+    await assertRejects(planner.plan(renewalFacts(), SCHEMAS), 'ProviderValidationRejected', false);
+    const auth = await assertRejects(planner.plan(renewalFacts(), SCHEMAS), 'AuthorizationRejected', false);
     assert.match(auth.message, /RETRYSAFE_PLANNER_API_KEY/);
     assert.doesNotMatch(`${auth.message} ${JSON.stringify(auth.details)}`, new RegExp(API_KEY));
     assert.doesNotMatch(JSON.stringify(planner), new RegExp(API_KEY), 'the key is not an enumerable field');
@@ -254,15 +317,15 @@ describe('OpenAI-compatible planner against a local chat-completions server', ()
   it('treats a 200 that is not JSON, a dead server and a timeout as retryable transport trouble', async () => {
     server.script([{ rawBody: '{"choices": [' }, { delayMs: 500, then: { content: 'late' } }]);
     await assertRejects(
-      new OpenAiCompatiblePlanner(config).plan(renewalFacts(), toolSchemas()),
+      new OpenAiCompatiblePlanner(config).plan(renewalFacts(), SCHEMAS),
       'TransientProviderError',
       true,
     );
     const slow = new OpenAiCompatiblePlanner({ ...config, timeoutMs: 100 });
-    const timedOut = await assertRejects(slow.plan(renewalFacts(), toolSchemas()), 'TransientProviderError', true);
+    const timedOut = await assertRejects(slow.plan(renewalFacts(), SCHEMAS), 'TransientProviderError', true);
     assert.match(timedOut.message, /timed out/);
     const dead = new OpenAiCompatiblePlanner({ ...config, baseUrl: 'http://127.0.0.1:9/v1' });
-    await assertRejects(dead.plan(renewalFacts(), toolSchemas()), 'TransientProviderError', true);
+    await assertRejects(dead.plan(renewalFacts(), SCHEMAS), 'TransientProviderError', true);
   });
 
   it('planNextAction records malformed tool arguments as an invalid decision', async () => {
@@ -295,7 +358,7 @@ describe('OpenAI-compatible planner against a local chat-completions server', ()
     assert.deepEqual(first.decision, { kind: 'act', intent: { operation: 'charge', ...CHARGE_ARGS } });
     assert.equal(first.modelId, 'gpt-test-mini');
     assert.equal(first.promptHash, promptHash(buildPlannerPrompt(renewalFacts())));
-    assert.equal(first.toolSchemaVersion, TOOL_SCHEMA_VERSION);
+    assert.equal(first.toolSchemaVersion, toolSchemaVersion(SCHEMAS));
     assert.deepEqual(first.usage, { inputTokens: 900, outputTokens: 30 });
     assert.equal(first.plannerCallId, 'plan/run:acme:renewal-2026-08-28-01/7/1');
     assert.equal(first.latencyMs, 25);

@@ -17,8 +17,16 @@ import { byoTools } from './tools';
  */
 const ROOT = path.resolve(__dirname, '..', '..');
 
-async function startChat(lagMs: number): Promise<{ url: string; proc: ChildProcess; stats(): Promise<{ posts: number; emptyLookups: number; byRef: Record<string, number> }> }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'chat-server.ts'), '--lag-ms', String(lagMs)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startChat(lagMs: number): Promise<{
+  url: string;
+  proc: ChildProcess;
+  stats(): Promise<{ posts: number; emptyLookups: number; byRef: Record<string, number> }>;
+}> {
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'chat-server.ts'), '--lag-ms', String(lagMs)],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (c: Buffer) => {
@@ -49,9 +57,15 @@ describe('a tool brought by the user, registered on their own worker', () => {
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-byo-'));
     chat = await startChat(4_000);
-    stack = await startStack({ providerKinds: [], worker: { entry: 'test/byo-tool/worker.ts', workflowsPath: require.resolve('./workflows') } });
+    stack = await startStack({
+      providerKinds: [],
+      worker: { entry: 'test/byo-tool/worker.ts', workflowsPath: require.resolve('./workflows') },
+    });
     env = { CHAT_URL: chat.url, LEDGER_DB: path.join(dir, 'ledger.sqlite') };
-    client = new RetrysafeClient(stack.client, { taskQueue: stack.taskQueue, tools: byoTools({ chatUrl: chat.url, ledgerDb: env.LEDGER_DB }) });
+    client = new RetrysafeClient(stack.client, {
+      taskQueue: stack.taskQueue,
+      tools: byoTools({ chatUrl: chat.url, ledgerDb: env.LEDGER_DB }),
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -59,25 +73,35 @@ describe('a tool brought by the user, registered on their own worker', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('posts one chat message when the worker is SIGKILLed after the provider commits, waiting out the lookup lag', { timeout: 120_000 }, async () => {
-    const crashing = await stack.startWorker({ env, crashAt: 'after-commit:post-chat-message', name: 'chat-crash' });
-    const intent = { operation: 'post-chat-message', channel: 'payouts', text: 'Paid 4990 to acct-1' };
-    const claimed = client.claimAction({ tenant: 'acme', eventId: 'payout-1' }, intent, { wait: true });
-    await crashing.exited;
-    await stack.startWorker({ env, name: 'chat-recover' });
-    const action = await claimed;
-    assert.equal(action.status, 'confirmed', JSON.stringify(action.audit));
-    assert.equal(action.key, 'post-chat-message:v1:acme:payout-1');
-    const stats = await chat.stats();
-    assert.equal(stats.byRef[action.key], 1, 'one message at the provider');
-    assert.ok(stats.emptyLookups >= 1, 'the retry looked up inside the lag and did not take the empty answer as absence');
-    assert.equal(stats.posts, 1, 'nothing was re-sent');
-  });
+  it(
+    'posts one chat message when the worker is SIGKILLed after the provider commits, waiting out the lookup lag',
+    { timeout: 120_000 },
+    async () => {
+      const crashing = await stack.startWorker({ env, crashAt: 'after-commit:post-chat-message', name: 'chat-crash' });
+      const intent = { operation: 'post-chat-message', channel: 'payouts', text: 'Paid 4990 to acct-1' };
+      const claimed = client.claimAction({ tenant: 'acme', eventId: 'payout-1' }, intent, { wait: true });
+      await crashing.exited;
+      await stack.startWorker({ env, name: 'chat-recover' });
+      const action = await claimed;
+      assert.equal(action.status, 'confirmed', JSON.stringify(action.audit));
+      assert.equal(action.key, 'post-chat-message:v1:acme:payout-1');
+      const stats = await chat.stats();
+      assert.equal(stats.byRef[action.key], 1, 'one message at the provider');
+      assert.ok(
+        stats.emptyLookups >= 1,
+        'the retry looked up inside the lag and did not take the empty answer as absence',
+      );
+      assert.equal(stats.posts, 1, 'nothing was re-sent');
+    },
+  );
 
   it('refuses a changed request under the same key, with nothing sent', async () => {
     const before = (await chat.stats()).posts;
     await assert.rejects(
-      client.claimAction({ tenant: 'acme', eventId: 'payout-1' }, { operation: 'post-chat-message', channel: 'payouts', text: 'Paid 9990 to acct-1' }),
+      client.claimAction(
+        { tenant: 'acme', eventId: 'payout-1' },
+        { operation: 'post-chat-message', channel: 'payouts', text: 'Paid 9990 to acct-1' },
+      ),
       (err: unknown) => errorCodeOf(err) === 'IntentMismatch',
     );
     assert.equal((await chat.stats()).posts, before);
@@ -86,20 +110,42 @@ describe('a tool brought by the user, registered on their own worker', () => {
   it('records one ledger row when the worker dies after the transaction commits', { timeout: 120_000 }, async () => {
     await Promise.all(stack.workers.map((w) => w.kill()));
     const crashing = await stack.startWorker({ env, crashAt: 'after-commit:record-entry', name: 'ledger-crash' });
-    const claimed = client.claimAction({ tenant: 'acme', eventId: 'entry-1' }, { operation: 'record-entry', account: 'acct-7', amountCents: 1200 }, { wait: true });
+    const claimed = client.claimAction(
+      { tenant: 'acme', eventId: 'entry-1' },
+      { operation: 'record-entry', account: 'acct-7', amountCents: 1200 },
+      { wait: true },
+    );
     await crashing.exited;
     await stack.startWorker({ env, name: 'ledger-recover' });
     const action = await claimed;
     assert.equal(action.status, 'confirmed');
-    assert.deepEqual(rows('SELECT account, amount_cents FROM entries WHERE account = ?', ['acct-7']), [{ account: 'acct-7', amount_cents: 1200 }]);
-    assert.deepEqual(rows('SELECT action_key FROM dedupe WHERE action_key = ?', [action.key]), [{ action_key: action.key }]);
+    assert.deepEqual(rows('SELECT account, amount_cents FROM entries WHERE account = ?', ['acct-7']), [
+      { account: 'acct-7', amount_cents: 1200 },
+    ]);
+    assert.deepEqual(rows('SELECT action_key FROM dedupe WHERE action_key = ?', [action.key]), [
+      { action_key: action.key },
+    ]);
   });
 
   it('compensates a recorded entry with its own key when a later step is rejected', { timeout: 120_000 }, async () => {
-    const run = await stack.retrysafe.startRun('payoutWorkflow', 'acme', 'payout-2', { account: 'acct-9', amountCents: 700, channel: 'closed' });
-    const result = (await run.result()) as { status: string; entry: string; compensations: Array<{ forKey: string; compensationKey: string; status: string }> };
+    const run = await stack.retrysafe.startRun('payoutWorkflow', 'acme', 'payout-2', {
+      account: 'acct-9',
+      amountCents: 700,
+      channel: 'closed',
+    });
+    const result = (await run.result()) as {
+      status: string;
+      entry: string;
+      compensations: Array<{ forKey: string; compensationKey: string; status: string }>;
+    };
     assert.equal(result.status, 'compensated');
-    assert.deepEqual(result.compensations, [{ forKey: 'record-entry:v1:acme:payout-2', compensationKey: 'void-entry:v1:acme:payout-2', status: 'compensated' }]);
+    assert.deepEqual(result.compensations, [
+      {
+        forKey: 'record-entry:v1:acme:payout-2',
+        compensationKey: 'void-entry:v1:acme:payout-2',
+        status: 'compensated',
+      },
+    ]);
     const [entry] = rows('SELECT voided_by FROM entries WHERE account = ?', ['acct-9']);
     assert.equal(entry.voided_by, 'void-entry:v1:acme:payout-2');
     const undo = await client.getAction('void-entry:v1:acme:payout-2');
@@ -108,7 +154,10 @@ describe('a tool brought by the user, registered on their own worker', () => {
   });
 
   it('answers a repeat claim with the action as it is now, not the first answer', async () => {
-    const again = await client.claimAction({ tenant: 'acme', eventId: 'payout-1' }, { operation: 'post-chat-message', channel: 'payouts', text: 'Paid 4990 to acct-1' });
+    const again = await client.claimAction(
+      { tenant: 'acme', eventId: 'payout-1' },
+      { operation: 'post-chat-message', channel: 'payouts', text: 'Paid 4990 to acct-1' },
+    );
     assert.equal(again.status, 'confirmed');
     assert.ok(again.providerRef, 'carries the provider reference');
   });

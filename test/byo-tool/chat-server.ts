@@ -10,7 +10,9 @@
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, 'lag-ms': { type: 'string', default: '0' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '0' }, 'lag-ms': { type: 'string', default: '0' } },
+});
 const lagMs = Number(values['lag-ms']);
 const messages: Array<{ ts: string; channel: string; text: string; clientRef: string; at: number }> = [];
 const stats = { posts: 0, lookups: 0, emptyLookups: 0 };
@@ -21,7 +23,8 @@ const server = createServer((req, res) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  if (req.method === 'GET' && url.pathname === '/admin/stats') return send(200, { ...stats, messages: messages.length, byRef: countByRef() });
+  if (req.method === 'GET' && url.pathname === '/admin/stats')
+    return send(200, { ...stats, messages: messages.length, byRef: countByRef() });
   if (req.method === 'GET' && url.pathname === '/messages') {
     stats.lookups++;
     const ref = url.searchParams.get('clientRef') ?? '';
@@ -36,7 +39,13 @@ const server = createServer((req, res) => {
       stats.posts++;
       const body = JSON.parse(raw || '{}') as { channel?: string; text?: string; clientRef?: string };
       if (body.channel === 'closed') return send(404, { ok: false, error: 'channel_not_found' });
-      const message = { ts: `${Date.now()}.${String(messages.length).padStart(6, '0')}`, channel: String(body.channel), text: String(body.text), clientRef: String(body.clientRef), at: Date.now() };
+      const message = {
+        ts: `${Date.now()}.${String(messages.length).padStart(6, '0')}`,
+        channel: String(body.channel),
+        text: String(body.text),
+        clientRef: String(body.clientRef),
+        at: Date.now(),
+      };
       messages.push(message);
       send(200, { ok: true, ts: message.ts });
     });

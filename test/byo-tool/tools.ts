@@ -23,7 +23,14 @@ export function chatTools(baseUrl: string) {
     summarize: (i) => `post to #${i.channel}: ${i.text.slice(0, 40)}`,
     async execute(i, ctx) {
       try {
-        const res = await providerRequest({ baseUrl, method: 'POST', path: '/messages', body: { ...i, clientRef: ctx.key }, timeoutMs: 5_000, signal: ctx.signal });
+        const res = await providerRequest({
+          baseUrl,
+          method: 'POST',
+          path: '/messages',
+          body: { ...i, clientRef: ctx.key },
+          timeoutMs: 5_000,
+          signal: ctx.signal,
+        });
         // The provider answers 200 for a new message: a 200 here is not a replay, so nothing says replayed.
         return outcomeOfResponse(res, (b) => (b as { ts?: unknown }).ts);
       } catch (err) {
@@ -31,7 +38,13 @@ export function chatTools(baseUrl: string) {
       }
     },
     async lookup(_i, ctx) {
-      const res = await providerRequest({ baseUrl, method: 'GET', path: `/messages?clientRef=${encodeURIComponent(ctx.key)}`, timeoutMs: 5_000, signal: ctx.signal });
+      const res = await providerRequest({
+        baseUrl,
+        method: 'GET',
+        path: `/messages?clientRef=${encodeURIComponent(ctx.key)}`,
+        timeoutMs: 5_000,
+        signal: ctx.signal,
+      });
       if (res.status !== 200) throw new Error(`lookup answered HTTP ${res.status}`);
       const [first] = (res.body as { messages: Array<{ ts: string }> }).messages;
       return first ? found(first.ts) : absent();

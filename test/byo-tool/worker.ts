@@ -4,5 +4,8 @@ import { byoTools } from './tools';
 
 workerMain((env) => {
   if (!env.CHAT_URL || !env.LEDGER_DB) throw new SetupError('CHAT_URL and LEDGER_DB must be set');
-  return { tools: byoTools({ chatUrl: env.CHAT_URL, ledgerDb: env.LEDGER_DB }), workflowsPath: require.resolve('./workflows') };
+  return {
+    tools: byoTools({ chatUrl: env.CHAT_URL, ledgerDb: env.LEDGER_DB }),
+    workflowsPath: require.resolve('./workflows'),
+  };
 });

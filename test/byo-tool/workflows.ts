@@ -17,12 +17,18 @@ export interface PayoutInput {
   channel: string;
 }
 
-export async function payoutWorkflow(input: PayoutInput): Promise<{ status: string; entry?: string; message?: string; compensations?: CompensationResult[] }> {
+export async function payoutWorkflow(
+  input: PayoutInput,
+): Promise<{ status: string; entry?: string; message?: string; compensations?: CompensationResult[] }> {
   const run = new ActionRun(parseRunWorkflowId(workflowInfo().workflowId));
   const entry = await run.act({ operation: 'record-entry', account: input.account, amountCents: input.amountCents });
   if (entry.status !== 'confirmed') return { status: entry.status };
-  const message = await run.act({ operation: 'post-chat-message', channel: input.channel, text: `Paid ${input.amountCents} to ${input.account}` }, { step: 'announce' });
-  if (message.status !== 'confirmed') return { status: 'compensated', entry: entry.providerRef, compensations: await run.compensate() };
+  const message = await run.act(
+    { operation: 'post-chat-message', channel: input.channel, text: `Paid ${input.amountCents} to ${input.account}` },
+    { step: 'announce' },
+  );
+  if (message.status !== 'confirmed')
+    return { status: 'compensated', entry: entry.providerRef, compensations: await run.compensate() };
   await run.keepAll();
   return { status: 'done', entry: entry.providerRef, message: message.providerRef };
 }

@@ -62,7 +62,9 @@ describe('keyed actions on the real dev server with the payments provider proces
   it('charges once when the worker is SIGKILLed while the provider call is in flight', async () => {
     await ensureWorker();
     const input = renewalInput(uniqueEvent('in-flight'));
-    await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'hold-after-commit', delayMs: 4000, times: 1 }]);
+    await stack.providers.payments.setFaults([
+      { op: 'charges.create', kind: 'hold-after-commit', delayMs: 4000, times: 1 },
+    ]);
     const run = await stack.retrysafe.startRenewal(input);
     await stack.providers.payments.waitForInflight((s) => s.committedButUnanswered >= 1, 20_000);
     await worker.kill('SIGKILL');
@@ -98,14 +100,20 @@ describe('keyed actions on the real dev server with the payments provider proces
     const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
     const before = countForKey(await stack.providers.payments.ledger(), result.actionKey);
     await assert.rejects(
-      stack.retrysafe.claimAction({ tenant: 'acme', eventId: input.eventId }, { ...chargeIntentFor(input), amountCents: 49900 }),
+      stack.retrysafe.claimAction(
+        { tenant: 'acme', eventId: input.eventId },
+        { ...chargeIntentFor(input), amountCents: 49900 },
+      ),
       (err: unknown) => errorCodeOf(err) === 'IntentMismatch' && /request hash/.test((err as Error).message),
     );
     // While the action is still open (a second event whose action we hold open by not letting a run settle it).
     const open = renewalInput(uniqueEvent('mismatch-open'));
     const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: open.eventId }, chargeIntentFor(open));
     await assert.rejects(
-      stack.retrysafe.claimAction({ tenant: 'acme', eventId: open.eventId }, { ...chargeIntentFor(open), amountCents: 49900 }),
+      stack.retrysafe.claimAction(
+        { tenant: 'acme', eventId: open.eventId },
+        { ...chargeIntentFor(open), amountCents: 49900 },
+      ),
       (err: unknown) => errorCodeOf(err) === 'IntentMismatch',
     );
     const afterCounts = countForKey(await stack.providers.payments.ledger(), result.actionKey);
@@ -158,9 +166,15 @@ describe('keyed actions on the real dev server with the payments provider proces
     const second = await stack.retrysafe.startRenewal(input);
     assert.equal(first.workflowId, second.workflowId);
     assert.equal((await first.describe()).runId, (await second.describe()).runId);
-    await assert.rejects(stack.retrysafe.startRenewal({ ...input, amountCents: 49900 }), (err: unknown) => errorCodeOf(err) === 'IntentMismatch');
+    await assert.rejects(
+      stack.retrysafe.startRenewal({ ...input, amountCents: 49900 }),
+      (err: unknown) => errorCodeOf(err) === 'IntentMismatch',
+    );
     await first.result();
-    await assert.rejects(stack.retrysafe.startRenewal({ ...input, amountCents: 49900 }), (err: unknown) => errorCodeOf(err) === 'IntentMismatch');
+    await assert.rejects(
+      stack.retrysafe.startRenewal({ ...input, amountCents: 49900 }),
+      (err: unknown) => errorCodeOf(err) === 'IntentMismatch',
+    );
     assert.equal(countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId)).records, 1);
   });
 
@@ -168,9 +182,15 @@ describe('keyed actions on the real dev server with the payments provider proces
     const input = renewalInput(uniqueEvent('bad-input'));
     const where = { tenant: 'acme', eventId: input.eventId };
     const requestsBefore = (await stack.providers.payments.ledger()).requests.length;
-    await assert.rejects(stack.retrysafe.claimAction(where, { ...chargeIntentFor(input), amountCents: 49.9 }), (err: unknown) => {
-      return errorCodeOf(err) === 'InvalidIntent' && (err as { details?: { field?: string } }).details?.field === 'amountCents';
-    });
+    await assert.rejects(
+      stack.retrysafe.claimAction(where, { ...chargeIntentFor(input), amountCents: 49.9 }),
+      (err: unknown) => {
+        return (
+          errorCodeOf(err) === 'InvalidIntent' &&
+          (err as { details?: { field?: string } }).details?.field === 'amountCents'
+        );
+      },
+    );
     await assert.rejects(
       stack.retrysafe.claimAction(where, { operation: 'wire-transfer' } as never),
       (err: unknown) => errorCodeOf(err) === 'UnknownOperation',
@@ -179,23 +199,46 @@ describe('keyed actions on the real dev server with the payments provider proces
       stack.retrysafe.claimAction(where, { ...chargeIntentFor(input), description: 'x'.repeat(40_000) }),
       (err: unknown) => errorCodeOf(err) === 'PayloadTooLarge',
     );
-    await assert.rejects(stack.retrysafe.claimAction({ tenant: 'ac:me', eventId: 'e1' }, chargeIntentFor(input)), (err: unknown) => {
-      return errorCodeOf(err) === 'InvalidActionKey' && (err as { details?: { field?: string } }).details?.field === 'tenant';
-    });
-    await assert.rejects(stack.retrysafe.getAction('not a key'), (err: unknown) => errorCodeOf(err) === 'InvalidActionKey');
-    assert.equal((await stack.providers.payments.ledger()).requests.length, requestsBefore, 'no provider request was made');
+    await assert.rejects(
+      stack.retrysafe.claimAction({ tenant: 'ac:me', eventId: 'e1' }, chargeIntentFor(input)),
+      (err: unknown) => {
+        return (
+          errorCodeOf(err) === 'InvalidActionKey' &&
+          (err as { details?: { field?: string } }).details?.field === 'tenant'
+        );
+      },
+    );
+    await assert.rejects(
+      stack.retrysafe.getAction('not a key'),
+      (err: unknown) => errorCodeOf(err) === 'InvalidActionKey',
+    );
+    assert.equal(
+      (await stack.providers.payments.ledger()).requests.length,
+      requestsBefore,
+      'no provider request was made',
+    );
   });
 
   it('lists actions by status through search attributes', async () => {
     await ensureWorker();
     const input = renewalInput(uniqueEvent('listed'));
     const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
-    await waitFor(async () => (await stack.retrysafe.listActions({ status: 'confirmed', tenant: 'acme' })).some((a) => a.key === result.actionKey));
+    await waitFor(async () =>
+      (await stack.retrysafe.listActions({ status: 'confirmed', tenant: 'acme' })).some(
+        (a) => a.key === result.actionKey,
+      ),
+    );
     const failed = await stack.retrysafe.listActions({ status: 'failed' });
     assert.ok(!failed.some((a) => a.key === result.actionKey));
   });
   it('runs the application example: one charge for an event, claimed twice', { timeout: 60_000 }, async () => {
-    const urls = { payments: stack.providers.payments.url, email: 'http://127.0.0.1:9', tickets: 'http://127.0.0.1:9', inventory: 'http://127.0.0.1:9', shipping: 'http://127.0.0.1:9' };
+    const urls = {
+      payments: stack.providers.payments.url,
+      email: 'http://127.0.0.1:9',
+      tickets: 'http://127.0.0.1:9',
+      inventory: 'http://127.0.0.1:9',
+      shipping: 'http://127.0.0.1:9',
+    };
     const { first, again } = await chargeForEvent(stack.client, urls, 'app-example-1', stack.taskQueue);
     assert.equal(first.status, 'confirmed');
     assert.equal(again.status, 'confirmed');

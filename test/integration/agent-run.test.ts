@@ -17,7 +17,12 @@ import type { AddressInfo } from 'node:net';
 
 const key = (operation: string, eventId: string) => formatActionKey({ operation, version: 1, tenant: 'acme', eventId });
 
-function agentInput(eventId: string, agent?: string, overrides: Partial<AgentRunInput> = {}, amountCents = 4990): AgentRunInput {
+function agentInput(
+  eventId: string,
+  agent?: string,
+  overrides: Partial<AgentRunInput> = {},
+  amountCents = 4990,
+): AgentRunInput {
   return {
     tenant: 'acme',
     eventId,
@@ -72,21 +77,39 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
       'both agents derived the same keys',
     );
     const charge = await stack.retrysafe.getAction(key('charge', eventId));
-    assert.ok(charge?.claimants.includes(a.workflowId) && charge.claimants.includes(b.workflowId), 'one owner, two claimants');
+    assert.ok(
+      charge?.claimants.includes(a.workflowId) && charge.claimants.includes(b.workflowId),
+      'one owner, two claimants',
+    );
     assert.equal(countForKey(await stack.providers.payments.ledger(), key('charge', eventId)).records, 1);
-    assert.equal(countForKey(await stack.providers.inventory.ledger(), key('reserve', eventId), 'reservations').records, 1);
+    assert.equal(
+      countForKey(await stack.providers.inventory.ledger(), key('reserve', eventId), 'reservations').records,
+      1,
+    );
     const shipments = (await stack.providers.shipping.ledger()).records.shipments ?? [];
-    assert.equal(shipments.filter((s) => (s as { orderId?: string }).orderId === `A-${eventId}`.slice(0, 80)).length, 1);
+    assert.equal(
+      shipments.filter((s) => (s as { orderId?: string }).orderId === `A-${eventId}`.slice(0, 80)).length,
+      1,
+    );
   });
 
   it('refuses an agent that proposes the same action key with a different amount', async () => {
     await ensureWorker();
     const eventId = uniqueEvent('conflicting-agents');
-    const first = (await (await stack.retrysafe.startAgentRun(agentInput(eventId, 'agent-a'))).result()) as AgentRunResult;
+    const first = (await (
+      await stack.retrysafe.startAgentRun(agentInput(eventId, 'agent-a'))
+    ).result()) as AgentRunResult;
     assert.equal(first.status, 'done');
     const rogue = await stack.retrysafe.startAgentRun(agentInput(eventId, 'agent-c', {}, 49900));
-    await assert.rejects(rogue.result(), (err: unknown) => err instanceof WorkflowFailedError && errorCodeOf(err) === 'IntentMismatch');
-    assert.equal(countForKey(await stack.providers.payments.ledger(), key('charge', eventId)).records, 1, 'no second charge');
+    await assert.rejects(
+      rogue.result(),
+      (err: unknown) => err instanceof WorkflowFailedError && errorCodeOf(err) === 'IntentMismatch',
+    );
+    assert.equal(
+      countForKey(await stack.providers.payments.ledger(), key('charge', eventId)).records,
+      1,
+      'no second charge',
+    );
   });
 
   it('asks the model once per decision even when the worker dies between plan and act', async () => {
@@ -100,13 +123,28 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
       {
         toolCall: {
           name: 'charge',
-          arguments: { amountCents: 4990, currency: 'usd', customerId: 'cus_acme', paymentMethod: 'pm_7', merchantReference: order.id },
+          arguments: {
+            amountCents: 4990,
+            currency: 'usd',
+            customerId: 'cus_acme',
+            paymentMethod: 'pm_7',
+            merchantReference: order.id,
+          },
         },
       },
-      { toolCall: { name: 'create-shipment', arguments: { shipmentRef: `${order.id}-ship`, orderId: order.id, address: order.address } } },
+      {
+        toolCall: {
+          name: 'create-shipment',
+          arguments: { shipmentRef: `${order.id}-ship`, orderId: order.id, address: order.address },
+        },
+      },
       { toolCall: { name: 'stop', arguments: { reason: 'renewed' } } },
     ]);
-    const modelEnv = { RETRYSAFE_PLANNER: 'openai', RETRYSAFE_PLANNER_URL: model.url, RETRYSAFE_PLANNER_MODEL: 'fake-gpt' };
+    const modelEnv = {
+      RETRYSAFE_PLANNER: 'openai',
+      RETRYSAFE_PLANNER_URL: model.url,
+      RETRYSAFE_PLANNER_MODEL: 'fake-gpt',
+    };
     const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'before-send:charge', env: modelEnv });
     const run = await stack.retrysafe.startAgentRun(agentInput(eventId));
     assert.equal((await doomed.exited).signal, 'SIGKILL');
@@ -136,11 +174,14 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
     assert.deepEqual(
       charges.map((c) => c.amountCents),
       [4990],
-      'one charge, with the recorded amount, not the new planner\'s',
+      "one charge, with the recorded amount, not the new planner's",
     );
     const models = result.decisions.map((d) => `${d.kind}:${d.operation ?? ''}:${d.modelId}`);
     assert.deepEqual(models.slice(0, 2), ['act:reserve:scripted:renewal-v1', 'act:charge:scripted:renewal-v1']);
-    assert.ok(models.slice(2).every((m) => m.endsWith('scripted:renewal-v2-upsell')), 'later decisions come from the new planner');
+    assert.ok(
+      models.slice(2).every((m) => m.endsWith('scripted:renewal-v2-upsell')),
+      'later decisions come from the new planner',
+    );
     await worker.stop();
     worker = await stack.startWorker({ name: 'steady' });
   });
@@ -148,14 +189,20 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
   it('pauses in needs_review at the spend ceiling and continues the same step after an operator raises it', async () => {
     await ensureWorker();
     const eventId = uniqueEvent('spend-ceiling');
-    const run = await stack.retrysafe.startAgentRun(agentInput(eventId, undefined, { ceilings: { maxSpendCents: 3000 } }));
+    const run = await stack.retrysafe.startAgentRun(
+      agentInput(eventId, undefined, { ceilings: { maxSpendCents: 3000 } }),
+    );
     let status: AgentRunStatus | undefined;
     await waitUntil('the run to pause at the spend ceiling', async () => {
       status = (await run.query('retrysafe.agentRunStatus')) as AgentRunStatus;
       return status.pausedFor !== undefined;
     });
     assert.match(status!.pausedFor!, /spend/);
-    assert.equal(countForKey(await stack.providers.payments.ledger(), key('charge', eventId)).requests, 0, 'nothing charged');
+    assert.equal(
+      countForKey(await stack.providers.payments.ledger(), key('charge', eventId)).requests,
+      0,
+      'nothing charged',
+    );
     const plannedBefore = status!.decisions.length;
     await run.executeUpdate('retrysafe.raiseCeiling', {
       args: [{ ceiling: 'spend', newLimit: 10_000, operator: 'alice', reason: 'annual plan approved by finance' }],
@@ -183,7 +230,13 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
     const charge = (amountCents: number) => ({
       toolCall: {
         name: 'charge',
-        arguments: { amountCents, currency: 'usd', customerId: 'cus_acme', paymentMethod: 'pm_7', merchantReference: `A-${eventId}`.slice(0, 80) },
+        arguments: {
+          amountCents,
+          currency: 'usd',
+          customerId: 'cus_acme',
+          paymentMethod: 'pm_7',
+          merchantReference: `A-${eventId}`.slice(0, 80),
+        },
       },
     });
     model.script([charge(4990), charge(5990)]);
@@ -229,7 +282,11 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
       assert.equal(replanned.status, 'awaiting_confirmation');
       assert.equal(replanned.dryRun?.amountCents, 5990);
       assert.ok(seenKeys.includes(firstKey), 'the first charge was sent');
-      assert.deepEqual([...new Set(seenKeys)].filter((k) => k !== firstKey && k !== replannedKey), [], 'no other key was sent');
+      assert.deepEqual(
+        [...new Set(seenKeys)].filter((k) => k !== firstKey && k !== replannedKey),
+        [],
+        'no other key was sent',
+      );
     } finally {
       await replanWorker.kill();
       await new Promise((r) => blackHole.close(r));

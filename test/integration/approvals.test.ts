@@ -386,7 +386,11 @@ describe('signed approvals on the real dev server with the payments provider pro
     assert.deepEqual([seen.requests, seen.charges], [0, 0]);
     // The agent never performs a human-only action: an operator cannot send it back to the executor…
     await assert.rejects(
-      stack.retrysafe.resolveAction(action.key, { decision: 'not-happened', operator: 'dana', reason: 'please just run it' }),
+      stack.retrysafe.resolveAction(action.key, {
+        decision: 'not-happened',
+        operator: 'dana',
+        reason: 'please just run it',
+      }),
       (err: unknown) => errorCodeOf(err) === 'IllegalTransition',
     );
     // …but records what a person did.

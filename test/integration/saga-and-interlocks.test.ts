@@ -12,7 +12,8 @@ import { renewalInput, uniqueEvent } from '../support/renewal-input';
 import { sleep, waitForStatus, waitUntil } from '../support/wait';
 
 const key = (operation: string, eventId: string) => formatActionKey({ operation, version: 1, tenant: 'acme', eventId });
-const committedFor = (ledger: Ledger, k: string) => ledger.requests.filter((r) => r.idempotencyKey === k && r.outcome === 'committed').length;
+const committedFor = (ledger: Ledger, k: string) =>
+  ledger.requests.filter((r) => r.idempotencyKey === k && r.outcome === 'committed').length;
 
 describe('sagas with keyed compensations and interlocks between agents', () => {
   let stack: Stack;
@@ -91,10 +92,17 @@ describe('sagas with keyed compensations and interlocks between agents', () => {
     await sleep(5_000);
     const payments = await stack.providers.payments.ledger();
     assert.equal(countForKey(payments, refundKey, 'refunds').records, 0, 'no refund committed');
-    assert.equal(countForKey(payments, refundKey, 'refunds').requests, 1, 'one attempt, no retry of a permanent refusal');
+    assert.equal(
+      countForKey(payments, refundKey, 'refunds').requests,
+      1,
+      'one attempt, no retry of a permanent refusal',
+    );
     assert.equal((await stack.retrysafe.getAction(refundKey))?.status, 'needs_review');
     const queue = await stack.retrysafe.listActions({ status: 'needs_review' });
-    assert.ok(queue.some((a) => a.key === refundKey), 'the stuck refund is in the review queue');
+    assert.ok(
+      queue.some((a) => a.key === refundKey),
+      'the stuck refund is in the review queue',
+    );
     await clearFaults();
   });
 
@@ -126,12 +134,17 @@ describe('sagas with keyed compensations and interlocks between agents', () => {
     const waiting = (await fulfillment.query('retrysafe.runStatus')) as RunStatus;
     assert.equal(waiting.waitingOn, chargeKey, 'the fulfillment agent says what it waits for');
     await waitUntil('the waiting run to be listed', async () =>
-      (await stack.retrysafe.listWaitingRuns()).some((r) => r.workflowId === fulfillment.workflowId && r.waitingOn === chargeKey),
+      (await stack.retrysafe.listWaitingRuns()).some(
+        (r) => r.workflowId === fulfillment.workflowId && r.waitingOn === chargeKey,
+      ),
     );
     assert.equal(countEmails(await stack.providers.email.ledger()), 0, 'no announcement while the charge is unknown');
 
     const review = await waitForStatus(stack.retrysafe, chargeKey, ['needs_review'], { timeoutMs: 90_000 });
-    assert.ok(review.checks.some((c) => !c.trustworthy), 'failed lookups are recorded as untrustworthy checks');
+    assert.ok(
+      review.checks.some((c) => !c.trustworthy),
+      'failed lookups are recorded as untrustworthy checks',
+    );
     assert.equal(countEmails(await stack.providers.email.ledger()), 0, 'still no announcement in needs_review');
 
     await stack.retrysafe.resolveAction(chargeKey, {

@@ -27,7 +27,7 @@ function otherLocalAddress(): string | undefined {
 
 /** Runs server.ts with the given arguments and waits for its listening line (or its exit). */
 async function runProvider(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox-providers/server.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/sandbox-providers/server.ts', ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -56,7 +56,7 @@ describe('sandbox provider processes', () => {
   it('prints one listening line on 127.0.0.1 and exits 0 on SIGTERM', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'sandbox-providers/server.ts', '--kind', 'email', '--port', '0'],
+      ['--import', 'tsx', 'examples/sandbox-providers/server.ts', '--kind', 'email', '--port', '0'],
       {
         cwd: REPO_ROOT,
         stdio: ['ignore', 'pipe', 'ignore'],

@@ -26,7 +26,10 @@ async function loadHistories(): Promise<RecordedHistory[]> {
   return Promise.all(
     files.map(async (file) => {
       // Written by scripts/record-histories.ts: { workflowId, history } with the proto's toObject form.
-      const recorded = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')) as { workflowId: string; history: object };
+      const recorded = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')) as {
+        workflowId: string;
+        history: object;
+      };
       return {
         name: path.basename(file, '.json'),
         workflowId: recorded.workflowId,
@@ -56,7 +59,8 @@ async function replayAll(workflowsPath: string) {
 function patchIds(history: temporal.api.history.v1.History): string[] {
   return (history.events ?? []).flatMap((e) => {
     const marker = e.markerRecordedEventAttributes;
-    const payload = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    const payload =
+      marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
     return payload ? [(JSON.parse(Buffer.from(payload).toString('utf8')) as { id: string }).id] : [];
   });
 }

@@ -2,7 +2,9 @@ import type { Ledger } from '../../examples/sandbox-providers/spawn';
 
 /** Counts at the provider, the ground truth: records and requests carrying one idempotency key. */
 export function countForKey(ledger: Ledger, key: string, collection = 'charges') {
-  const records = (ledger.records[collection] ?? []).filter((r) => (r as { idempotencyKey?: string }).idempotencyKey === key);
+  const records = (ledger.records[collection] ?? []).filter(
+    (r) => (r as { idempotencyKey?: string }).idempotencyKey === key,
+  );
   const requests = ledger.requests.filter((r) => r.idempotencyKey === key);
   return {
     records: records.length,

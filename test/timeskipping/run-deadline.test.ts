@@ -2,11 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runWorkflowId } from '../../policies/action-key';
 import type { PlannerFacts, RecordedDecision } from '../../policies/planner-contract';
-import {
-  agentRunStatusQuery,
-  raiseCeilingUpdate,
-  resumeRunUpdate,
-} from '../../messages/run';
+import { agentRunStatusQuery, raiseCeilingUpdate, resumeRunUpdate } from '../../messages/run';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import { useTimeSkippingEnv } from '../support/time-skipping';
 

@@ -4,16 +4,24 @@ import {
   DEFAULT_RUN_CEILINGS,
   assertWithinCeilings,
   checkCeilings,
+  limitOf,
   parseRunCeilings,
   raiseCeiling,
   resolveRunCeilings,
+  DEFAULT_MAX_ACTION_CENTS,
   type CeilingName,
   type CeilingVerdict,
+  type NextStep,
   type RunCeilings,
   type RunUsage,
 } from '../../policies/ceilings';
 import { RetrysafeError } from '../../policies/errors';
-import { parseIntent } from '../../policies/intents';
+import type { ToolDescriptor } from '../../policies/tool';
+import { amountOf } from '../../policies/tool-facts';
+import type { Intent } from '../../policies/tool-registry';
+import { exampleRegistry } from '../../examples/tools';
+
+const tools = exampleRegistry();
 
 const START = Date.parse('2026-08-28T10:00:00.000Z');
 const CEILINGS: RunCeilings = {
@@ -22,7 +30,7 @@ const CEILINGS: RunCeilings = {
   maxSpendCents: 20_000,
   maxTokens: 1_000,
   maxSideEffects: 3,
-  perAction: { maxRefundCents: 5_000, maxChargeCents: 15_000 },
+  perAction: { maxAmountCents: 15_000, byTool: { refund: 5_000 } },
 };
 const usage = (over: Partial<RunUsage> = {}): RunUsage => ({
   steps: 0,
@@ -33,7 +41,7 @@ const usage = (over: Partial<RunUsage> = {}): RunUsage => ({
   ...over,
 });
 const charge = (amountCents: number) =>
-  parseIntent({
+  tools.parseIntent({
     operation: 'charge',
     amountCents,
     currency: 'usd',
@@ -42,8 +50,26 @@ const charge = (amountCents: number) =>
     merchantReference: 'A-1',
   });
 const refund = (amountCents: number) =>
-  parseIntent({ operation: 'refund', chargeId: 'ch_1', amountCents, merchantReference: 'A-1' });
-const ticket = parseIntent({ operation: 'create-ticket', externalRef: 'T-1', title: 't', body: 'b' });
+  tools.parseIntent({ operation: 'refund', chargeId: 'ch_1', amountCents, merchantReference: 'A-1' });
+const ticket = tools.parseIntent({ operation: 'create-ticket', externalRef: 'T-1', title: 't', body: 'b' });
+
+/** The next step of acting on an intent, as the workflow builds it from the tool's descriptor. */
+const effect = (intent: Intent): NextStep => {
+  const tool = tools.describe(intent);
+  return { kind: 'effect', tool, amountCents: amountOf(tool, intent) };
+};
+/** A money-moving tool of the application's own, which the engine knows only by its descriptor. */
+const PAYOUT: ToolDescriptor = {
+  name: 'payout',
+  version: 1,
+  kind: 'mutation',
+  dedupe: 'transactional',
+  readAfterWriteLagMs: 0,
+  riskClass: 'money-movement',
+  hasLookup: false,
+  amountField: 'totalMinor',
+  limits: {},
+};
 
 function trips(verdict: CeilingVerdict, ceiling: CeilingName, limit: number, value: number): void {
   assert.equal(verdict.ok, false, `expected the ${ceiling} ceiling to trip`);
@@ -56,7 +82,7 @@ function trips(verdict: CeilingVerdict, ceiling: CeilingName, limit: number, val
 describe('checkCeilings', () => {
   it('lets a fresh run proceed', () => {
     assert.deepEqual(checkCeilings(usage(), CEILINGS, START), { ok: true });
-    assert.deepEqual(checkCeilings(usage(), CEILINGS, START, { kind: 'effect', intent: charge(4_990) }), { ok: true });
+    assert.deepEqual(checkCeilings(usage(), CEILINGS, START, effect(charge(4_990))), { ok: true });
   });
 
   it('steps: the last allowed step passes, the one past the limit trips', () => {
@@ -92,16 +118,8 @@ describe('checkCeilings', () => {
   });
 
   it('side effects: the last allowed effect passes, the next trips', () => {
-    assert.equal(
-      checkCeilings(usage({ sideEffects: 2 }), CEILINGS, START, { kind: 'effect', intent: ticket }).ok,
-      true,
-    );
-    trips(
-      checkCeilings(usage({ sideEffects: 3 }), CEILINGS, START, { kind: 'effect', intent: ticket }),
-      'side-effects',
-      3,
-      4,
-    );
+    assert.equal(checkCeilings(usage({ sideEffects: 2 }), CEILINGS, START, effect(ticket)).ok, true);
+    trips(checkCeilings(usage({ sideEffects: 3 }), CEILINGS, START, effect(ticket)), 'side-effects', 3, 4);
     assert.equal(
       checkCeilings(usage({ sideEffects: 3 }), CEILINGS, START, { kind: 'tool' }).ok,
       true,
@@ -110,18 +128,15 @@ describe('checkCeilings', () => {
   });
 
   it('spend: moving money up to the limit passes, a cent more trips', () => {
-    assert.equal(
-      checkCeilings(usage({ spendCents: 10_000 }), CEILINGS, START, { kind: 'effect', intent: charge(10_000) }).ok,
-      true,
-    );
+    assert.equal(checkCeilings(usage({ spendCents: 10_000 }), CEILINGS, START, effect(charge(10_000))).ok, true);
     trips(
-      checkCeilings(usage({ spendCents: 10_000 }), CEILINGS, START, { kind: 'effect', intent: charge(10_001) }),
+      checkCeilings(usage({ spendCents: 10_000 }), CEILINGS, START, effect(charge(10_001))),
       'spend',
       20_000,
       20_001,
     );
     trips(
-      checkCeilings(usage({ spendCents: 18_000 }), CEILINGS, START, { kind: 'effect', intent: refund(2_001) }),
+      checkCeilings(usage({ spendCents: 18_000 }), CEILINGS, START, effect(refund(2_001))),
       'spend',
       20_000,
       20_001,
@@ -129,20 +144,39 @@ describe('checkCeilings', () => {
   });
 
   it('per-action refund limit: at the limit passes, above trips and names what to raise', () => {
-    assert.equal(checkCeilings(usage(), CEILINGS, START, { kind: 'effect', intent: refund(5_000) }).ok, true);
-    const verdict = checkCeilings(usage(), CEILINGS, START, { kind: 'effect', intent: refund(5_001) });
+    assert.equal(checkCeilings(usage(), CEILINGS, START, effect(refund(5_000))).ok, true);
+    const verdict = checkCeilings(usage(), CEILINGS, START, effect(refund(5_001)));
     trips(verdict, 'per-action', 5_000, 5_001);
     assert.equal(!verdict.ok && verdict.raise, 'per-action.refund');
   });
 
-  it('per-action charge limit', () => {
-    assert.equal(checkCeilings(usage(), CEILINGS, START, { kind: 'effect', intent: charge(15_000) }).ok, true);
-    trips(
-      checkCeilings(usage(), CEILINGS, START, { kind: 'effect', intent: charge(15_001) }),
-      'per-action',
-      15_000,
-      15_001,
-    );
+  it('per-action default limit: a money-moving tool without its own limit gets maxAmountCents', () => {
+    assert.equal(checkCeilings(usage(), CEILINGS, START, effect(charge(15_000))).ok, true);
+    const verdict = checkCeilings(usage(), CEILINGS, START, effect(charge(15_001)));
+    trips(verdict, 'per-action', 15_000, 15_001);
+    assert.equal(!verdict.ok && verdict.raise, 'per-action.charge');
+  });
+
+  it('per-action limits apply to a user-defined money-moving tool, read from its amount field', () => {
+    const payout = (totalMinor: number): NextStep => ({
+      kind: 'effect',
+      tool: PAYOUT,
+      amountCents: amountOf(PAYOUT, { operation: 'payout', totalMinor }),
+    });
+    assert.equal(checkCeilings(usage(), CEILINGS, START, payout(15_000)).ok, true);
+    const verdict = checkCeilings(usage(), CEILINGS, START, payout(15_001));
+    trips(verdict, 'per-action', 15_000, 15_001);
+    assert.equal(!verdict.ok && verdict.raise, 'per-action.payout');
+    assert.match(!verdict.ok ? verdict.message : '', /payout of 15001 cents/);
+    const own = { ...CEILINGS, perAction: { ...CEILINGS.perAction, byTool: { payout: 20_000 } } };
+    assert.equal(checkCeilings(usage(), own, START, payout(15_001)).ok, true);
+    trips(checkCeilings(usage({ spendCents: 10_000 }), own, START, payout(15_001)), 'spend', 20_000, 25_001);
+  });
+
+  it('counts no money and no per-action limit for a tool that does not move money', () => {
+    const reserve = tools.parseIntent({ operation: 'reserve', sku: 'SKU-1', quantity: 50, orderId: 'A-1' });
+    const step: NextStep = { ...effect(reserve), amountCents: 999_999 };
+    assert.deepEqual(checkCeilings(usage({ spendCents: 20_000 }), CEILINGS, START, step), { ok: true });
   });
 
   it('assertWithinCeilings throws CeilingReached with the numbers', () => {
@@ -168,10 +202,32 @@ describe('raiseCeiling', () => {
 
   it('raises a per-action limit so the stopped refund can proceed', () => {
     const raised = raiseCeiling(CEILINGS, { ceiling: 'per-action.refund', newLimit: 8_000 }, 'alice');
-    assert.equal(raised.perAction.maxRefundCents, 8_000);
-    assert.equal(raised.perAction.maxChargeCents, 15_000);
-    assert.equal(CEILINGS.perAction.maxRefundCents, 5_000);
-    assert.equal(checkCeilings(usage(), raised, START, { kind: 'effect', intent: refund(5_001) }).ok, true);
+    assert.equal(raised.perAction.byTool.refund, 8_000);
+    assert.equal(raised.perAction.maxAmountCents, 15_000);
+    assert.equal(CEILINGS.perAction.byTool.refund, 5_000);
+    assert.equal(checkCeilings(usage(), raised, START, effect(refund(5_001))).ok, true);
+  });
+
+  it("raises the limit a trip names: one tool's, starting from the default it was held to", () => {
+    const verdict = checkCeilings(usage(), CEILINGS, START, effect(charge(15_001)));
+    assert.ok(!verdict.ok);
+    assert.equal(limitOf(CEILINGS, verdict.raise), 15_000);
+    const raised = raiseCeiling(CEILINGS, { ceiling: verdict.raise, newLimit: 16_000 }, 'alice');
+    assert.deepEqual(raised.perAction, { maxAmountCents: 15_000, byTool: { refund: 5_000, charge: 16_000 } });
+    assert.equal(checkCeilings(usage(), raised, START, effect(charge(15_001))).ok, true);
+    assert.equal(CEILINGS.perAction.byTool.charge, undefined, 'the input is left untouched');
+    assert.throws(
+      () => raiseCeiling(CEILINGS, { ceiling: 'per-action.charge', newLimit: 14_000 }, 'alice'),
+      (err: unknown) =>
+        err instanceof RetrysafeError && err.details.field === 'newLimit' && err.details.current === 15_000,
+    );
+  });
+
+  it('raises the default per-action limit for every tool without its own', () => {
+    const raised = raiseCeiling(CEILINGS, { ceiling: 'per-action', newLimit: 50_000 }, 'alice');
+    assert.deepEqual(raised.perAction, { maxAmountCents: 50_000, byTool: { refund: 5_000 } });
+    assert.equal(checkCeilings(usage(), raised, START, effect(charge(15_001))).ok, true);
+    assert.equal(checkCeilings(usage(), raised, START, effect(refund(5_001))).ok, false);
   });
 
   it('raises every named ceiling', () => {
@@ -187,7 +243,7 @@ describe('raiseCeiling', () => {
       maxSpendCents: 40_000,
       maxTokens: 2_000,
       maxSideEffects: 6,
-      perAction: { maxRefundCents: 5_000, maxChargeCents: 30_000 },
+      perAction: { maxAmountCents: 15_000, byTool: { refund: 5_000, charge: 30_000 } },
     });
   });
 
@@ -206,6 +262,14 @@ describe('raiseCeiling', () => {
       () => raiseCeiling(CEILINGS, { ceiling: 'lunch' as 'steps', newLimit: 5 }, 'alice'),
       field('ceiling'),
     );
+    assert.throws(
+      () => raiseCeiling(CEILINGS, { ceiling: 'per-action.', newLimit: 20_000 }, 'alice'),
+      field('ceiling'),
+    );
+    assert.throws(
+      () => raiseCeiling(CEILINGS, { ceiling: 'per-action.Bad_Name', newLimit: 20_000 }, 'alice'),
+      field('ceiling'),
+    );
     assert.throws(() => raiseCeiling(CEILINGS, { ceiling: 'steps', newLimit: 20 }, ' '), field('operator'));
   });
 });
@@ -215,12 +279,25 @@ describe('defaults and overrides', () => {
     assert.deepEqual(parseRunCeilings(DEFAULT_RUN_CEILINGS), DEFAULT_RUN_CEILINGS);
   });
 
+  it('gives every money-moving tool the default per-action limit and no per-tool overrides', () => {
+    assert.deepEqual(DEFAULT_RUN_CEILINGS.perAction, { maxAmountCents: DEFAULT_MAX_ACTION_CENTS, byTool: {} });
+  });
+
   it('resolves partial overrides over the defaults', () => {
-    const c = resolveRunCeilings({ maxSteps: 5, perAction: { maxChargeCents: 1_000 } });
+    const c = resolveRunCeilings({ maxSteps: 5, perAction: { byTool: { charge: 1_000 } } });
     assert.equal(c.maxSteps, 5);
-    assert.equal(c.perAction.maxChargeCents, 1_000);
-    assert.equal(c.perAction.maxRefundCents, DEFAULT_RUN_CEILINGS.perAction.maxRefundCents);
+    assert.equal(c.perAction.byTool.charge, 1_000);
+    assert.equal(c.perAction.maxAmountCents, DEFAULT_RUN_CEILINGS.perAction.maxAmountCents);
+    assert.equal(c.perAction.byTool.refund, undefined);
     assert.deepEqual(resolveRunCeilings(undefined), DEFAULT_RUN_CEILINGS);
+  });
+
+  it('merges per-tool overrides one by one over the base, and keeps them when only the default changes', () => {
+    const c = resolveRunCeilings({ perAction: { byTool: { charge: 1_000 } } }, CEILINGS);
+    assert.deepEqual(c.perAction, { maxAmountCents: 15_000, byTool: { refund: 5_000, charge: 1_000 } });
+    const d = resolveRunCeilings({ perAction: { maxAmountCents: 2_000 } }, CEILINGS);
+    assert.deepEqual(d.perAction, { maxAmountCents: 2_000, byTool: { refund: 5_000 } });
+    assert.deepEqual(CEILINGS.perAction, { maxAmountCents: 15_000, byTool: { refund: 5_000 } });
   });
 
   it('names the bad field of ceilings from input', () => {
@@ -229,8 +306,16 @@ describe('defaults and overrides', () => {
       /ceilings\.maxTokens: must be a positive integer/,
     );
     assert.throws(
-      () => parseRunCeilings({ ...CEILINGS, perAction: { maxRefundCents: 1 } }),
-      /ceilings\.perAction\.maxChargeCents/,
+      () => parseRunCeilings({ ...CEILINGS, perAction: { maxAmountCents: 1 } }),
+      /ceilings\.perAction\.byTool/,
+    );
+    assert.throws(
+      () => parseRunCeilings({ ...CEILINGS, perAction: { maxAmountCents: 1, byTool: { refund: 0 } } }),
+      /ceilings\.perAction\.byTool\.refund: must be a positive integer/,
+    );
+    assert.throws(
+      () => parseRunCeilings({ ...CEILINGS, perAction: { maxAmountCents: 1, byTool: {}, maxRefundCents: 1 } }),
+      /ceilings\.perAction\.maxRefundCents/,
     );
   });
 });

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { approvalProblems } from '../../scripts/chaos/scenario-approval';
-import type { AuditEntry, EffectSnapshot } from '../../workflows/effect-api';
+import type { AuditEntry, ActionSnapshot } from '../../messages/action';
 
 /** The approval scenario's verdict on one action: it must be able to say "charged without approval". */
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();
 
-function snapshot(audit: AuditEntry[], approvedBy?: string): EffectSnapshot {
+function snapshot(audit: AuditEntry[], approvedBy?: string): ActionSnapshot {
   return {
     key: 'charge:v1:chaos:e1',
     operation: 'charge',
@@ -22,7 +22,7 @@ function snapshot(audit: AuditEntry[], approvedBy?: string): EffectSnapshot {
     checks: [],
     audit,
     ...(approvedBy ? { approvedBy } : {}),
-  } as EffectSnapshot;
+  } as ActionSnapshot;
 }
 
 const approvedAudit: AuditEntry[] = [

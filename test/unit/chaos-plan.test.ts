@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { contractFor } from '../../policies/tool-contracts';
+import { exampleRegistry } from '../../examples/tools';
 import { describePlan, planIteration } from '../../scripts/chaos/plan';
 import { SCENARIOS, scenarioByName } from '../../scripts/chaos/registry';
 import type { IterationPlan } from '../../scripts/chaos/types';
 
+const tools = exampleRegistry();
 const SEED = 20260828;
 const plansFor = (name: string, n = 400): IterationPlan[] =>
   Array.from({ length: n }, (_, i) => planIteration(SEED, i, scenarioByName(name)!, { restartRate: 0.1 }));
@@ -19,7 +20,7 @@ describe('chaos iteration plans', () => {
   for (const scenario of SCENARIOS) {
     it(`keep every crash mode meaningful for ${scenario.name}`, () => {
       const plans = plansFor(scenario.name);
-      const contract = contractFor(scenario.operation);
+      const contract = tools.get(scenario.operation);
       const modes = new Set(plans.map((p) => p.crash.mode));
       for (const [mode] of scenario.modes) {
         if (mode !== 'before-lookup' || contract.dedupe === 'lookup') assert.ok(modes.has(mode), `${mode} is drawn`);

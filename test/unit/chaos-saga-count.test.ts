@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countCompensatedRenewal } from '../../scripts/chaos/scenario-saga-compensation';
 import type { IterationContext } from '../../scripts/chaos/types';
-import type { Ledger, ProviderKind } from '../../sandbox-providers/spawn';
+import type { Ledger, ProviderKind } from '../../examples/sandbox-providers/spawn';
 
 /** The saga scenario's count of one order's effects, from ledgers as the providers return them. */
 const ORDER = 'O-e1';

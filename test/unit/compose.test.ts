@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
-import { PROVIDER_KINDS } from '../../sandbox-providers/types';
+import { PROVIDER_KINDS } from '../../examples/sandbox-providers/types';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const COMPOSE_FILE = path.join(ROOT, 'docker-compose.yml');
@@ -76,13 +76,25 @@ function composeClient(): string[] | undefined {
 
 describe('docker-compose.yml', () => {
   it('declares Temporal, its database, setup, Web UI, one service per sandbox provider, the webhook router and the worker', () => {
-    const expected = ['postgresql', 'temporal-schema', 'temporal', 'temporal-setup', 'temporal-ui', 'app-install', 'webhooks'];
+    const expected = [
+      'postgresql',
+      'temporal-schema',
+      'temporal',
+      'temporal-setup',
+      'temporal-ui',
+      'app-install',
+      'webhooks',
+    ];
     assert.deepEqual(Object.keys(compose.services).sort(), [...expected, ...PROVIDER_KINDS, 'worker'].sort());
   });
 
-  it('sends every provider\'s webhooks to the webhook router, which listens on all interfaces', () => {
+  it("sends every provider's webhooks to the webhook router, which listens on all interfaces", () => {
     for (const kind of PROVIDER_KINDS) {
-      assert.match(String(words(service(kind).command).join(' ')), /--webhook-url http:\/\/webhooks:4200\/webhooks/, kind);
+      assert.match(
+        String(words(service(kind).command).join(' ')),
+        /--webhook-url http:\/\/webhooks:4200\/webhooks/,
+        kind,
+      );
     }
     assert.deepEqual(words(service('webhooks').command), ['npm', 'run', 'webhooks']);
     assert.equal(service('webhooks').environment.RETRYSAFE_WEBHOOK_HOST, '0.0.0.0');
@@ -164,7 +176,7 @@ describe('docker-compose.yml', () => {
     for (const kind of PROVIDER_KINDS) {
       const provider = service(kind);
       const args = words(provider.command);
-      assert.deepEqual(args.slice(0, 3), ['npx', 'tsx', 'sandbox-providers/server.ts'], `${kind} command`);
+      assert.deepEqual(args.slice(0, 3), ['npx', 'tsx', 'examples/sandbox-providers/server.ts'], `${kind} command`);
       assert.equal(flag(args, '--kind'), kind);
       assert.equal(flag(args, '--host'), '0.0.0.0', `${kind} must listen beyond its own loopback`);
       const port = flag(args, '--port');

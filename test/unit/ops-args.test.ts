@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EFFECT_STATUSES } from '../../policies/effect-status';
+import { ACTION_STATUSES } from '../../policies/action-status';
 import { parseArgv, parseDuration } from '../../scripts/ops/args';
 import { UsageError } from '../../scripts/ops/errors';
 import { parseOperatorsArgs } from '../../scripts/ops/operators';
@@ -113,7 +113,7 @@ describe('ops queue arguments', () => {
   });
 
   it('accepts every status of the effect status machine and nothing else', () => {
-    for (const status of EFFECT_STATUSES) assert.deepEqual(parseQueueArgs(['--status', status]).statuses, [status]);
+    for (const status of ACTION_STATUSES) assert.deepEqual(parseQueueArgs(['--status', status]).statuses, [status]);
     refuses(
       () => parseQueueArgs(['--status', 'needs-review']),
       '--status',
@@ -122,11 +122,17 @@ describe('ops queue arguments', () => {
     refuses(() => parseQueueArgs(['--status', 'unknown,']), '--status');
   });
 
+  it('accepts any well-formed tool name, since tools are user-defined', () => {
+    assert.equal(parseQueueArgs(['--operation', 'wire-transfer']).operation, 'wire-transfer');
+    assert.equal(parseQueueArgs(['--operation', 'send-email']).operation, 'send-email');
+  });
+
   it('names the argument in every refusal', () => {
     refuses(() => parseQueueArgs(['--older-than', '10']), '--older-than', /10m, 2h or 1d/);
     refuses(() => parseQueueArgs(['--limit', 'ten']), '--limit', /whole number/);
     refuses(() => parseQueueArgs(['--limit', '100000']), '--limit');
-    refuses(() => parseQueueArgs(['--operation', 'wire-transfer']), '--operation', /charge, refund/);
+    refuses(() => parseQueueArgs(['--operation', 'Wire_Transfer']), '--operation', /must be a tool name/);
+    refuses(() => parseQueueArgs(['--operation', '1charge']), '--operation', /must be a tool name/);
     refuses(() => parseQueueArgs(['--tenant', 'ac:me']), '--tenant', /must not contain/);
     refuses(() => parseQueueArgs(['--tenant', '']), '--tenant');
     refuses(() => parseQueueArgs(['--tenant']), '--tenant', /needs a value/);

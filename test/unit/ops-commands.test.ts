@@ -9,12 +9,12 @@ import { RetrysafeError } from '../../policies/errors';
 import { runOps } from '../../scripts/ops/cli';
 import type { OpsClient, OpsContext } from '../../scripts/ops/context';
 import { addOperator } from '../../scripts/ops/operator-auth';
-import type { EffectSnapshot, OperatorResolution } from '../../workflows/effect-api';
+import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
 
 const KEY = 'send-email:v1:acme:evt-1';
 const NOW = new Date('2026-08-28T12:00:00Z');
 
-function snapshot(extra: Partial<EffectSnapshot> = {}): EffectSnapshot {
+function snapshot(extra: Partial<ActionSnapshot> = {}): ActionSnapshot {
   return {
     key: KEY,
     operation: 'send-email',
@@ -36,7 +36,7 @@ function snapshot(extra: Partial<EffectSnapshot> = {}): EffectSnapshot {
 class FakeClient implements OpsClient {
   listed: ActionFilter[] = [];
   resolutions: Array<{ key: string; resolution: OperatorResolution }> = [];
-  actions = new Map<string, EffectSnapshot>([[KEY, snapshot()]]);
+  actions = new Map<string, ActionSnapshot>([[KEY, snapshot()]]);
   listings: ActionListing[] = [];
   refuseWith?: Error;
   neverAnswer = false;
@@ -50,10 +50,10 @@ class FakeClient implements OpsClient {
     this.listed.push(filter);
     return this.listings;
   }
-  async getAction(key: string): Promise<EffectSnapshot | undefined> {
+  async getAction(key: string): Promise<ActionSnapshot | undefined> {
     return this.actions.get(key);
   }
-  async resolveAction(key: string, resolution: OperatorResolution): Promise<EffectSnapshot> {
+  async resolveAction(key: string, resolution: OperatorResolution): Promise<ActionSnapshot> {
     this.resolutions.push({ key, resolution });
     if (this.neverAnswer) return new Promise<never>(() => undefined);
     if (this.refuseWith) throw this.refuseWith;

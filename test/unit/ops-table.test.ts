@@ -4,7 +4,7 @@ import type { ActionListing } from '../../client';
 import { queueColumns, sortOldestFirst } from '../../scripts/ops/queue';
 import { renderAction } from '../../scripts/ops/show';
 import { formatAge, renderFields, renderTable } from '../../scripts/ops/table';
-import type { EffectSnapshot } from '../../workflows/effect-api';
+import type { ActionSnapshot } from '../../messages/action';
 
 const NOW = new Date('2026-08-28T12:00:00Z');
 const listing = (key: string, minutesAgo: number, extra: Partial<ActionListing> = {}): ActionListing => ({
@@ -89,7 +89,7 @@ describe('the review queue table', () => {
 });
 
 describe('one action in full', () => {
-  const snapshot: EffectSnapshot = {
+  const snapshot: ActionSnapshot = {
     key: 'send-email:v1:acme:evt-1',
     operation: 'send-email',
     tenant: 'acme',

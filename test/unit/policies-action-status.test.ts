@@ -1,20 +1,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  EFFECT_STATUSES,
+  ACTION_STATUSES,
   FINAL_STATUSES,
   canTransition,
   isFinal,
   transition,
-  type EffectStatus,
-} from '../../policies/effect-status';
+  type ActionStatus,
+} from '../../policies/action-status';
 import { RetrysafeError } from '../../policies/errors';
 
 /**
  * The legal moves, written out here independently of the module so that a change to either side
  * fails a test. Every pair not listed must be refused.
  */
-const LEGAL_MOVES: ReadonlyArray<readonly [EffectStatus, EffectStatus]> = [
+const LEGAL_MOVES: ReadonlyArray<readonly [ActionStatus, ActionStatus]> = [
   ['planned', 'awaiting_confirmation'],
   ['planned', 'dispatching'],
   ['planned', 'failed'],
@@ -40,11 +40,11 @@ const LEGAL_MOVES: ReadonlyArray<readonly [EffectStatus, EffectStatus]> = [
   ['compensating', 'needs_review'],
 ];
 
-const isLegal = (from: EffectStatus, to: EffectStatus) => LEGAL_MOVES.some(([f, t]) => f === from && t === to);
+const isLegal = (from: ActionStatus, to: ActionStatus) => LEGAL_MOVES.some(([f, t]) => f === from && t === to);
 
 describe('effect status machine', () => {
   it('has exactly the nine documented statuses', () => {
-    assert.deepEqual([...EFFECT_STATUSES].sort(), [
+    assert.deepEqual([...ACTION_STATUSES].sort(), [
       'awaiting_confirmation',
       'compensated',
       'compensating',
@@ -61,7 +61,7 @@ describe('effect status machine', () => {
     const seen = new Set(LEGAL_MOVES.map(([f, t]) => `${f}->${t}`));
     assert.equal(seen.size, LEGAL_MOVES.length);
     for (const [f, t] of LEGAL_MOVES) {
-      assert.ok(EFFECT_STATUSES.includes(f) && EFFECT_STATUSES.includes(t), `${f} -> ${t}`);
+      assert.ok(ACTION_STATUSES.includes(f) && ACTION_STATUSES.includes(t), `${f} -> ${t}`);
     }
   });
 
@@ -74,11 +74,11 @@ describe('effect status machine', () => {
     }
   });
 
-  it('refuses every one of the other pairs over EFFECT_STATUSES with IllegalTransition', () => {
+  it('refuses every one of the other pairs over ACTION_STATUSES with IllegalTransition', () => {
     let checked = 0;
     let refused = 0;
-    for (const from of EFFECT_STATUSES) {
-      for (const to of EFFECT_STATUSES) {
+    for (const from of ACTION_STATUSES) {
+      for (const to of ACTION_STATUSES) {
         checked++;
         if (isLegal(from, to)) continue;
         refused++;
@@ -99,16 +99,16 @@ describe('effect status machine', () => {
     assert.equal(refused, 81 - LEGAL_MOVES.length);
   });
 
-  for (const from of EFFECT_STATUSES) {
+  for (const from of ACTION_STATUSES) {
     it(`from ${from}, allows exactly the moves in the table`, () => {
-      const allowed = EFFECT_STATUSES.filter((to) => canTransition(from, to));
-      const expected = EFFECT_STATUSES.filter((to) => isLegal(from, to));
+      const allowed = ACTION_STATUSES.filter((to) => canTransition(from, to));
+      const expected = ACTION_STATUSES.filter((to) => isLegal(from, to));
       assert.deepEqual(allowed, expected);
     });
   }
 
   it('never lets a status move to itself', () => {
-    for (const s of EFFECT_STATUSES) assert.equal(canTransition(s, s), false, s);
+    for (const s of ACTION_STATUSES) assert.equal(canTransition(s, s), false, s);
   });
 
   it('refusals are non-retryable bugs', () => {
@@ -129,19 +129,19 @@ describe('final statuses', () => {
   });
 
   it('isFinal is true for final statuses and false for every other status', () => {
-    const finals = new Set<EffectStatus>(['confirmed', 'failed', 'compensated']);
-    for (const s of EFFECT_STATUSES) assert.equal(isFinal(s), finals.has(s), s);
+    const finals = new Set<ActionStatus>(['confirmed', 'failed', 'compensated']);
+    for (const s of ACTION_STATUSES) assert.equal(isFinal(s), finals.has(s), s);
   });
 
   it('have no way out except confirmed -> compensating and confirmed -> needs_review', () => {
     const exits = FINAL_STATUSES.flatMap((from) =>
-      EFFECT_STATUSES.filter((to) => canTransition(from, to)).map((to) => `${from}->${to}`),
+      ACTION_STATUSES.filter((to) => canTransition(from, to)).map((to) => `${from}->${to}`),
     );
     assert.deepEqual(exits.sort(), ['confirmed->compensating', 'confirmed->needs_review']);
   });
 
   it('failed and compensated are dead ends', () => {
-    for (const to of EFFECT_STATUSES) {
+    for (const to of ACTION_STATUSES) {
       assert.equal(canTransition('failed', to), false);
       assert.equal(canTransition('compensated', to), false);
     }
@@ -149,12 +149,12 @@ describe('final statuses', () => {
 });
 
 describe('reachability', () => {
-  function reachableFrom(start: EffectStatus): Set<EffectStatus> {
-    const seen = new Set<EffectStatus>([start]);
+  function reachableFrom(start: ActionStatus): Set<ActionStatus> {
+    const seen = new Set<ActionStatus>([start]);
     const queue = [start];
     while (queue.length) {
       const from = queue.shift()!;
-      for (const to of EFFECT_STATUSES) {
+      for (const to of ACTION_STATUSES) {
         if (canTransition(from, to) && !seen.has(to)) {
           seen.add(to);
           queue.push(to);
@@ -165,30 +165,30 @@ describe('reachability', () => {
   }
 
   it('every status can be reached from planned', () => {
-    assert.deepEqual([...reachableFrom('planned')].sort(), [...EFFECT_STATUSES].sort());
+    assert.deepEqual([...reachableFrom('planned')].sort(), [...ACTION_STATUSES].sort());
   });
 
   it('every open status can still reach a final status', () => {
-    for (const s of EFFECT_STATUSES.filter((x) => !isFinal(x))) {
+    for (const s of ACTION_STATUSES.filter((x) => !isFinal(x))) {
       const finals = [...reachableFrom(s)].filter(isFinal);
       assert.ok(finals.length > 0, `${s} cannot finish`);
     }
   });
 
   it('every open status can be stopped for review in one move', () => {
-    for (const s of EFFECT_STATUSES.filter((x) => !isFinal(x) && x !== 'needs_review')) {
+    for (const s of ACTION_STATUSES.filter((x) => !isFinal(x) && x !== 'needs_review')) {
       assert.equal(canTransition(s, 'needs_review'), true, s);
     }
   });
 
   it('compensated can only be reached through compensating', () => {
-    for (const from of EFFECT_STATUSES) {
+    for (const from of ACTION_STATUSES) {
       assert.equal(canTransition(from, 'compensated'), from === 'compensating', from);
     }
   });
 
   it('nothing reaches unknown except a dispatch', () => {
-    for (const from of EFFECT_STATUSES) {
+    for (const from of ACTION_STATUSES) {
       assert.equal(canTransition(from, 'unknown'), from === 'dispatching', from);
     }
   });

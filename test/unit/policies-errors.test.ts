@@ -11,6 +11,7 @@ const ALL_CODES: ErrorCode[] = [
   'UnhashableValue',
   'PayloadTooLarge',
   'UnknownOperation',
+  'InvalidTool',
   'BusinessRejected',
   'AuthorizationRejected',
   'ProviderValidationRejected',
@@ -53,6 +54,7 @@ describe('ERROR_CODES', () => {
       ['ApprovalRejected', false],
       ['CeilingReached', false],
       ['IllegalTransition', false],
+      ['InvalidTool', false],
       ['TransientProviderError', true],
     ];
     for (const [code, retryable] of table) {
@@ -129,7 +131,7 @@ describe('errorCodeOf', () => {
     const err = new ChildWorkflowFailure(
       'default',
       { workflowId: 'charge:v1:acme:e1', runId: 'r' },
-      'effectWorkflow',
+      'actionWorkflow',
       RetryState.NON_RETRYABLE_FAILURE,
       inner,
     );

@@ -5,12 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_RUN_CEILINGS, resolveRunCeilings } from '../../policies/ceilings';
 import { decide } from '../../policies/decision-table';
-import { parseIntent } from '../../policies/intents';
+import type { TenantPolicy } from '../../policies/tenant-policy';
+import { exampleRegistry } from '../../examples/tools';
 import { parseTenantPolicyConfig, policyForTenant } from '../../policies/tenant-policy';
 import { loadTenantPolicyFile } from '../../workers/tenant-policy-file';
 
+const tools = exampleRegistry();
 const charge = (amountCents: number) =>
-  parseIntent({
+  tools.parseIntent({
     operation: 'charge',
     amountCents,
     currency: 'usd',
@@ -25,7 +27,7 @@ const CONFIG = {
     acme: {
       autoApproveBelowCents: 10_000,
       confirmRiskClasses: [],
-      ceilings: { maxSteps: 80, perAction: { maxRefundCents: 20_000 } },
+      ceilings: { maxSteps: 80, perAction: { byTool: { refund: 20_000 } } },
     },
     globex: { humanOnlyAboveCents: 50_000 },
   },
@@ -49,7 +51,7 @@ describe('tenant policy config', () => {
     assert.deepEqual(policyForTenant(config, 'acme'), {
       autoApproveBelowCents: 10_000,
       confirmRiskClasses: [],
-      ceilings: { maxSteps: 80, perAction: { maxRefundCents: 20_000 } },
+      ceilings: { maxSteps: 80, perAction: { byTool: { refund: 20_000 } } },
     });
     assert.deepEqual(policyForTenant(config, 'globex'), {
       autoApproveBelowCents: 2_500,
@@ -67,12 +69,17 @@ describe('tenant policy config', () => {
 
   it('feeds the decision table and the run ceilings', () => {
     const config = parseTenantPolicyConfig(CONFIG);
-    assert.equal(decide(charge(7_000), { tenantPolicy: policyForTenant(config, 'acme') }).mode, 'automatic');
-    assert.equal(decide(charge(3_000), { tenantPolicy: policyForTenant(config, 'globex') }).mode, 'confirm');
+    const decideCharge = (amountCents: number, tenantPolicy: TenantPolicy) => {
+      const intent = charge(amountCents);
+      return decide(tools.describe(intent), intent, { tenantPolicy });
+    };
+    assert.equal(decideCharge(7_000, policyForTenant(config, 'acme')).mode, 'automatic');
+    assert.equal(decideCharge(3_000, policyForTenant(config, 'globex')).mode, 'confirm');
     const ceilings = resolveRunCeilings(policyForTenant(config, 'acme').ceilings);
     assert.equal(ceilings.maxSteps, 80);
-    assert.equal(ceilings.perAction.maxRefundCents, 20_000);
-    assert.equal(ceilings.perAction.maxChargeCents, DEFAULT_RUN_CEILINGS.perAction.maxChargeCents);
+    assert.equal(ceilings.perAction.byTool.refund, 20_000);
+    assert.equal(ceilings.perAction.byTool.charge, undefined);
+    assert.equal(ceilings.perAction.maxAmountCents, DEFAULT_RUN_CEILINGS.perAction.maxAmountCents);
     assert.equal(ceilings.maxTokens, DEFAULT_RUN_CEILINGS.maxTokens);
   });
 
@@ -100,8 +107,18 @@ describe('tenant policy config', () => {
       /positive integer/,
     );
     throwsNaming(
-      { tenants: { acme: { ceilings: { perAction: { maxRefundCents: -1 } } } } },
+      { tenants: { acme: { ceilings: { perAction: { byTool: { refund: -1 } } } } } },
+      'tenants.acme.ceilings.perAction.byTool.refund',
+      /positive integer/,
+    );
+    throwsNaming(
+      { tenants: { acme: { ceilings: { perAction: { maxAmountCents: 0 } } } } },
+      'tenants.acme.ceilings.perAction.maxAmountCents',
+    );
+    throwsNaming(
+      { tenants: { acme: { ceilings: { perAction: { maxRefundCents: 20_000 } } } } },
       'tenants.acme.ceilings.perAction.maxRefundCents',
+      /unknown field/,
     );
     throwsNaming({ tenants: {}, extra: true }, 'extra', /unknown field/);
   });

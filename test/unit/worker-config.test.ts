@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sandboxUrlsFromEnv, sandboxUrlsToEnv } from '../../examples/sandbox-env';
 import { ConfigError, DEFAULT_TASK_QUEUE, parseWorkerConfig } from '../../workers/config';
 import { loadConnectConfig } from '../../workers/connection';
+import { SetupError } from '../../workers/run-worker';
 
 const URLS = {
   RETRYSAFE_PAYMENTS_URL: 'http://127.0.0.1:4101',
@@ -21,21 +23,41 @@ function refused(env: NodeJS.ProcessEnv): string {
   assert.fail('the configuration was accepted');
 }
 
+function sandboxRefused(env: NodeJS.ProcessEnv): string {
+  try {
+    sandboxUrlsFromEnv(env);
+  } catch (err) {
+    assert.ok(err instanceof SetupError, `expected a SetupError, got ${String(err)}`);
+    return err.message;
+  }
+  assert.fail('the sandbox configuration was accepted');
+}
+
 describe('worker configuration from the environment', () => {
-  it('reads provider URLs with sensible defaults for the rest', () => {
-    const config = parseWorkerConfig(URLS);
+  it('needs no tool settings: the engine has sensible defaults for everything', () => {
+    const config = parseWorkerConfig({});
     assert.equal(config.taskQueue, DEFAULT_TASK_QUEUE);
-    assert.equal(config.providerUrls.payments, 'http://127.0.0.1:4101');
     assert.deepEqual(config.crashAt, []);
     assert.deepEqual(config.trustedApprovalKeys, {});
     assert.equal(config.logLevel, 'info');
+    assert.equal(config.tenantPolicyFile, undefined);
+    assert.ok(!('providerUrls' in config), 'provider URLs belong to the example tools, not the engine');
   });
 
-  it('names every missing or malformed variable in one message', () => {
-    const message = refused({ ...URLS, RETRYSAFE_EMAIL_URL: undefined, RETRYSAFE_TICKETS_URL: 'not a url' });
-    assert.match(message, /RETRYSAFE_EMAIL_URL/);
-    assert.match(message, /RETRYSAFE_TICKETS_URL/);
-    assert.doesNotMatch(message, /RETRYSAFE_PAYMENTS_URL/);
+  it('reads the task queue and the tenant policy file', () => {
+    const config = parseWorkerConfig({
+      RETRYSAFE_TASK_QUEUE: 'payments',
+      RETRYSAFE_POLICY_FILE: '/etc/retrysafe/policy.json',
+    });
+    assert.equal(config.taskQueue, 'payments');
+    assert.equal(config.tenantPolicyFile, '/etc/retrysafe/policy.json');
+  });
+
+  it('names every malformed variable in one message', () => {
+    const message = refused({ LOG_LEVEL: 'loud', RETRYSAFE_TASK_QUEUE: '' });
+    assert.match(message, /LOG_LEVEL/);
+    assert.match(message, /RETRYSAFE_TASK_QUEUE/);
+    assert.doesNotMatch(message, /RETRYSAFE_POLICY_FILE/);
   });
 
   it('refuses an unknown log level and an unknown crash point, naming them', () => {
@@ -50,10 +72,16 @@ describe('worker configuration from the environment', () => {
 
   it('takes trusted approval keys as JSON and refuses malformed ones, naming the variable', () => {
     const key = 'ab'.repeat(32);
-    assert.deepEqual(parseWorkerConfig({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ k1: key }) }).trustedApprovalKeys, {
-      k1: key,
-    });
-    assert.match(refused({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: '{"k1":"short"}' }), /RETRYSAFE_APPROVAL_PUBLIC_KEYS.*k1/);
+    assert.deepEqual(
+      parseWorkerConfig({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ k1: key }) }).trustedApprovalKeys,
+      {
+        k1: key,
+      },
+    );
+    assert.match(
+      refused({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: '{"k1":"short"}' }),
+      /RETRYSAFE_APPROVAL_PUBLIC_KEYS.*k1/,
+    );
     assert.match(refused({ ...URLS, RETRYSAFE_APPROVAL_PUBLIC_KEYS: 'not json' }), /RETRYSAFE_APPROVAL_PUBLIC_KEYS/);
   });
 
@@ -69,5 +97,26 @@ describe('worker configuration from the environment', () => {
     assert.equal(cloud.connectionOptions.apiKey, 'secret-key');
     assert.ok(cloud.connectionOptions.tls, 'an API key implies TLS');
     assert.equal(loadConnectConfig({}).namespace, 'default');
+  });
+});
+
+describe('example sandbox provider URLs from the environment', () => {
+  it('reads the five provider URLs and writes them back', () => {
+    const urls = sandboxUrlsFromEnv(URLS);
+    assert.deepEqual(urls, {
+      payments: 'http://127.0.0.1:4101',
+      email: 'http://127.0.0.1:4102',
+      tickets: 'http://127.0.0.1:4103',
+      inventory: 'http://127.0.0.1:4104',
+      shipping: 'http://127.0.0.1:4105',
+    });
+    assert.deepEqual(sandboxUrlsToEnv(urls), URLS);
+  });
+
+  it('names every missing or malformed variable in one message', () => {
+    const message = sandboxRefused({ ...URLS, RETRYSAFE_EMAIL_URL: undefined, RETRYSAFE_TICKETS_URL: 'not a url' });
+    assert.match(message, /RETRYSAFE_EMAIL_URL/);
+    assert.match(message, /RETRYSAFE_TICKETS_URL/);
+    assert.doesNotMatch(message, /RETRYSAFE_PAYMENTS_URL/);
   });
 });

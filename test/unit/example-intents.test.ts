@@ -1,8 +1,28 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_INTENT_BYTES, OPERATIONS, isOperation, parseIntent, type Intent } from '../../policies/intents';
+import { exampleRegistry } from '../../examples/tools';
 import { RetrysafeError, type ErrorCode } from '../../policies/errors';
-import { requestHash } from '../../policies/request-hash';
+import { MAX_INTENT_BYTES, type Intent } from '../../policies/tool-registry';
+
+/**
+ * The example tools' input schemas (examples/tools/schemas.ts), as the registry applies them: parsing
+ * normalizes, refusals name the field, and oversized intents are refused before anything else sees them.
+ */
+const tools = exampleRegistry();
+const parseIntent = (raw: unknown) => tools.parseIntent(raw);
+const requestHash = (intent: Intent) => tools.hash(intent);
+const OPERATIONS = [
+  'charge',
+  'refund',
+  'send-email',
+  'create-ticket',
+  'reserve',
+  'release',
+  'create-shipment',
+] as const;
+type Operation = (typeof OPERATIONS)[number];
+/** A nested object field of a parsed intent, for reading its members. */
+const nested = (intent: Intent, field: string) => intent[field] as Record<string, unknown>;
 
 function assertRefused(fn: () => unknown, code: ErrorCode, field: string): RetrysafeError {
   let caught: RetrysafeError | undefined;
@@ -26,7 +46,7 @@ const CHARGE = {
 };
 
 /** One valid raw example per operation, already in normal form, with what parseIntent must return. */
-const VALID: Record<(typeof OPERATIONS)[number], { raw: Record<string, unknown>; parsed: Intent }> = {
+const VALID: Record<Operation, { raw: Record<string, unknown>; parsed: Intent }> = {
   charge: {
     raw: { ...CHARGE, description: 'Annual renewal' },
     parsed: { ...CHARGE, operation: 'charge', description: 'Annual renewal' },
@@ -80,9 +100,10 @@ const VALID: Record<(typeof OPERATIONS)[number], { raw: Record<string, unknown>;
 };
 
 describe('parseIntent: valid intents', () => {
-  it('has a valid example for each of the 7 operations', () => {
+  it('has a valid example for each of the 7 example tools', () => {
     assert.deepEqual(Object.keys(VALID).sort(), [...OPERATIONS].sort());
-    assert.equal(OPERATIONS.length, 7);
+    assert.deepEqual([...tools.names].sort(), [...OPERATIONS].sort());
+    assert.equal(tools.names.length, 7);
   });
 
   for (const operation of OPERATIONS) {
@@ -98,28 +119,28 @@ describe('parseIntent: valid intents', () => {
     assert.deepEqual(raw, copy);
   });
 
-  it('isOperation accepts exactly the declared operations', () => {
-    for (const op of OPERATIONS) assert.equal(isOperation(op), true);
-    for (const other of ['Charge', 'wire', '', 'constructor', 'toString', undefined, 1])
-      assert.equal(isOperation(other), false);
+  it('has() accepts exactly the registered tools', () => {
+    for (const op of OPERATIONS) assert.equal(tools.has(op), true);
+    for (const other of ['Charge', 'wire', '', 'constructor', 'toString', '__proto__', undefined, 1])
+      assert.equal(tools.has(other as string), false);
   });
 });
 
 describe('parseIntent: normalization', () => {
   it('lower-cases and trims email addresses', () => {
     const intent = parseIntent({ ...VALID['send-email'].raw, to: '  Alice.Smith@Example.COM ' });
-    assert.equal(intent.operation === 'send-email' && intent.to, 'alice.smith@example.com');
+    assert.equal(intent.to, 'alice.smith@example.com');
   });
 
   it('lower-cases and trims currencies', () => {
     const intent = parseIntent({ ...CHARGE, currency: ' USD ' });
-    assert.equal(intent.operation === 'charge' && intent.currency, 'usd');
+    assert.equal(intent.currency, 'usd');
   });
 
   it('upper-cases and trims country codes', () => {
     const address = { line1: '1 Main St', city: 'Berlin', postalCode: '10115', country: ' de ' };
     const intent = parseIntent({ ...VALID['create-shipment'].raw, address });
-    assert.equal(intent.operation === 'create-shipment' && intent.address.country, 'DE');
+    assert.equal(nested(intent, 'address').country, 'DE');
   });
 
   it('writes free text in NFC and trims it', () => {
@@ -128,20 +149,20 @@ describe('parseIntent: normalization', () => {
       title: '  Cafe\u0301 order  ',
       body: '\n Caf\u00e9 \n',
     });
-    assert.ok(intent.operation === 'create-ticket');
+    assert.equal(intent.operation, 'create-ticket');
     assert.equal(intent.title, 'Caf\u00e9 order');
     assert.equal(intent.body, 'Caf\u00e9');
   });
 
   it('trims identifiers', () => {
     const intent = parseIntent({ ...CHARGE, customerId: ' cus_1842 ' });
-    assert.equal(intent.operation === 'charge' && intent.customerId, 'cus_1842');
+    assert.equal(intent.customerId, 'cus_1842');
   });
 
   it("gives a ticket the default priority 'normal'", () => {
     const { priority: _priority, ...raw } = VALID['create-ticket'].raw;
     const intent = parseIntent(raw);
-    assert.equal(intent.operation === 'create-ticket' && intent.priority, 'normal');
+    assert.equal(intent.priority, 'normal');
   });
 
   it('leaves optional fields out when they are absent', () => {
@@ -191,8 +212,13 @@ describe('parseIntent: normalization', () => {
 });
 
 describe('parseIntent: refusals', () => {
-  it('refuses an unknown operation with UnknownOperation naming operation', () => {
-    assertRefused(() => parseIntent({ ...CHARGE, operation: 'wire-transfer' }), 'UnknownOperation', 'operation');
+  it('refuses an unknown operation with UnknownOperation naming operation and the registered tools', () => {
+    const err = assertRefused(
+      () => parseIntent({ ...CHARGE, operation: 'wire-transfer' }),
+      'UnknownOperation',
+      'operation',
+    );
+    assert.match(err.message, /"wire-transfer" is not a registered tool; registered: charge, refund, send-email/);
   });
 
   it('refuses a missing or non-string operation with UnknownOperation', () => {
@@ -232,7 +258,8 @@ describe('parseIntent: refusals', () => {
 
   it('refuses an extra top-level field, naming it', () => {
     const err = assertRefused(() => parseIntent({ ...CHARGE, discount: 100 }), 'InvalidIntent', 'discount');
-    assert.match(err.message, /discount/);
+    assert.match(err.message, /^charge: discount: unknown field$/);
+    assert.equal(err.details.operation, 'charge');
   });
 
   it('refuses an extra field in every operation (strict objects)', () => {
@@ -243,7 +270,12 @@ describe('parseIntent: refusals', () => {
 
   it('refuses an extra field inside a nested object, naming its path', () => {
     const raw = VALID['create-shipment'].raw as { address: Record<string, unknown> };
-    assertRefused(() => parseIntent({ ...raw, address: { ...raw.address, zip: '1' } }), 'InvalidIntent', 'address.zip');
+    const err = assertRefused(
+      () => parseIntent({ ...raw, address: { ...raw.address, zip: '1' } }),
+      'InvalidIntent',
+      'address.zip',
+    );
+    assert.match(err.message, /address\.zip: unknown field/);
   });
 
   it('refuses a field of another operation', () => {
@@ -287,19 +319,40 @@ describe('parseIntent: refusals', () => {
     assertRefused(() => parseIntent({ ...CHARGE, amountCents: 10n }), 'InvalidIntent', '(root)');
   });
 
-  it(`refuses an intent larger than MAX_INTENT_BYTES (${MAX_INTENT_BYTES}) with PayloadTooLarge`, () => {
+  it(`refuses an intent larger than MAX_INTENT_BYTES (${MAX_INTENT_BYTES}) with PayloadTooLarge, naming the largest field`, () => {
     const raw = { ...VALID['send-email'].raw, body: 'x'.repeat(MAX_INTENT_BYTES) };
-    const err = assertRefused(() => parseIntent(raw), 'PayloadTooLarge', '(root)');
+    const err = assertRefused(() => parseIntent(raw), 'PayloadTooLarge', 'body');
     assert.ok((err.details.size as number) > MAX_INTENT_BYTES);
+    assert.match(err.message, /body is the largest part/);
+  });
+
+  it('refuses a 5 MB email body as PayloadTooLarge naming body, before the schema looks at it', () => {
+    const raw = { ...VALID['send-email'].raw, body: 'x'.repeat(5 * 1024 * 1024) };
+    const err = assertRefused(() => parseIntent(raw), 'PayloadTooLarge', 'body');
+    assert.ok((err.details.size as number) > 5 * 1024 * 1024);
+    assert.equal(err.retryable, false);
+  });
+
+  it('names a nested field by its path when it alone makes the intent too large', () => {
+    const raw = VALID['create-shipment'].raw as { address: Record<string, unknown> };
+    const huge = { ...raw, address: { ...raw.address, line1: 'x'.repeat(MAX_INTENT_BYTES) } };
+    assertRefused(() => parseIntent(huge), 'PayloadTooLarge', 'address.line1');
+  });
+
+  it('names (root) when no one field is most of an oversized intent', () => {
+    const half = 'x'.repeat(MAX_INTENT_BYTES / 2 - 20);
+    const raw = { ...VALID['send-email'].raw, subject: half, body: half };
+    assert.ok(Buffer.byteLength(JSON.stringify(raw), 'utf8') > MAX_INTENT_BYTES);
+    assertRefused(() => parseIntent(raw), 'PayloadTooLarge', '(root)');
   });
 
   it('measures the payload in UTF-8 bytes, not characters', () => {
     // 17,000 two-byte characters: under the body's 20,000-character limit, over the 32 KiB byte limit.
     const twoByte = { ...VALID['send-email'].raw, body: '\u00e9'.repeat(17_000) };
-    assertRefused(() => parseIntent(twoByte), 'PayloadTooLarge', '(root)');
+    assertRefused(() => parseIntent(twoByte), 'PayloadTooLarge', 'body');
     // 8,300 four-byte characters (surrogate pairs): 16,600 UTF-16 units but 33,200 bytes.
     const fourByte = { ...VALID['send-email'].raw, body: '\u{1f600}'.repeat(8_300) };
-    assertRefused(() => parseIntent(fourByte), 'PayloadTooLarge', '(root)');
+    assertRefused(() => parseIntent(fourByte), 'PayloadTooLarge', 'body');
   });
 
   it('accepts an intent of exactly MAX_INTENT_BYTES and refuses one byte more', () => {
@@ -310,7 +363,7 @@ describe('parseIntent: refusals', () => {
     const atLimit = { ...base, body: twoByte + 'x'.repeat(padding) };
     assert.equal(Buffer.byteLength(JSON.stringify(atLimit), 'utf8'), MAX_INTENT_BYTES);
     assert.equal(parseIntent(atLimit).operation, 'send-email');
-    assertRefused(() => parseIntent({ ...base, body: `${atLimit.body}x` }), 'PayloadTooLarge', '(root)');
+    assertRefused(() => parseIntent({ ...base, body: `${atLimit.body}x` }), 'PayloadTooLarge', 'body');
   });
 
   it('checks the operation before the size, so an unknown huge intent is UnknownOperation', () => {

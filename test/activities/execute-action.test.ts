@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { z } from 'zod';
+import { createExecuteAction, type ExecuteOutcome } from '../../activities/execute-action';
+import { errorCodeOf } from '../../policies/errors';
+import { defineTool, type DedupeCapability } from '../../policies/tool';
+import {
+  absent,
+  ambiguous,
+  committed,
+  found,
+  notCommitted,
+  type LookupAnswer,
+  type ToolOutcome,
+} from '../../policies/tool-outcome';
+import { createToolRegistry } from '../../policies/tool-registry';
+
+/**
+ * The executor's attempt-aware table, for every dedupe capability, with scripted tools in the SDK's mock
+ * activity context: what is executed, looked up or left unknown is counted on the tool itself.
+ */
+function scripted(opts: {
+  dedupe: DedupeCapability;
+  kind?: 'read' | 'mutation';
+  lagMs?: number;
+  outcomes: Array<ToolOutcome | Error>;
+  lookups?: LookupAnswer[];
+}) {
+  const calls = { execute: 0, lookup: 0 };
+  const tool = defineTool({
+    name: 'ping',
+    version: 1,
+    description: 'Ping.',
+    input: z.strictObject({ n: z.number() }),
+    kind: opts.kind ?? 'mutation',
+    dedupe: opts.dedupe,
+    readAfterWriteLagMs: opts.lagMs ?? 0,
+    riskClass: 'routine-message',
+    summarize: (i) => `ping ${i.n}`,
+    async execute() {
+      const next = opts.outcomes[calls.execute++];
+      if (next === undefined) throw new Error('the script ran out: the executor executed once more than allowed');
+      if (next instanceof Error) throw next;
+      return next;
+    },
+    ...(opts.lookups
+      ? {
+          async lookup() {
+            const next = opts.lookups![calls.lookup++];
+            if (!next) throw new Error('the lookup script ran out');
+            return next;
+          },
+        }
+      : {}),
+  });
+  const tools = createToolRegistry([tool]);
+  const intent = tools.parseIntent({ operation: 'ping', n: 1 });
+  const clock = { now: 1_000_000 };
+  const run = (
+    attempt: number,
+    mode: 'first' | 'maybe-sent' | 'operator-cleared' = 'first',
+    requestHash = tools.hash(intent),
+  ): Promise<ExecuteOutcome> => {
+    const execute = createExecuteAction({
+      tools,
+      crash: () => undefined,
+      sleep: async (ms) => {
+        clock.now += ms;
+      },
+      random: () => 0.5,
+      now: () => clock.now,
+    });
+    const env = new MockActivityEnvironment({ attempt, currentAttemptScheduledTimestampMs: clock.now });
+    return env.run(execute, { key: 'ping:v1:acme:e-1', intent, requestHash, mode });
+  };
+  return { run, calls };
+}
+
+describe('the executor decides what a retry may do', () => {
+  it('executes once on a first attempt and confirms; a provider 200 is a send, not a replay', async () => {
+    const t = scripted({ dedupe: 'none', outcomes: [committed('msg-1')] });
+    const out = await t.run(1);
+    assert.deepEqual(out, { status: 'confirmed', providerRef: 'msg-1', record: null, via: 'send', sends: 1 });
+  });
+
+  it('leaves a key-less, lookup-less action unknown after a dead attempt, executing nothing', async () => {
+    const t = scripted({ dedupe: 'none', outcomes: [] });
+    const out = await t.run(2);
+    assert.equal(out.status, 'unknown');
+    assert.equal(t.calls.execute, 0);
+  });
+
+  it('re-executes a read after a dead attempt, since it has nothing to duplicate', async () => {
+    const t = scripted({ dedupe: 'none', kind: 'read', outcomes: [committed('r-1')] });
+    assert.equal((await t.run(2)).status, 'confirmed');
+    assert.equal(t.calls.execute, 1);
+  });
+
+  it('resends under the same key after a dead attempt for idempotency-key and transactional tools', async () => {
+    for (const dedupe of ['idempotency-key', 'transactional'] as const) {
+      const t = scripted({ dedupe, outcomes: [committed('ch-1', null, true)] });
+      const out = await t.run(2);
+      assert.equal(out.status === 'confirmed' && out.via, 'replay', dedupe);
+    }
+  });
+
+  it('waits out the read lag when a lookup is empty, then finds the effect without executing', async () => {
+    const t = scripted({ dedupe: 'lookup', lagMs: 3_000, outcomes: [], lookups: [absent(), found('tk-1')] });
+    const out = await t.run(2);
+    assert.deepEqual(out, { status: 'confirmed', providerRef: 'tk-1', record: null, via: 'lookup', sends: 0 });
+    assert.equal(t.calls.lookup, 2);
+  });
+
+  it('executes after a lookup proves absence once the lag has passed', async () => {
+    const t = scripted({ dedupe: 'lookup', lagMs: 0, outcomes: [committed('tk-2')], lookups: [absent()] });
+    const out = await t.run(2);
+    assert.equal(out.status === 'confirmed' && out.providerRef, 'tk-2');
+    assert.equal(t.calls.execute, 1);
+  });
+
+  it('retries not-committed answers and refused connections, then confirms once', async () => {
+    const refused = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    const t = scripted({ dedupe: 'none', outcomes: [notCommitted('HTTP 503'), refused, committed('m-3')] });
+    const out = await t.run(1);
+    assert.equal(out.status === 'confirmed' && out.sends, 3);
+  });
+
+  it('turns an ambiguous answer on a key-less tool into unknown instead of a second send', async () => {
+    const t = scripted({ dedupe: 'none', outcomes: [ambiguous('socket hang up')] });
+    const out = await t.run(1);
+    assert.equal(out.status, 'unknown');
+    assert.equal(t.calls.execute, 1);
+  });
+
+  it('maps an SDK error carrying statusCode 402 to a final BusinessRejected', async () => {
+    const declined = Object.assign(new Error('Your card was declined.'), { statusCode: 402 });
+    const t = scripted({ dedupe: 'idempotency-key', outcomes: [declined] });
+    await assert.rejects(
+      t.run(1),
+      (err: unknown) =>
+        errorCodeOf(err) === 'BusinessRejected' && (err as { nonRetryable?: boolean }).nonRetryable === true,
+    );
+  });
+
+  it('refuses an intent whose hash is not the claimed one, before executing', async () => {
+    const t = scripted({ dedupe: 'idempotency-key', outcomes: [] });
+    await assert.rejects(t.run(1, 'first', 'f'.repeat(64)), (err: unknown) => errorCodeOf(err) === 'IntentMismatch');
+    assert.equal(t.calls.execute, 0);
+  });
+});

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+
+/** Entry points check their arguments before anything starts: a bad one starts no server and leaves nothing behind. */
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function run(script: string, args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, ...env },
+  });
+}
+
+describe('entry points refuse bad arguments before starting anything', () => {
+  it('npm start refuses an event ID with a delimiter, naming --event, and creates no database', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'retrysafe-start-'));
+    try {
+      const dbFile = path.join(dir, 'temporal.sqlite');
+      const res = run('scripts/start.ts', [
+        '--once',
+        '--event',
+        'bad:event',
+        '--db-file',
+        dbFile,
+        '--port',
+        '0',
+        '--ui-port',
+        '0',
+      ]);
+      assert.equal(res.status, 2, res.stderr);
+      assert.match(res.stderr, /--event: must not contain ':'/);
+      assert.doesNotMatch(res.stderr, /at .*\.ts:\d+/, 'no stack trace');
+      assert.equal(existsSync(dbFile), false, 'no dev server was started');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('npm start refuses a port out of range', () => {
+    const res = run('scripts/start.ts', ['--port', '70000']);
+    assert.equal(res.status, 2);
+    assert.match(res.stderr, /--port must be a port number/);
+  });
+
+  it('the example worker names a missing provider URL and exits 2 before connecting', () => {
+    const res = run('examples/worker.ts', [], { RETRYSAFE_PAYMENTS_URL: '', TEMPORAL_ADDRESS: '127.0.0.1:9' });
+    assert.equal(res.status, 2, res.stderr);
+    assert.match(res.stderr, /RETRYSAFE_PAYMENTS_URL/);
+  });
+});
