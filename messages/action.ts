@@ -3,6 +3,7 @@
  * Clients, activities and run workflows import these definitions; workflows/action.ts implements them.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
 import type { ActionStatus } from '../policies/action-status';
 import type { DryRun } from '../policies/dry-run';
@@ -52,7 +53,8 @@ export interface ActionSnapshot {
   claimants: string[];
   summary: string;
   providerRef?: string;
-  record?: unknown;
+  /** What the provider answered (the tool's `result`), recorded with the action. */
+  record?: Json | null;
   error?: { code: string; message: string };
   /** Requests the executor sent to the provider for this action (calls of the tool's execute). */
   sends: number;

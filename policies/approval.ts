@@ -4,6 +4,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { z } from 'zod';
 import { RetrysafeError } from './errors';
 import { canonicalJson } from './request-hash';
+import { firstIssue } from './zod-issues';
 
 /**
  * Signed human approvals. An approval is bound to one action key and one request hash, expires soon,
@@ -105,11 +106,8 @@ export function verifyApproval(
   }
   const parsed = SignedApproval.safeParse(approval);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-    const field = path.length ? path.map(String).join('.') : '(root)';
-    const what = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
-    throw reject('malformed', `the approval is malformed: ${field}: ${what}`, { field });
+    const { field, message } = firstIssue(parsed.error);
+    throw reject('malformed', `the approval is malformed: ${field}: ${message}`, { field });
   }
   const { claims, publicKeyId } = parsed.data;
 
@@ -200,9 +198,8 @@ export function verifyApproval(
 export function signApproval(claims: ApprovalClaims, privateKeyHex: string, publicKeyId: string): SignedApproval {
   const parsed = ApprovalClaims.safeParse(claims);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue.path.length ? issue.path.map(String).join('.') : '(root)';
-    throw new RetrysafeError('InvalidIntent', `approval claims: ${field}: ${issue.message}`, { field });
+    const { field, message } = firstIssue(parsed.error);
+    throw new RetrysafeError('InvalidIntent', `approval claims: ${field}: ${message}`, { field });
   }
   if (!hex(32).test(privateKeyHex)) {
     throw new RetrysafeError('InvalidIntent', 'the signing key must be a 32-byte hex Ed25519 private key', {
@@ -257,9 +254,8 @@ export function approvalClaims(input: {
 export function parseTrustedApprovalKeys(raw: unknown): TrustedApprovalKeys {
   const parsed = TrustedApprovalKeys.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue.path.length ? issue.path.map(String).join('.') : '(root)';
-    throw new RetrysafeError('InvalidIntent', `trusted approval keys: ${field}: ${issue.message}`, { field });
+    const { field, message } = firstIssue(parsed.error);
+    throw new RetrysafeError('InvalidIntent', `trusted approval keys: ${field}: ${message}`, { field });
   }
   return parsed.data;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RunCeilingOverrides } from './ceilings';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS, RISK_CLASSES } from './decision-table';
 import { RetrysafeError } from './errors';
+import { allIssues } from './zod-issues';
 
 /**
  * Per-tenant overrides of the decision table's thresholds and of the run ceilings, loaded once from a
@@ -61,7 +62,7 @@ export type TenantPolicyConfig = z.infer<typeof TenantPolicyConfig>;
  */
 export function parseTenantPolicyConfig(raw: unknown): TenantPolicyConfig {
   const parsed = TenantPolicyConfig.safeParse(raw);
-  if (!parsed.success) throw configError(parsed.error.issues.map(describeIssue));
+  if (!parsed.success) throw configError(allIssues(parsed.error));
   const config = parsed.data;
 
   const problems: Array<{ field: string; message: string }> = [];
@@ -105,14 +106,6 @@ function merge(base: TenantPolicy | undefined, over: TenantPolicy | undefined): 
 
 function definedOnly<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): { field: string; message: string } {
-  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-  const field = path.length ? path.map(String).join('.') : '(root)';
-  if (issue.code === 'unrecognized_keys') return { field, message: 'unknown field' };
-  if (issue.code === 'invalid_key') return { field, message: issue.issues[0]?.message ?? issue.message };
-  return { field, message: issue.message };
 }
 
 function configError(problems: Array<{ field: string; message: string }>): RetrysafeError {

@@ -23,5 +23,8 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly (string 
     path.push(issue.keys[0]);
     return { field: path.join('.'), message: 'unknown field' };
   }
+  // A bad record key (a tenant name, a tool name) says what is wrong with the key, not just "invalid key".
+  if (issue.code === 'invalid_key')
+    return { field: path.length ? path.join('.') : '(root)', message: issue.issues[0]?.message ?? issue.message };
   return { field: path.length ? path.join('.') : '(root)', message: issue.message };
 }

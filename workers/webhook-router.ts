@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { parseActionKey } from '../policies/action-key';
 import { SA_KIND, SA_REFERENCE } from '../policies/search-attributes';
 import { providerEventSignal, type ProviderEvent } from '../messages/action';
+import { firstIssue } from '../policies/zod-issues';
 
 /**
  * Provider webhooks and settlement events become evidence on the action they concern. An event names
@@ -43,8 +44,8 @@ export function createWebhookRouter(deps: { client: Client; log?: Pick<Logger, '
   async function route(raw: unknown): Promise<RouteResult> {
     const parsed = WebhookBody.safeParse(raw);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return { routed: false, reason: `invalid event: ${issue.path.join('.') || '(root)'}: ${issue.message}` };
+      const { field, message } = firstIssue(parsed.error);
+      return { routed: false, reason: `invalid event: ${field}: ${message}` };
     }
     const event = parsed.data;
     const key = await findKey(event);

@@ -33,6 +33,7 @@ import { actionKeyForStep, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
 import { SA_ACTION_KEYS, SA_KIND, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
 import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, POLICY_START_TO_CLOSE, READ_START_TO_CLOSE } from '../policies/timeouts';
+import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
 import {
   OUTCOME_STATUSES,
@@ -343,7 +344,7 @@ export class ActionRun {
         continue;
       }
       const done = step?.providerRef
-        ? { providerRef: step.providerRef, result: (step.record ?? null) as never }
+        ? { providerRef: step.providerRef, result: step.record ?? null }
         : await this.lookUp(c.forKey, c.prepared);
       const undo = done
         ? await this.prepareActivities.deriveCompensation({ intent: c.prepared.intent, ...done })
@@ -372,7 +373,7 @@ export class ActionRun {
   private async lookUp(
     key: string,
     prepared: PreparedAction,
-  ): Promise<{ providerRef: string; result: never } | undefined> {
+  ): Promise<{ providerRef: string; result: Json | null } | undefined> {
     if (!prepared.tool.hasLookup) return undefined;
     const { lookupAction } = proxyActivities<Activities>({
       startToCloseTimeout: READ_START_TO_CLOSE,
@@ -381,7 +382,7 @@ export class ActionRun {
     await sleep(prepared.tool.readAfterWriteLagMs);
     const found = await lookupAction({ key, intent: prepared.intent, requestHash: prepared.requestHash });
     return found.found && found.providerRef
-      ? { providerRef: found.providerRef, result: (found.record ?? null) as never }
+      ? { providerRef: found.providerRef, result: found.record ?? null }
       : undefined;
   }
 

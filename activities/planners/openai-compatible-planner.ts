@@ -3,6 +3,7 @@ import { RetrysafeError } from '../../policies/errors';
 import { PLANNER_REQUEST_TIMEOUT_MS, buildPlannerPrompt } from '../../policies/planner-contract';
 import type { PlannerFacts, ToolSchema } from '../../policies/planner-contract';
 import type { PlanOptions, Planner, PlannerOutput } from './planner';
+import { firstIssue } from '../../policies/zod-issues';
 
 /**
  * A planner behind any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, LM Studio, a
@@ -153,10 +154,10 @@ export class OpenAiCompatiblePlanner implements Planner {
     }
     const parsed = ChatCompletion.safeParse(json);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
+      const issue = firstIssue(parsed.error);
       throw new RetrysafeError(
         'TransientProviderError',
-        `${where}: answered ${res.status} with no chat completion (${issue.path.join('.') || '(root)'}: ${issue.message})`,
+        `${where}: answered ${res.status} with no chat completion (${issue.field}: ${issue.message})`,
         { provider: 'planner', status: res.status },
       );
     }

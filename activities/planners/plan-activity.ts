@@ -13,6 +13,7 @@ import type { ToolRegistry } from '../../policies/tool-registry';
 import type { RecordedDecision } from '../../policies/planner-contract';
 import { shortHash } from '../../policies/request-hash';
 import type { Planner, PlannerOutput } from './planner';
+import { firstIssue } from '../../policies/zod-issues';
 
 /**
  * The planner call as an activity, so its answer lands in workflow history and a resumed or replayed run
@@ -88,11 +89,10 @@ export function createPlanActivity(deps: PlanActivityDeps) {
 function parseFacts(input: unknown): PlannerFacts {
   const parsed = PlannerFacts.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue.path.length ? issue.path.join('.') : '(root)';
+  const { field, message } = firstIssue(parsed.error);
   throw ApplicationFailure.create({
     type: 'InvalidPlannerFacts',
-    message: `planner input: ${field}: ${issue.message}`,
+    message: `planner input: ${field}: ${message}`,
     nonRetryable: true,
     details: [{ field }],
   });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
+import { firstIssue } from '../../policies/zod-issues';
 
 /** Bodies above this are refused before parsing; provider requests are a few hundred bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -71,10 +72,8 @@ function tooLarge(limitBytes: number): HttpError {
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, fieldPrefix = ''): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = [fieldPrefix, ...issue.path.map(String)].filter((part) => part !== '');
-  if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]);
-  const field = path.length === 0 ? 'body' : path.join('.');
+  const issue = firstIssue(result.error, fieldPrefix ? [fieldPrefix] : []);
+  const field = issue.field === '(root)' ? 'body' : issue.field;
   throw invalidRequest(field, `${field}: ${issue.message}`);
 }
 

@@ -14,6 +14,7 @@ import {
 } from '../../policies/approval';
 import { RetrysafeError } from '../../policies/errors';
 import { approveUpdate, type ApprovalOutcome } from '../../messages/approval';
+import { firstIssue } from '../../policies/zod-issues';
 
 /**
  * The approval service's core: who may approve (operators known by the SHA-256 of their bearer token)
@@ -67,16 +68,8 @@ export function hashOperatorToken(token: string): string {
 export function parseOperatorsFile(raw: unknown): Operator[] {
   const parsed = OperatorsFile.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-    const field = path.length ? path.map(String).join('.') : '(root)';
-    throw new RetrysafeError(
-      'InvalidIntent',
-      `${field}: ${issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message}`,
-      {
-        field,
-      },
-    );
+    const { field, message } = firstIssue(parsed.error);
+    throw new RetrysafeError('InvalidIntent', `${field}: ${message}`, { field });
   }
   const { operators } = parsed.data;
   operators.forEach((op, i) => {
@@ -185,10 +178,8 @@ export function parseApprovalRequest(raw: unknown): ApprovalRequest {
   if ('approver' in raw) throw fail('approver', 'not accepted; the approver is the operator the token belongs to');
   const parsed = ApprovalRequest.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-    const field = path.length ? path.map(String).join('.') : '(body)';
-    throw fail(field, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);
+    const issue = firstIssue(parsed.error);
+    throw fail(issue.field === '(root)' ? '(body)' : issue.field, issue.message);
   }
   try {
     parseActionKey(parsed.data.key);

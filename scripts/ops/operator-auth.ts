@@ -11,6 +11,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
+import { firstIssue } from '../../policies/zod-issues';
 
 export const DEFAULT_OPERATORS_FILE = '.data/operators.json';
 export const OPERATOR_TOKEN_ENV = 'RETRYSAFE_OPERATOR_TOKEN';
@@ -82,11 +83,8 @@ export async function readOperatorsFile(file: string): Promise<OperatorsFile | u
   }
   const parsed = OperatorsFile.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new OpsError(
-      `the operators file ${file} is invalid at ${issue.path.join('.') || '(root)'}: ${issue.message}`,
-      EXIT.failed,
-    );
+    const issue = firstIssue(parsed.error);
+    throw new OpsError(`the operators file ${file} is invalid at ${issue.field}: ${issue.message}`, EXIT.failed);
   }
   return parsed.data;
 }
