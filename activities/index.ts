@@ -32,7 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     executeAction: createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes }),
     lookupAction: createLookupAction({ tools: deps.tools }),
     claimAction: createClaimActionActivity({ client: deps.client, taskQueue: deps.taskQueue, tools: deps.tools }),
-    loadActionPolicy: createLoadActionPolicy(deps),
+    ...createLoadActionPolicy(deps),
     watchAction: createWatchAction({ client: deps.client }),
     ...createPrepareAction({ tools: deps.tools }),
     planNextAction: deps.planner
@@ -49,5 +49,5 @@ export function createActivities(deps: ActivityDeps) {
 export type { ExecuteInput, ExecuteOutcome } from './execute-action';
 export type { LookupResult } from './lookup-action';
 export type { ClaimActionInput } from './claim-action';
-export type { ActionPolicy } from './load-action-policy';
+export type { ActionPolicy, VolatilePolicy } from './load-action-policy';
 export type { PreparedAction } from './prepare-action';

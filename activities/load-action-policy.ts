@@ -6,10 +6,14 @@ import type { DryRunDescription, ToolDescriptor } from '../policies/tool';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import { typed } from './prepare-action';
 
-export interface ActionPolicy {
+/** The facts that may change while an action waits for a person: re-read before acting on an approval. */
+export interface VolatilePolicy {
   tenantPolicy?: TenantPolicy;
   /** Key id → hex Ed25519 public key of the approval service(s) whose signatures this worker trusts. */
   trustedApprovalKeys: Record<string, string>;
+}
+
+export interface ActionPolicy extends VolatilePolicy {
   /** The contract the action runs under, from this worker's registry. */
   tool: ToolDescriptor;
   summary: string;
@@ -29,7 +33,11 @@ export function createLoadActionPolicy(deps: {
   tenantPolicies?: TenantPolicyConfig;
   trustedApprovalKeys?: Record<string, string>;
 }) {
-  return async function loadActionPolicy(input: {
+  const volatile = (tenant: string): VolatilePolicy => ({
+    ...(deps.tenantPolicies ? { tenantPolicy: policyForTenant(deps.tenantPolicies, tenant) } : {}),
+    trustedApprovalKeys: { ...(deps.trustedApprovalKeys ?? {}) },
+  });
+  async function loadActionPolicy(input: {
     tenant: string;
     key: string;
     intent: Intent;
@@ -58,13 +66,19 @@ export function createLoadActionPolicy(deps: {
       }
       const preview = deps.tools.preview(intent);
       return {
-        ...(deps.tenantPolicies ? { tenantPolicy: policyForTenant(deps.tenantPolicies, input.tenant) } : {}),
-        trustedApprovalKeys: { ...(deps.trustedApprovalKeys ?? {}) },
+        ...volatile(input.tenant),
         tool,
         summary: deps.tools.summarize(intent),
         preview,
         dryRun: deps.tools.dryRun(intent),
       };
     });
-  };
+  }
+
+  /** Only the volatile facts, for the re-read after an approval: the contract stays the one recorded at the start. */
+  async function loadVolatilePolicy(input: { tenant: string }): Promise<VolatilePolicy> {
+    return volatile(input.tenant);
+  }
+
+  return { loadActionPolicy, loadVolatilePolicy };
 }

@@ -32,7 +32,7 @@ import {
   type OperatorResolution,
   type ProviderEvent,
 } from '../messages/action';
-import type { AgentRunInput } from '../workflows/agent-run';
+import type { AgentRunInput } from '../messages/run';
 
 export interface ActionListing {
   key: string;

@@ -3,7 +3,8 @@
  * agent runs. Clients, the ops CLI and tests import these definitions; workflows/ implements them.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { RaisableCeiling, RunCeilings, RunUsage } from '../policies/ceilings';
+import type { RaisableCeiling, RunCeilingOverrides, RunCeilings, RunUsage } from '../policies/ceilings';
+import type { PlannerHistoryEntry } from '../policies/planner-contract';
 import type { ActionSnapshot } from './action';
 
 export interface RunStatus {
@@ -58,3 +59,30 @@ export const resumeRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysaf
 /** End a paused run; its kept actions are compensated. */
 export const cancelRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.cancelRun');
 export const agentRunStatusQuery = defineQuery<AgentRunStatus>('retrysafe.agentRunStatus');
+
+/** Compensations a run ran, by the key each undoes. */
+export interface CompensationResult {
+  forKey: string;
+  compensationKey?: string;
+  status: 'compensated' | 'nothing-to-undo' | 'left-to-owner' | 'needs_review';
+}
+
+export interface AgentRunInput {
+  tenant: string;
+  eventId: string;
+  /** Name of this agent when several work on one event. */
+  agent?: string;
+  goal: string;
+  /** Facts gathered by reads before the run (the order, the customer, policy context). */
+  facts: Record<string, unknown>;
+  ceilings?: RunCeilingOverrides;
+}
+
+export interface AgentRunResult {
+  status: 'done' | 'stopped' | 'compensated' | 'cancelled' | 'needs_review';
+  reason: string;
+  actions: PlannerHistoryEntry[];
+  decisions: DecisionRecord[];
+  usage: RunUsage;
+  compensations?: CompensationResult[];
+}

@@ -1,8 +1,7 @@
 import { RetrysafeError } from './errors';
 import type { TenantPolicy } from './tenant-policy';
-import type { RiskClass, ToolDescriptor } from './tool';
+import type { Intent, RiskClass, ToolDescriptor } from './tool';
 import { amountOf } from './tool-facts';
-import type { Intent } from './tool-registry';
 
 /**
  * Where confirmation belongs, as data. Each row names a risk class (or every class), a condition on

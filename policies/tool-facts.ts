@@ -1,6 +1,5 @@
 import { RetrysafeError } from './errors';
-import type { ToolDescriptor } from './tool';
-import type { Intent } from './tool-registry';
+import type { Intent, ToolDescriptor } from './tool';
 
 /**
  * What workflow code reads off an intent through its tool's descriptor, without knowing the tool:

@@ -1,4 +1,4 @@
-import type { Json } from './tool';
+import type { Json } from './json';
 
 /**
  * The closed set of answers a tool's `execute` gives. The executor's attempt-aware table

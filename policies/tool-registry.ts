@@ -2,7 +2,14 @@ import { z } from 'zod';
 import { RetrysafeError } from './errors';
 import { requestHash } from './request-hash';
 import { RISK_CLASSES } from './decision-table';
-import { DEDUPE_CAPABILITIES, type AnyTool, type DryRunDescription, type Json, type ToolDescriptor } from './tool';
+import {
+  DEDUPE_CAPABILITIES,
+  type AnyTool,
+  type DryRunDescription,
+  type Intent,
+  type Json,
+  type ToolDescriptor,
+} from './tool';
 import { allIssues } from './zod-issues';
 
 /**
@@ -12,8 +19,7 @@ import { allIssues } from './zod-issues';
  * only the pure ones (schemas, summaries, derivations); `execute` and `lookup` run in activities.
  */
 
-/** An intent: the normalized request of one action. `operation` names its tool; the rest is the tool's input. */
-export type Intent = { operation: string } & Record<string, unknown>;
+export type { Intent } from './tool';
 
 /** Larger intents are refused before they reach history or a provider: they are plans, not documents. */
 export const MAX_INTENT_BYTES = 32 * 1024;

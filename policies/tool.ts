@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Json } from './json';
 import type { ToolOutcome, LookupAnswer } from './tool-outcome';
 
 /**
@@ -25,8 +26,10 @@ export const DEDUPE_CAPABILITIES = [
 export type RiskClass =
   'read' | 'routine-message' | 'customer-message' | 'money-movement' | 'destructive' | 'production-change';
 
-/** A JSON value, as the engine records it in history. */
-export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+export type { Json } from './json';
+
+/** An intent: the normalized request of one action. `operation` names its tool; the rest is the tool's input. */
+export type Intent = { operation: string } & Record<string, unknown>;
 
 /** What an implementation is handed on every call. */
 export interface ToolContext {

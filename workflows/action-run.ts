@@ -29,7 +29,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { PreparedAction } from '../activities/prepare-action';
-import { actionKeyForStep, runWorkflowId } from '../policies/action-key';
+import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
 import { SA_ACTION_KEYS, SA_KIND, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
 import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, POLICY_START_TO_CLOSE, READ_START_TO_CLOSE } from '../policies/timeouts';
@@ -42,7 +42,7 @@ import {
   type ActionSnapshot,
   type Settlement,
 } from '../messages/action';
-import { acceptRiskUpdate, runStatusQuery, type RiskAcceptance } from '../messages/run';
+import { acceptRiskUpdate, runStatusQuery, type CompensationResult, type RiskAcceptance } from '../messages/run';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -64,11 +64,7 @@ export interface ActOptions {
   returnWhenUnresolved?: boolean;
 }
 
-export interface CompensationResult {
-  forKey: string;
-  compensationKey?: string;
-  status: 'compensated' | 'nothing-to-undo' | 'left-to-owner' | 'needs_review';
-}
+export type { CompensationResult } from '../messages/run';
 
 /** Statuses that mean "may or may not have happened, nobody knows yet". */
 export const UNRESOLVED_STATUSES = [
@@ -81,7 +77,6 @@ export const UNRESOLVED_STATUSES = [
 
 interface Registered {
   forKey: string;
-  step: string;
   prepared: PreparedAction;
 }
 
@@ -224,7 +219,7 @@ export class ActionRun {
       if (previous) await this.guardReplan(previous.key, key);
     }
     if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
-      this.compensations.push({ forKey: key, step, prepared: p });
+      this.compensations.push({ forKey: key, prepared: p });
     }
     // The claim only talks to Temporal and is idempotent, so it runs as a local activity inside this workflow
     // task: no activity task round trip, and a worker that dies mid-claim costs a workflow task timeout (3 s).
@@ -356,7 +351,9 @@ export class ActionRun {
       }
       log.info('compensating', { forKey: c.forKey, operation: undo.tool.name });
       if (step) await this.settle(c.forKey, { state: 'compensating' });
-      const undoStep = c.step === c.prepared.tool.name ? undo.tool.name : `${c.step}-undo`;
+      // The undo's step follows the key it undoes: charge:v1:t:e → refund:v1:t:e, …:e:charge-r2 → refund:v1:t:e:charge-r2-undo.
+      const ownStep = parseActionKey(c.forKey).stepId;
+      const undoStep = ownStep === undefined ? undo.tool.name : `${ownStep}-undo`;
       const undone = await this.act(undo.intent, { compensation: true, step: undoStep }, undo);
       const ok = undone.status === 'confirmed';
       if (step)

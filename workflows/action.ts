@@ -51,7 +51,7 @@ type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
 export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot> {
   const state = new ActionState(input);
   state.install();
-  const { loadActionPolicy } = proxyLocalActivities<Activities>({
+  const { loadActionPolicy, loadVolatilePolicy } = proxyLocalActivities<Activities>({
     startToCloseTimeout: POLICY_START_TO_CLOSE,
     summary: `policy for ${input.tenant}`,
   });
@@ -191,12 +191,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       return false;
     }
     // Re-read the volatile facts before acting: the approver's key may have been revoked, the tenant's limits changed.
-    const fresh = await loadActionPolicy({
-      tenant: input.tenant,
-      key: input.key,
-      intent: input.intent,
-      requestHash: input.requestHash,
-    });
+    const fresh = await loadVolatilePolicy({ tenant: input.tenant });
     if (!fresh.trustedApprovalKeys[publicKeyId]) {
       await fail(
         'ApprovalRejected',

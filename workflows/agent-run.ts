@@ -20,7 +20,6 @@ import {
   raiseCeiling,
   resolveRunCeilings,
   type CeilingVerdict,
-  type RunCeilingOverrides,
   type RunUsage,
 } from '../policies/ceilings';
 import type { PlannerHistoryEntry } from '../policies/planner-contract';
@@ -33,6 +32,8 @@ import {
   cancelRunUpdate,
   raiseCeilingUpdate,
   resumeRunUpdate,
+  type AgentRunInput,
+  type AgentRunResult,
   type DecisionRecord,
   type OperatorCommand,
 } from '../messages/run';
@@ -40,25 +41,7 @@ import { ActionRun, type CompensationResult } from './action-run';
 
 type Activities = ReturnType<typeof createActivities>;
 
-export interface AgentRunInput {
-  tenant: string;
-  eventId: string;
-  /** Name of this agent when several work on one event. */
-  agent?: string;
-  goal: string;
-  /** Facts gathered by reads before the run (the order, the customer, policy context). */
-  facts: Record<string, unknown>;
-  ceilings?: RunCeilingOverrides;
-}
-
-export interface AgentRunResult {
-  status: 'done' | 'stopped' | 'compensated' | 'cancelled' | 'needs_review';
-  reason: string;
-  actions: PlannerHistoryEntry[];
-  decisions: DecisionRecord[];
-  usage: RunUsage;
-  compensations?: CompensationResult[];
-}
+export type { AgentRunInput, AgentRunResult } from '../messages/run';
 
 /** Invalid model outputs tolerated in a row before a person has to look. */
 export const MAX_INVALID_OUTPUTS_IN_A_ROW = 2;

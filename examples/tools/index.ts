@@ -53,4 +53,5 @@ export type ReserveIntent = ByName<'reserve'>;
 export type ReleaseIntent = ByName<'release'>;
 export type CreateShipmentIntent = ByName<'create-shipment'>;
 export type ExampleIntent = IntentOf<Tools>;
+export type ExampleOperation = Tools['name'];
 export { APPROVED_EMAIL_TEMPLATES } from './email';

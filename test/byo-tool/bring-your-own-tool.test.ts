@@ -56,7 +56,8 @@ describe('a tool brought by the user, registered on their own worker', () => {
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-byo-'));
-    chat = await startChat(4_000);
+    // Longer than any recovery (heartbeat timeout, restart): the retry's first lookup always lands inside the lag.
+    chat = await startChat(10_000);
     stack = await startStack({
       providerKinds: [],
       worker: { entry: 'test/byo-tool/worker.ts', workflowsPath: require.resolve('./workflows') },
@@ -151,6 +152,28 @@ describe('a tool brought by the user, registered on their own worker', () => {
     const undo = await client.getAction('void-entry:v1:acme:payout-2');
     assert.equal(undo?.status, 'confirmed');
     assert.equal(undo?.sends, 1);
+  });
+
+  it('derives the undo key from the step of the action it undoes', { timeout: 120_000 }, async () => {
+    const run = await stack.retrysafe.startRun('payoutWorkflow', 'acme', 'payout-3', {
+      account: 'acct-10',
+      amountCents: 800,
+      channel: 'closed',
+      entryStep: 'fee',
+    });
+    const result = (await run.result()) as {
+      status: string;
+      compensations: Array<{ forKey: string; compensationKey: string }>;
+    };
+    assert.equal(result.status, 'compensated');
+    assert.deepEqual(
+      result.compensations.map((c) => [c.forKey, c.compensationKey]),
+      [['record-entry:v1:acme:payout-3:fee', 'void-entry:v1:acme:payout-3:fee-undo']],
+    );
+    assert.equal(
+      rows('SELECT voided_by FROM entries WHERE account = ?', ['acct-10'])[0].voided_by,
+      'void-entry:v1:acme:payout-3:fee-undo',
+    );
   });
 
   it('answers a repeat claim with the action as it is now, not the first answer', async () => {

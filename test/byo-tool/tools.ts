@@ -18,7 +18,7 @@ export function chatTools(baseUrl: string) {
     input: z.strictObject({ channel: z.string().trim().min(1).max(80), text: z.string().trim().min(1).max(4_000) }),
     kind: 'mutation',
     dedupe: 'lookup',
-    readAfterWriteLagMs: 4_000,
+    readAfterWriteLagMs: 10_000,
     riskClass: 'routine-message',
     summarize: (i) => `post to #${i.channel}: ${i.text.slice(0, 40)}`,
     async execute(i, ctx) {

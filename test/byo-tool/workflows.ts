@@ -15,13 +15,18 @@ export interface PayoutInput {
   account: string;
   amountCents: number;
   channel: string;
+  /** The step the entry is recorded at; the tool's name (the default) when absent. */
+  entryStep?: string;
 }
 
 export async function payoutWorkflow(
   input: PayoutInput,
 ): Promise<{ status: string; entry?: string; message?: string; compensations?: CompensationResult[] }> {
   const run = new ActionRun(parseRunWorkflowId(workflowInfo().workflowId));
-  const entry = await run.act({ operation: 'record-entry', account: input.account, amountCents: input.amountCents });
+  const entry = await run.act(
+    { operation: 'record-entry', account: input.account, amountCents: input.amountCents },
+    input.entryStep ? { step: input.entryStep } : {},
+  );
   if (entry.status !== 'confirmed') return { status: entry.status };
   const message = await run.act(
     { operation: 'post-chat-message', channel: input.channel, text: `Paid ${input.amountCents} to ${input.account}` },

@@ -60,7 +60,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
 
   function worker(taskQueue: string) {
     return harness.worker(taskQueue, {
-      loadActionPolicy: createLoadActionPolicy({ tools, trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } }),
+      ...createLoadActionPolicy({ tools, trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } }),
       async executeAction(input: ExecuteInput): Promise<ExecuteOutcome> {
         dispatched.push(input.key);
         return { status: 'confirmed', providerRef: `ch_${dispatched.length}`, record: {}, via: 'send', sends: 1 };

@@ -33,7 +33,7 @@ describe('an unresolved action escalates after the escalation window (time-skipp
       async claimAction() {
         throw new Error('not used');
       },
-      loadActionPolicy: createLoadActionPolicy({ tools }),
+      ...createLoadActionPolicy({ tools }),
     });
   }
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { exampleRegistry } from '../../examples/tools';
+import { exampleRegistry, type ExampleOperation } from '../../examples/tools';
 import { RetrysafeError, type ErrorCode } from '../../policies/errors';
 import { MAX_INTENT_BYTES, type Intent } from '../../policies/tool-registry';
 
@@ -11,16 +11,8 @@ import { MAX_INTENT_BYTES, type Intent } from '../../policies/tool-registry';
 const tools = exampleRegistry();
 const parseIntent = (raw: unknown) => tools.parseIntent(raw);
 const requestHash = (intent: Intent) => tools.hash(intent);
-const OPERATIONS = [
-  'charge',
-  'refund',
-  'send-email',
-  'create-ticket',
-  'reserve',
-  'release',
-  'create-shipment',
-] as const;
-type Operation = (typeof OPERATIONS)[number];
+const OPERATIONS = tools.names as readonly ExampleOperation[];
+type Operation = ExampleOperation;
 /** A nested object field of a parsed intent, for reading its members. */
 const nested = (intent: Intent, field: string) => intent[field] as Record<string, unknown>;
 
