@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { ToolRegistry } from '../policies/tool-registry';
 import { createClaimActionActivity } from './claim-action';
@@ -22,6 +23,8 @@ export interface ActivityDeps {
   crash?: CrashHook;
   tenantPolicies?: TenantPolicyConfig;
   trustedApprovalKeys?: Record<string, string>;
+  /** Operators' tenants and roles (the operators file), for signed decisions. */
+  operatorScopes?: OperatorScopes | (() => Promise<OperatorScopes>);
   /** The model (or script) agent runs plan with; agent runs fail with NoPlanner without one. */
   planner?: Planner;
 }
@@ -34,7 +37,7 @@ export function createActivities(deps: ActivityDeps) {
     claimAction: createClaimActionActivity({ client: deps.client, taskQueue: deps.taskQueue, tools: deps.tools }),
     ...createLoadActionPolicy(deps),
     watchAction: createWatchAction({ client: deps.client }),
-    ...createPrepareAction({ tools: deps.tools }),
+    ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies }),
     planNextAction: deps.planner
       ? createPlanActivity({ planner: deps.planner, tools: deps.tools })
       : async (): Promise<never> => {

@@ -1,5 +1,6 @@
 import { parseActionKey } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
+import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicy, TenantPolicyConfig } from '../policies/tenant-policy';
 import { policyForTenant } from '../policies/tenant-policy';
 import type { DryRunDescription, ToolDescriptor } from '../policies/tool';
@@ -11,6 +12,8 @@ export interface VolatilePolicy {
   tenantPolicy?: TenantPolicy;
   /** Key id → hex Ed25519 public key of the approval service(s) whose signatures this worker trusts. */
   trustedApprovalKeys: Record<string, string>;
+  /** Each operator's tenants and roles, from the operators file: what a signed decision may decide. */
+  operators: OperatorScopes;
 }
 
 export interface ActionPolicy extends VolatilePolicy {
@@ -32,10 +35,14 @@ export function createLoadActionPolicy(deps: {
   tools: ToolRegistry;
   tenantPolicies?: TenantPolicyConfig;
   trustedApprovalKeys?: Record<string, string>;
+  /** Fixed scopes, or a reader called on every load (the operators file, so a new operator counts at once). */
+  operatorScopes?: OperatorScopes | (() => Promise<OperatorScopes>);
 }) {
-  const volatile = (tenant: string): VolatilePolicy => ({
+  const volatile = async (tenant: string): Promise<VolatilePolicy> => ({
     ...(deps.tenantPolicies ? { tenantPolicy: policyForTenant(deps.tenantPolicies, tenant) } : {}),
     trustedApprovalKeys: { ...(deps.trustedApprovalKeys ?? {}) },
+    operators:
+      typeof deps.operatorScopes === 'function' ? await deps.operatorScopes() : { ...(deps.operatorScopes ?? {}) },
   });
   async function loadActionPolicy(input: {
     tenant: string;
@@ -43,6 +50,7 @@ export function createLoadActionPolicy(deps: {
     intent: Intent;
     requestHash: string;
   }): Promise<ActionPolicy> {
+    const current = await volatile(input.tenant);
     return typed(() => {
       const intent = deps.tools.parseIntent(input.intent);
       const hash = deps.tools.hash(intent);
@@ -66,7 +74,7 @@ export function createLoadActionPolicy(deps: {
       }
       const preview = deps.tools.preview(intent);
       return {
-        ...volatile(input.tenant),
+        ...current,
         tool,
         summary: deps.tools.summarize(intent),
         preview,

@@ -1,4 +1,5 @@
 import { RetrysafeError } from '../policies/errors';
+import { cardNumberModeFor, type TenantPolicyConfig } from '../policies/tenant-policy';
 import type { Json, ToolDescriptor } from '../policies/tool';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 
@@ -14,11 +15,17 @@ export interface PreparedAction {
   summary: string;
 }
 
-export function createPrepareAction(deps: { tools: ToolRegistry }) {
-  /** Validates, normalizes and hashes a proposed intent; a bad one fails with the field it names. */
-  async function prepareAction(input: { intent: unknown }): Promise<PreparedAction> {
+export function createPrepareAction(deps: { tools: ToolRegistry; tenantPolicies?: TenantPolicyConfig }) {
+  /**
+   * Validates, normalizes and hashes a proposed intent; a bad one fails with the field it names. A card
+   * number in its text is refused, or masked when the run's `tenant` chose that in its tenant policy
+   * (runs that do not pass their tenant get the default, refuse).
+   */
+  async function prepareAction(input: { intent: unknown; tenant?: string }): Promise<PreparedAction> {
     return typed(() => {
-      const intent = deps.tools.parseIntent(input.intent);
+      const intent = deps.tools.parseIntent(input.intent, {
+        cardNumbers: cardNumberModeFor(deps.tenantPolicies, input.tenant),
+      });
       return {
         intent,
         requestHash: deps.tools.hash(intent),

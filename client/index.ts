@@ -19,6 +19,7 @@ import {
   SA_WAITING_ON,
 } from '../policies/search-attributes';
 import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
+import { cardNumberModeFor, type TenantPolicyConfig } from '../policies/tenant-policy';
 import type { AnyTool } from '../policies/tool';
 import { createToolRegistry, type Intent, type ToolRegistry } from '../policies/tool-registry';
 import {
@@ -29,10 +30,17 @@ import {
   resolveUpdate,
   statusQuery,
   type ActionSnapshot,
-  type OperatorResolution,
   type ProviderEvent,
 } from '../messages/action';
-import type { AgentRunInput } from '../messages/run';
+import {
+  acceptRiskUpdate,
+  cancelRunUpdate,
+  raiseCeilingUpdate,
+  resumeRunUpdate,
+  type AgentRunInput,
+} from '../messages/run';
+import { approveUpdate } from '../messages/approval';
+import type { SignedDecision } from '../policies/signed-decision';
 
 export interface ActionListing {
   key: string;
@@ -57,6 +65,8 @@ export interface RetrysafeClientOptions {
   taskQueue?: string;
   /** The tools actions are claimed with from application code: the same ones the workers register. */
   tools?: readonly AnyTool[] | ToolRegistry;
+  /** The workers' tenant policies, so a claim treats card numbers in free text as the tenant chose. */
+  tenantPolicies?: TenantPolicyConfig;
 }
 
 export class RetrysafeClient {
@@ -156,7 +166,9 @@ export class RetrysafeClient {
     options: { wait?: boolean; timeoutMs?: number } = {},
   ): Promise<ActionSnapshot> {
     const tools = this.tools;
-    const intent = tools.parseIntent(rawIntent);
+    const intent = tools.parseIntent(rawIntent, {
+      cardNumbers: cardNumberModeFor(this.options.tenantPolicies, where.tenant),
+    });
     const tool = tools.describe(intent);
     const runId = runWorkflowId(where.tenant, where.eventId);
     const stepId = where.step === undefined || where.step === tool.name ? undefined : where.step;
@@ -184,7 +196,13 @@ export class RetrysafeClient {
     const handle = this.client.workflow.getHandle(key);
     const description = await handle.describe();
     if (description.status.name !== 'RUNNING') return (await this.getAction(key))!;
-    const outcome = handle.executeUpdate(outcomeUpdate, { args: [] });
+    // The action may close while the update waits (a fast action settles between describe and update):
+    // its recorded result is the answer then.
+    const outcome = handle.executeUpdate(outcomeUpdate, { args: [] }).catch(async (err: unknown) => {
+      const closed = (await handle.describe()).status.name !== 'RUNNING';
+      if (closed) return (await this.getAction(key))!;
+      throw err;
+    });
     if (options.timeoutMs === undefined) return outcome;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>(
@@ -258,16 +276,62 @@ export class RetrysafeClient {
     return out;
   }
 
-  /** Records an operator's decision on an unknown or needs_review action. */
-  async resolveAction(key: string, resolution: OperatorResolution): Promise<ActionSnapshot> {
-    parseActionKey(key);
-    return this.client.workflow.getHandle(key).executeUpdate(resolveUpdate, { args: [resolution] });
+  /**
+   * Delivers a signed decision (from the approval service) to the workflow it names: the action for
+   * approve, reject and resolve; the run for accept-risk (the run that re-planned the action), raise-ceiling,
+   * resume and cancel. The workflow verifies it; a refusal comes back as a failed update whose error code
+   * is `DecisionRejected` with the reason.
+   */
+  async submitDecision(signed: SignedDecision, runId?: string): Promise<unknown> {
+    return submitDecision(this.client, signed, runId);
+  }
+
+  /** A signed `resolve` decision on an action in needs_review; answers with the action once it applied it. */
+  async resolveAction(signed: SignedDecision): Promise<ActionSnapshot> {
+    if (signed.claims.decision !== 'resolve') {
+      throw new RetrysafeError(
+        'InvalidIntent',
+        `resolveAction takes a resolve decision, not ${signed.claims.decision}`,
+        {
+          field: 'claims.decision',
+        },
+      );
+    }
+    return (await this.submitDecision(signed)) as ActionSnapshot;
   }
 
   /** Routes a provider webhook or settlement event to its action by key. */
   async deliverProviderEvent(key: string, event: ProviderEvent): Promise<void> {
     parseActionKey(key);
     await this.client.workflow.getHandle(key).signal(providerEventSignal, event);
+  }
+}
+
+/** See RetrysafeClient.submitDecision. An accept-risk decision names the re-planned action; pass its run's ID. */
+export async function submitDecision(client: Client, signed: SignedDecision, runId?: string): Promise<unknown> {
+  const { decision, key } = signed.claims;
+  switch (decision) {
+    case 'approve':
+    case 'reject':
+      parseActionKey(key);
+      return client.workflow.getHandle(key).executeUpdate(approveUpdate, { args: [signed] });
+    case 'resolve':
+      parseActionKey(key);
+      return client.workflow.getHandle(key).executeUpdate(resolveUpdate, { args: [signed] });
+    case 'accept-risk':
+      if (!runId)
+        throw new RetrysafeError(
+          'InvalidIntent',
+          'accept-risk goes to the run that re-planned the action: pass its run ID',
+          { field: 'runId' },
+        );
+      return client.workflow.getHandle(runId).executeUpdate(acceptRiskUpdate, { args: [signed] });
+    case 'raise-ceiling':
+      return client.workflow.getHandle(key).executeUpdate(raiseCeilingUpdate, { args: [signed] });
+    case 'resume':
+      return client.workflow.getHandle(key).executeUpdate(resumeRunUpdate, { args: [signed] });
+    case 'cancel':
+      return client.workflow.getHandle(key).executeUpdate(cancelRunUpdate, { args: [signed] });
   }
 }
 

@@ -3,6 +3,7 @@
  * Clients, activities and run workflows import these definitions; workflows/action.ts implements them.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SignedDecision } from '../policies/signed-decision';
 import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
 import type { ActionStatus } from '../policies/action-status';
@@ -67,6 +68,10 @@ export interface ActionSnapshot {
   approvedBy?: string;
   checks: ReconciliationCheck[];
   audit: AuditEntry[];
+  /** Provider events received, one per event ID, in arrival order (evidence only: see `checks` for what they proved). */
+  events?: ProviderEvent[];
+  /** Events that contradict the action's outcome or each other, kept for a person to decide (`ops show`). */
+  conflicts?: EventConflict[];
 }
 
 /** Evidence from the provider (webhook, settlement event) routed to the action by its key. */
@@ -74,12 +79,24 @@ export interface ProviderEvent {
   eventId: string;
   type: string;
   key?: string;
+  /** Which provider's signed endpoint it came in on (the webhook router sets it). */
+  provider?: string;
   providerRef?: string;
   outcome: 'succeeded' | 'failed';
   receivedAt?: string;
 }
 
-/** An authorized operator's decision on an action in needs_review (or unknown). */
+/** A provider event that disagrees with what the action holds: never applied, shown to a person. */
+export interface EventConflict {
+  at: string;
+  eventId: string;
+  type: string;
+  outcome: ProviderEvent['outcome'];
+  providerRef?: string;
+  reason: string;
+}
+
+/** An authorized operator's decision on an action in needs_review, as read from its verified, signed envelope. */
 export interface OperatorResolution {
   decision: 'confirmed' | 'not-happened' | 'failed' | 'compensate';
   operator: string;
@@ -90,7 +107,8 @@ export interface OperatorResolution {
 export const claimUpdate = defineUpdate<ActionSnapshot, [ClaimRequest]>('retrysafe.claim');
 /** A downstream run subscribes to an action it does not own, to wait for its outcome (interlocks). */
 export const watchUpdate = defineUpdate<ActionSnapshot, [{ watcher: string }]>('retrysafe.watch');
-export const resolveUpdate = defineUpdate<ActionSnapshot, [OperatorResolution]>('retrysafe.resolve');
+/** A signed `resolve` decision (policies/signed-decision.ts); unsigned, forged or out-of-scope ones are refused. */
+export const resolveUpdate = defineUpdate<ActionSnapshot, [SignedDecision]>('retrysafe.resolve');
 export const statusQuery = defineQuery<ActionSnapshot>('retrysafe.status');
 /** Answers once the action has an outcome (OUTCOME_STATUSES), or at once when it already has one. */
 export const outcomeUpdate = defineUpdate<ActionSnapshot, []>('retrysafe.outcome');

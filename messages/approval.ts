@@ -4,12 +4,12 @@
  * them, verifying each approval with policies/approval.ts in the update's validator.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { SignedApproval } from '../policies/approval';
+import type { SignedDecision } from '../policies/signed-decision';
 import type { DryRun } from '../policies/dry-run';
 import type { ActionStatus } from '../policies/action-status';
 
 export type { DryRun } from '../policies/dry-run';
-export type { SignedApproval } from '../policies/approval';
+export type { SignedDecision } from '../policies/signed-decision';
 
 /** What the action did with a verified approval. */
 export interface ApprovalOutcome {
@@ -21,6 +21,6 @@ export interface ApprovalOutcome {
 }
 
 /** A signed approval or rejection for the action's current request; forged, mismatched or expired ones are refused. */
-export const approveUpdate = defineUpdate<ApprovalOutcome, [SignedApproval]>('retrysafe.approve');
+export const approveUpdate = defineUpdate<ApprovalOutcome, [SignedDecision]>('retrysafe.approve');
 /** The dry run awaiting confirmation, or undefined when the action needs none (or has not reached that point). */
 export const dryRunQuery = defineQuery<DryRun | undefined>('retrysafe.dryRun');

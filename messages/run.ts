@@ -3,7 +3,8 @@
  * agent runs. Clients, the ops CLI and tests import these definitions; workflows/ implements them.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { RaisableCeiling, RunCeilingOverrides, RunCeilings, RunUsage } from '../policies/ceilings';
+import type { RunCeilingOverrides, RunCeilings, RunUsage } from '../policies/ceilings';
+import type { SignedDecision } from '../policies/signed-decision';
 import type { PlannerHistoryEntry } from '../policies/planner-contract';
 import type { ActionSnapshot } from './action';
 
@@ -22,8 +23,11 @@ export interface RiskAcceptance {
   reason: string;
 }
 
-/** An authorized operator lets a re-planned action run although its predecessor is unresolved or confirmed. */
-export const acceptRiskUpdate = defineUpdate<{ accepted: string }, [RiskAcceptance]>('retrysafe.acceptRisk');
+/**
+ * An authorized operator lets a re-planned action run although its predecessor is unresolved or
+ * confirmed: a signed `accept-risk` decision whose key is the re-planned action's key.
+ */
+export const acceptRiskUpdate = defineUpdate<{ accepted: string }, [SignedDecision]>('retrysafe.acceptRisk');
 
 export interface OperatorCommand {
   operator: string;
@@ -50,14 +54,11 @@ export interface AgentRunStatus {
 }
 
 /** Raise a ceiling and let the paused run continue with the step it was about to take. */
-export const raiseCeilingUpdate = defineUpdate<
-  RunCeilings,
-  [OperatorCommand & { ceiling: RaisableCeiling; newLimit: number }]
->('retrysafe.raiseCeiling');
+export const raiseCeilingUpdate = defineUpdate<RunCeilings, [SignedDecision]>('retrysafe.raiseCeiling');
 /** Let a run paused by its planner's question (or by invalid output) continue. */
-export const resumeRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.resumeRun');
+export const resumeRunUpdate = defineUpdate<string, [SignedDecision]>('retrysafe.resumeRun');
 /** End a paused run; its kept actions are compensated. */
-export const cancelRunUpdate = defineUpdate<string, [OperatorCommand]>('retrysafe.cancelRun');
+export const cancelRunUpdate = defineUpdate<string, [SignedDecision]>('retrysafe.cancelRun');
 export const agentRunStatusQuery = defineQuery<AgentRunStatus>('retrysafe.agentRunStatus');
 
 /** Compensations a run ran, by the key each undoes. */

@@ -35,7 +35,7 @@ export const ERROR_CODES = {
   /** A per-action limit or run ceiling was reached; the run waits in needs_review. */
   CeilingReached: { retryable: false },
   /** A human approval was unsigned, forged, for another action or hash, or expired. */
-  ApprovalRejected: { retryable: false },
+  DecisionRejected: { retryable: false },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CARD_NUMBER_MODES, type CardNumberMode } from './card-numbers';
 import { RunCeilingOverrides } from './ceilings';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS, RISK_CLASSES } from './decision-table';
 import { RetrysafeError } from './errors';
@@ -36,6 +37,11 @@ export const TenantPolicy = z.strictObject({
     })
     .optional(),
   ceilings: RunCeilingOverrides.optional(),
+  /**
+   * A card number in an intent's free text (policies/card-numbers.ts): `refuse` the intent (the default),
+   * or `mask` it to `•••• 1234` before it is hashed, so neither the request hash nor the history holds it.
+   */
+  cardNumbersInText: z.enum(CARD_NUMBER_MODES, { error: `must be one of ${CARD_NUMBER_MODES.join(', ')}` }).optional(),
 });
 export type TenantPolicy = z.infer<typeof TenantPolicy>;
 
@@ -89,6 +95,12 @@ export function parseTenantPolicyConfig(raw: unknown): TenantPolicyConfig {
 export function policyForTenant(config: TenantPolicyConfig, tenant: string): TenantPolicy {
   const entry = Object.prototype.hasOwnProperty.call(config.tenants, tenant) ? config.tenants[tenant] : undefined;
   return merge(config.default, entry);
+}
+
+/** How intents of `tenant` treat card numbers in free text: its policy's choice, `refuse` without one. */
+export function cardNumberModeFor(config: TenantPolicyConfig | undefined, tenant: string | undefined): CardNumberMode {
+  if (!config || tenant === undefined) return 'refuse';
+  return policyForTenant(config, tenant).cardNumbersInText ?? 'refuse';
 }
 
 function merge(base: TenantPolicy | undefined, over: TenantPolicy | undefined): TenantPolicy {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { findCardNumberField, maskCardNumbersIn, type CardNumberMode } from './card-numbers';
 import { RetrysafeError } from './errors';
 import { requestHash } from './request-hash';
 import { RISK_CLASSES } from './decision-table';
@@ -32,8 +33,13 @@ export interface ToolRegistry {
   has(name: string): boolean;
   /** The tool, or `UnknownOperation` naming the registered ones. */
   get(name: string): AnyTool;
-  /** Validates and normalizes raw input into an intent; the error names the field. */
-  parseIntent(raw: unknown): Intent;
+  /**
+   * Validates and normalizes raw input into an intent; the error names the field. A card number in any
+   * string (policies/card-numbers.ts) is refused, or with `{ cardNumbers: 'mask' }` (a tenant's choice,
+   * which the registry cannot know) cut to its last four before the schema sees it, so neither the hash
+   * nor anything recorded ever holds it.
+   */
+  parseIntent(raw: unknown, options?: ParseIntentOptions): Intent;
   /** SHA-256 of the intent's canonical JSON without the tool's secret fields. */
   hash(intent: Intent): string;
   describe(intent: Intent): ToolDescriptor;
@@ -45,6 +51,11 @@ export interface ToolRegistry {
   reference(intent: Intent, key: string): string | undefined;
   /** The undo of a done action as an intent of its compensating tool, or undefined when there is none. */
   compensationFor(intent: Intent, done: { providerRef: string; result?: Json }): Intent | undefined;
+}
+
+export interface ParseIntentOptions {
+  /** What to do with card numbers in free text; `refuse` when absent. */
+  cardNumbers?: CardNumberMode;
 }
 
 /** Builds the registry, refusing a malformed tool with its name and the field. */
@@ -88,14 +99,19 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
     names,
     has: (name) => byName.has(name),
     get,
-    parseIntent(raw) {
+    parseIntent(raw, options = {}) {
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
         throw new RetrysafeError('InvalidIntent', 'intent must be an object', { field: '(root)' });
       }
       const operation = (raw as { operation?: unknown }).operation;
+      // Before `get`: its UnknownOperation message quotes the operation.
+      if (typeof operation === 'string') refuseCardNumbers(undefined, { operation });
       const tool = get(operation as string);
       checkSize(raw);
-      const parsed = tool.input.safeParse(inputOf(raw as Intent));
+      const given = inputOf(raw as Intent);
+      const input = options.cardNumbers === 'mask' ? maskCardNumbersIn(given) : given;
+      refuseCardNumbers(tool.name, input);
+      const parsed = tool.input.safeParse(input);
       if (!parsed.success) {
         const issues = allIssues(parsed.error);
         const { field, message } = issues[0];
@@ -108,7 +124,10 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
       if (typeof parsed.data !== 'object' || parsed.data === null || Array.isArray(parsed.data)) {
         throw toolError(tool.name, 'input', 'must be an object schema');
       }
-      return { operation: tool.name, ...(parsed.data as Record<string, unknown>) };
+      const intent = { operation: tool.name, ...(parsed.data as Record<string, unknown>) };
+      // The schema's normalization must not assemble one either (it would reach the hash).
+      refuseCardNumbers(tool.name, intent);
+      return intent;
     },
     hash: (intent) => requestHash(intent, get(intent.operation).secretFields ?? []),
     describe(intent) {
@@ -198,6 +217,25 @@ function checkTool(tool: AnyTool, index: number): void {
   for (const [field, limit] of Object.entries(tool.limits ?? {})) {
     if (!Number.isFinite(limit?.max)) throw toolError(name, `limits.${field}.max`, 'must be a number');
   }
+}
+
+/**
+ * Refuses a value holding a card number with `InvalidIntent` naming the field (`description`,
+ * `address.line1`); neither the message nor the details repeat any of its digits.
+ */
+function refuseCardNumbers(tool: string | undefined, value: Record<string, unknown>): void {
+  const found = findCardNumberField(value);
+  if (!found) return;
+  const message = found.inKey
+    ? 'a field name looks like a card number (a Luhn-valid run of 13–19 digits); card numbers are not accepted in intents'
+    : 'looks like a card number (a Luhn-valid run of 13–19 digits); card numbers are not accepted in intents: ' +
+      'remove it, or have the tenant policy mask it (cardNumbersInText: "mask")';
+  throw new RetrysafeError('InvalidIntent', `${tool ? `${tool}: ` : ''}${found.field}: ${message}`, {
+    field: found.field,
+    ...(tool ? { operation: tool } : {}),
+    reason: 'card-number',
+    issues: [{ field: found.field, message }],
+  });
 }
 
 function toolError(tool: string, field: string, message: string): RetrysafeError {

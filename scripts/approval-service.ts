@@ -1,7 +1,8 @@
 /**
- * The approval service: the only holder of the approval signing key. Operators authenticate with a
- * bearer token (the service stores only its SHA-256) and get back an approval signed for one action key
- * and request hash; the client then submits it to the action's workflow.
+ * The approval service: the only holder of the signing key. Operators authenticate with a bearer token
+ * (the service stores only its SHA-256) and get back a decision signed for one action key and request
+ * hash (or one run), within their tenants and roles; the client then submits it to the workflow, which
+ * checks all of it again.
  *
  *   tsx scripts/approval-service.ts keygen                        new signing key pair and key id
  *   tsx scripts/approval-service.ts new-operator --name alice     new operator token and its operators-file entry
@@ -40,7 +41,7 @@ const USAGE = `Usage: npm run approvals -- <command>
   keygen                                    a new signing key pair and its key id
   new-operator --name NAME                  a new operator token and its operators-file entry
   sign --key K --hash H --decision approve|reject [--operator-token T] [--ttl-seconds N]
-  serve [--port ${DEFAULT_APPROVAL_PORT}] [--host 127.0.0.1]        POST /approvals with Authorization: Bearer <token>
+  serve [--port ${DEFAULT_APPROVAL_PORT}] [--host 127.0.0.1]        POST /decisions with Authorization: Bearer <token>
 
 sign and serve read RETRYSAFE_OPERATORS_FILE, RETRYSAFE_APPROVAL_SIGNING_KEY and RETRYSAFE_APPROVAL_KEY_ID;
 sign also takes the token from RETRYSAFE_OPERATOR_TOKEN. Workers trust the public key through
@@ -82,8 +83,18 @@ async function main(argv: string[]): Promise<void> {
     case 'new-operator': {
       if (!values.name) throw new UsageError('new-operator needs --name');
       const token = randomBytes(32).toString('base64url');
-      print({ token, entry: { name: values.name, tokenSha256: hashOperatorToken(token) } });
-      process.stderr.write('Hand the token to the operator; add only the entry to the operators file.\n');
+      print({
+        token,
+        entry: {
+          name: values.name,
+          tokenSha256: hashOperatorToken(token),
+          tenants: ['*'],
+          roles: ['approver', 'resolver'],
+        },
+      });
+      process.stderr.write(
+        'Hand the token to the operator; add only the entry to the operators file (narrow its tenants and roles there).\n',
+      );
       return;
     }
     case 'sign': {
@@ -102,6 +113,11 @@ async function main(argv: string[]): Promise<void> {
       try {
         print(signer.sign(operator, request));
       } catch (err) {
+        // A refusal of the operator's scope is not a typo: say so, and exit 1 like any refusal.
+        if ((err as { code?: string }).code === 'DecisionRejected') {
+          process.stderr.write(`${(err as Error).message}\n`);
+          process.exit(1);
+        }
         // Name the flag, not the JSON field, since that is what the person typed.
         const field = (err as { details?: { field?: string } }).details?.field;
         const flag = { key: '--key', requestHash: '--hash', decision: '--decision', ttlSeconds: '--ttl-seconds' }[

@@ -14,6 +14,7 @@ import { connectClient, loadConnectConfig } from '../workers/connection';
 import { runOps } from './ops/cli';
 import type { OpsClient, OpsContext } from './ops/context';
 import { EXIT, OpsError } from './ops/errors';
+import { approvalServiceSignatures } from './ops/signatures';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     warn: (text) => void process.stderr.write(`${text}\n`),
     now: () => new Date(),
     client: () => (client ??= connect()),
+    signatures: approvalServiceSignatures(env),
   };
 
   async function connect(): Promise<OpsClient> {

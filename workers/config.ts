@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
-import { parseTrustedApprovalKeys } from '../policies/approval';
+import { parseOperatorScopes, parseTrustedApprovalKeys, type OperatorScopes } from '../policies/signed-decision';
 import { DEFAULT_TASK_QUEUE } from '../messages/action';
 
 export { DEFAULT_TASK_QUEUE };
@@ -17,6 +17,10 @@ export const WorkerEnv = z.object({
   RETRYSAFE_POLICY_FILE: z.string().min(1).optional(),
   /** JSON object `{ "<keyId>": "<hex Ed25519 public key>" }` of approval services whose signatures count. */
   RETRYSAFE_APPROVAL_PUBLIC_KEYS: z.string().min(1).optional(),
+  /** JSON `{ "<operator>": { "tenants": ["acme"], "roles": ["approver"] } }`: who may decide what (inline form). */
+  RETRYSAFE_OPERATOR_SCOPES: z.string().min(1).optional(),
+  /** The operators file (the approval service's): its entries' tenants and roles are read, digests ignored. */
+  RETRYSAFE_OPERATORS_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -25,6 +29,9 @@ export interface WorkerConfig {
   crashAt: CrashSpec[];
   tenantPolicyFile?: string;
   trustedApprovalKeys: Record<string, string>;
+  /** Inline operator scopes; the entry point adds those of `operatorsFile`. */
+  operatorScopes: OperatorScopes;
+  operatorsFile?: string;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
 }
 
@@ -53,8 +60,18 @@ export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
       throw new ConfigError(`RETRYSAFE_APPROVAL_PUBLIC_KEYS: ${(err as Error).message}`);
     }
   }
+  let operatorScopes: OperatorScopes = {};
+  if (e.RETRYSAFE_OPERATOR_SCOPES) {
+    try {
+      operatorScopes = parseOperatorScopes(JSON.parse(e.RETRYSAFE_OPERATOR_SCOPES));
+    } catch (err) {
+      throw new ConfigError(`RETRYSAFE_OPERATOR_SCOPES: ${(err as Error).message}`);
+    }
+  }
   return {
     taskQueue: e.RETRYSAFE_TASK_QUEUE,
+    operatorScopes,
+    ...(e.RETRYSAFE_OPERATORS_FILE ? { operatorsFile: e.RETRYSAFE_OPERATORS_FILE } : {}),
     ...(e.RETRYSAFE_POLICY_FILE ? { tenantPolicyFile: e.RETRYSAFE_POLICY_FILE } : {}),
     trustedApprovalKeys,
     crashAt,

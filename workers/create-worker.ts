@@ -4,6 +4,7 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { killAt } from '../activities/crash-points';
 import type { Planner } from '../activities/planners/planner';
+import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { AnyTool } from '../policies/tool';
 import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
@@ -34,6 +35,8 @@ export interface CreateWorkerOptions {
   /** Loaded from config.tenantPolicyFile by the entry point. */
   tenantPolicies?: TenantPolicyConfig;
   planner?: Planner;
+  /** Overrides config.operatorScopes with a reader (the operators file, re-read on every policy load). */
+  operatorScopes?: OperatorScopes | (() => Promise<OperatorScopes>);
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
@@ -47,6 +50,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     crash: killAt(opts.config.crashAt, opts.onCrash),
     tenantPolicies: opts.tenantPolicies,
     trustedApprovalKeys: opts.config.trustedApprovalKeys,
+    operatorScopes: opts.operatorScopes ?? opts.config.operatorScopes,
     planner: opts.planner,
   };
   return Worker.create({

@@ -11,6 +11,8 @@ import { createWorker, type CreateWorkerOptions } from './create-worker';
 import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
 import { loadTenantPolicyFile } from './tenant-policy-file';
+import { loadOperatorScopes } from './operators-file';
+import type { OperatorScopes } from '../policies/signed-decision';
 
 export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner'>;
 
@@ -24,12 +26,21 @@ export async function runWorkerProcess(
 ): Promise<void> {
   let config: WorkerConfig;
   let tenantPolicies;
+  let operatorScopes: OperatorScopes | (() => Promise<OperatorScopes>) | undefined;
   let options: WorkerSetup;
   try {
     config = parseWorkerConfig(process.env);
     options = await setup(process.env, config);
     // An invalid policy file stops the worker here, naming the file and the field.
     if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
+    // The operators file is read now (a bad one stops the worker, naming the field) and again on every
+    // policy load, so an operator added or narrowed later counts without a restart. Inline scopes win.
+    if (config.operatorsFile) {
+      const file = config.operatorsFile;
+      const inline = config.operatorScopes;
+      await loadOperatorScopes(file);
+      operatorScopes = async () => ({ ...(await loadOperatorScopes(file)), ...inline });
+    }
   } catch (err) {
     if (
       err instanceof ConfigError ||
@@ -50,6 +61,7 @@ export async function runWorkerProcess(
     namespace,
     config,
     tenantPolicies,
+    ...(operatorScopes ? { operatorScopes } : {}),
     ...options,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
     ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE

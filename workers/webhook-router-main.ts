@@ -1,27 +1,42 @@
 /**
- * The webhook router as its own process: `npm run webhooks`. Providers post their events to
- * http://HOST:PORT/webhooks (RETRYSAFE_WEBHOOK_PORT, default 4200); each is signalled to its action.
+ * The webhook router as its own process: `npm run webhooks`. Each provider posts its signed events to
+ * http://HOST:PORT/webhooks/<provider> (RETRYSAFE_WEBHOOK_PORT, default 4200); the router verifies them
+ * against RETRYSAFE_WEBHOOK_SECRETS ({"<provider>": ["<current>", "<previous during a rotation>"]}) and
+ * signals each verified one to its action. It refuses to start without secrets. To rotate a provider's
+ * secret: list both, restart, switch the provider to the new one, then drop the old one and restart.
  */
 import { z } from 'zod';
 import { connectClient } from './connection';
 import { createLogger } from './logger';
 import { createWebhookRouter, startWebhookServer } from './webhook-router';
+import { DEFAULT_TOLERANCE_SECONDS, parseWebhookSecrets } from './webhook-signature';
 
 const Env = z.object({
   RETRYSAFE_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(4200),
   RETRYSAFE_WEBHOOK_HOST: z.string().default('127.0.0.1'),
+  RETRYSAFE_WEBHOOK_SECRETS: z.string().optional(),
+  RETRYSAFE_WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(DEFAULT_TOLERANCE_SECONDS),
 });
 
 async function main(): Promise<void> {
   const parsed = Env.safeParse(process.env);
   if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n'));
+  const secrets = parseWebhookSecrets(parsed.data.RETRYSAFE_WEBHOOK_SECRETS);
   const logger = createLogger({ name: 'webhook-router' });
   const { client } = await connectClient();
-  const server = await startWebhookServer(createWebhookRouter({ client, log: logger }), {
+  const router = createWebhookRouter({
+    client,
+    secrets,
+    log: logger,
+    toleranceSeconds: parsed.data.RETRYSAFE_WEBHOOK_TOLERANCE_SECONDS,
+  });
+  const server = await startWebhookServer(router, {
     port: parsed.data.RETRYSAFE_WEBHOOK_PORT,
     host: parsed.data.RETRYSAFE_WEBHOOK_HOST,
   });
-  logger.info({ url: server.url }, 'webhook router listening');
+  // Provider names and how many secrets each has: never a secret.
+  const providers = Object.fromEntries(Object.entries(secrets).map(([name, list]) => [name, list.length]));
+  logger.info({ url: server.url, providers }, 'webhook router listening');
 }
 
 main().catch((err) => {

@@ -43,6 +43,7 @@ import {
   type Settlement,
 } from '../messages/action';
 import { acceptRiskUpdate, runStatusQuery, type CompensationResult, type RiskAcceptance } from '../messages/run';
+import { DecisionGate, paramsOf } from './signed-decisions';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -90,7 +91,9 @@ export class ActionRun {
   private readonly steps = new Map<string, Array<{ key: string; requestHash: string }>>();
   /** Keys of re-planned actions an operator allowed to run despite an unresolved or confirmed predecessor. */
   private readonly acceptedRisks = new Map<string, RiskAcceptance>();
-  private readonly pendingReplans = new Set<string>();
+  /** Re-planned actions waiting for their predecessor or an operator's signed acceptance: key → request hash. */
+  private readonly pendingReplans = new Map<string, string>();
+  private readonly decisions: DecisionGate;
   private readonly compensations: Registered[] = [];
   private waiting: string | undefined;
 
@@ -117,6 +120,7 @@ export class ActionRun {
       );
     }
     this.runId = expected;
+    this.decisions = new DecisionGate(`run ${expected}`);
     this.tenant = identity.tenant;
     this.eventId = identity.eventId;
     setHandler(runStatusQuery, () => ({
@@ -127,22 +131,31 @@ export class ActionRun {
     setHandler(actionUpdateSignal, (snap) => this.remember(snap));
     setHandler(
       acceptRiskUpdate,
-      (acceptance) => {
-        this.acceptedRisks.set(acceptance.key, acceptance);
-        return { accepted: acceptance.key };
+      (signed) => {
+        this.decisions.taken(signed.claims);
+        const { reason } = paramsOf(signed.claims, 'accept-risk');
+        this.acceptedRisks.set(signed.claims.key, { key: signed.claims.key, operator: signed.claims.operator, reason });
+        return { accepted: signed.claims.key };
       },
       {
-        validator: (acceptance) => {
-          if (!acceptance.operator || !acceptance.reason) {
-            throw new RetrysafeError('InvalidIntent', 'accepting a risk needs operator and reason', {
-              field: acceptance.operator ? 'reason' : 'operator',
+        // The envelope names the re-planned action by its key and binds its exact request hash.
+        validator: (signed) => {
+          const key = (signed as { claims?: { key?: unknown } } | undefined)?.claims?.key;
+          const pending = typeof key === 'string' ? this.pendingReplans.get(key) : undefined;
+          if (pending === undefined) {
+            throw new RetrysafeError('InvalidIntent', `no re-planned action ${String(key)} is waiting in this run`, {
+              field: 'claims.key',
             }).toFailure();
           }
-          if (!this.pendingReplans.has(acceptance.key)) {
-            throw new RetrysafeError('InvalidIntent', `no re-planned action ${acceptance.key} is waiting in this run`, {
-              field: 'key',
-            }).toFailure();
-          }
+          paramsOf(
+            this.decisions.verify(signed, {
+              decisions: ['accept-risk'],
+              key: key as string,
+              tenant: this.tenant,
+              requestHash: pending,
+            }),
+            'accept-risk',
+          );
         },
       },
     );
@@ -184,13 +197,13 @@ export class ActionRun {
 
   /** Re-planned actions waiting for their predecessor or an operator's acceptance. */
   pendingReplanKeys(): string[] {
-    return [...this.pendingReplans];
+    return [...this.pendingReplans.keys()];
   }
 
   /** Validates, normalizes and hashes an intent with the worker's registry; recorded, so it replays. */
   async prepare(intent: Intent): Promise<PreparedAction> {
     try {
-      return await this.prepareActivities.prepareAction({ intent });
+      return await this.prepareActivities.prepareAction({ intent, tenant: this.tenant });
     } catch (err) {
       throw unwrap(err);
     }
@@ -216,7 +229,7 @@ export class ActionRun {
     if (!same) {
       const previous = revisions[revisions.length - 1];
       this.steps.set(step, [...revisions, { key, requestHash: p.requestHash }]);
-      if (previous) await this.guardReplan(previous.key, key);
+      if (previous) await this.guardReplan(previous.key, key, p.requestHash);
     }
     if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
       this.compensations.push({ forKey: key, prepared: p });
@@ -388,10 +401,17 @@ export class ActionRun {
    * action has its own key; it may run only once the previous one is known not to have happened
    * (failed or compensated), or when an authorized operator accepts the risk of a second effect.
    */
-  private async guardReplan(previousKey: string, newKey: string): Promise<void> {
+  private async guardReplan(previousKey: string, newKey: string, newHash: string): Promise<void> {
     const safe = () => ['failed', 'compensated'].includes(this.actions.get(previousKey)?.status ?? '');
     if (safe()) return;
-    this.pendingReplans.add(newKey);
+    // Only a signed acceptance lets it through: load what this worker trusts to check one.
+    const { loadVolatilePolicy } = proxyLocalActivities<Activities>({
+      startToCloseTimeout: POLICY_START_TO_CLOSE,
+      summary: `policy for ${this.tenant}`,
+    });
+    const current = await loadVolatilePolicy({ tenant: this.tenant });
+    this.decisions.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
+    this.pendingReplans.set(newKey, newHash);
     await this.waitVisibly(previousKey, () => safe() || this.acceptedRisks.has(newKey));
     this.pendingReplans.delete(newKey);
   }

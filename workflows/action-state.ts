@@ -13,8 +13,8 @@ import {
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { ApprovalClaims } from '../policies/approval';
-import { verifyApproval } from '../policies/approval';
+import type { Decision, DecisionClaims, SignedDecision } from '../policies/signed-decision';
+import { DecisionGate, paramsOf } from './signed-decisions';
 import { transition, type ActionStatus } from '../policies/action-status';
 import { RetrysafeError } from '../policies/errors';
 import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
@@ -30,6 +30,7 @@ import {
   watchUpdate,
   type ActionInput,
   type ActionSnapshot,
+  type EventConflict,
   type OperatorResolution,
   type ProviderEvent,
   type Settlement,
@@ -42,15 +43,20 @@ export class ActionState {
   readonly snap: ActionSnapshot;
   private readonly subscribers = new Set<string>();
   private readonly evidence: ProviderEvent[] = [];
+  /** Event IDs already cross-checked (by a lookup) or handed to a person; each is weighed once. */
+  private readonly weighed = new Set<string>();
+  /** Events a lookup contradicted, with why: they are conflicts, never proof. */
+  private readonly refuted = new Map<string, string>();
   /** Operator decisions in arrival order; each is answered once applied or superseded. */
   private readonly resolutions: Resolution[] = [];
   private readonly notifications = new Set<Promise<void>>();
   settlement: Settlement | undefined;
-  /** The approvers' public keys, from the worker's configuration (never from the input). */
-  trustedKeys: Record<string, string> | undefined;
-  approval: { claims: ApprovalClaims; publicKeyId: string } | undefined;
+  /** Checks every signed decision this action takes, against the trust its policy load sets. */
+  readonly decisions: DecisionGate;
+  approval: { claims: DecisionClaims; publicKeyId: string } | undefined;
 
   constructor(private readonly input: ActionInput) {
+    this.decisions = new DecisionGate(`action ${input.key}`);
     this.snap = {
       key: input.key,
       operation: input.intent.operation,
@@ -80,7 +86,13 @@ export class ActionState {
 
   snapshot(): ActionSnapshot {
     const s = this.snap;
-    return { ...s, claimants: [...s.claimants], checks: [...s.checks], audit: [...s.audit] };
+    return {
+      ...s,
+      claimants: [...s.claimants],
+      checks: [...s.checks],
+      audit: [...s.audit],
+      ...(this.evidence.length > 0 ? { events: [...this.evidence], conflicts: this.conflicts() } : {}),
+    };
   }
 
   /** Installs every handler. Validators refuse before anything enters history. */
@@ -117,13 +129,22 @@ export class ActionState {
       return this.snapshot();
     });
     setHandler(providerEventSignal, (event) => {
+      // Evidence only: kept once per event ID (a storm of duplicates is one event), never acted on here.
       if (event.key && event.key !== key) return;
-      if (!this.evidence.some((e) => e.eventId === event.eventId)) this.evidence.push(event);
+      if (typeof event.eventId !== 'string' || !event.eventId) return;
+      if (event.outcome !== 'succeeded' && event.outcome !== 'failed') return;
+      if (this.evidence.some((e) => e.eventId === event.eventId)) return;
+      if (this.evidence.length >= MAX_EVENTS) {
+        log.warn('provider event dropped: too many distinct events', { key, eventId: event.eventId });
+        return;
+      }
+      this.evidence.push({ ...event, receivedAt: event.receivedAt ?? nowIso() });
     });
     setHandler(
       resolveUpdate,
-      async (resolution) => {
-        const entry: Resolution = { resolution };
+      async (signed) => {
+        this.decisions.taken(signed.claims);
+        const entry: Resolution = { resolution: this.resolutionOf(signed) };
         this.resolutions.push(entry);
         await condition(() => entry.answer !== undefined);
         if (entry.answer === 'superseded') {
@@ -137,44 +158,57 @@ export class ActionState {
         }
         return this.snapshot();
       },
-      { validator: (resolution) => this.checkResolution(resolution) },
+      { validator: (signed) => this.checkResolution(this.resolutionOf(signed, true)) },
     );
     setHandler(
       approveUpdate,
       async (signed) => {
+        this.decisions.taken(signed.claims);
         if (!this.approval) this.approval = { claims: signed.claims, publicKeyId: signed.publicKeyId };
         // A second (double-clicked) approval is answered with the first decision's outcome; it never acts twice.
         await condition(() => this.snap.status !== 'awaiting_confirmation');
         return {
           key,
-          decision: this.approval.claims.decision,
-          approver: this.approval.claims.approver,
+          decision: this.approval.claims.decision as 'approve' | 'reject',
+          approver: this.approval.claims.operator,
           status: this.snap.status,
         };
       },
       {
         validator: (signed) => {
-          if (!this.trustedKeys || (this.snap.status !== 'awaiting_confirmation' && !this.approval)) {
+          if (this.snap.status !== 'awaiting_confirmation' && !this.approval) {
             throw new RetrysafeError(
-              'ApprovalRejected',
+              'DecisionRejected',
               `action ${key} is ${this.snap.status}, not awaiting confirmation`,
               {
                 reason: 'not-awaiting-confirmation',
               },
             ).toFailure();
           }
-          try {
-            verifyApproval(signed, { key, requestHash }, this.trustedKeys, Date.now());
-          } catch (err) {
-            if (err instanceof RetrysafeError) throw err.toFailure();
-            throw err;
-          }
+          this.verify(signed, ['approve', 'reject']);
         },
       },
     );
     setHandler(settleSignal, (s) => {
       this.settlement = s;
     });
+  }
+
+  private verify(signed: unknown, decisions: readonly Decision[]): DecisionClaims {
+    const { key, requestHash, tenant } = this.input;
+    return this.decisions.verify(signed, { decisions, key, tenant, requestHash });
+  }
+
+  /** The resolution a signed `resolve` decision carries; in a validator it is verified first. */
+  private resolutionOf(signed: SignedDecision, verify = false): OperatorResolution {
+    const claims = verify ? this.verify(signed, ['resolve']) : signed.claims;
+    const params = paramsOf(claims, 'resolve');
+    return {
+      decision: params.outcome,
+      operator: claims.operator,
+      reason: params.reason,
+      ...(params.providerRef ? { providerRef: params.providerRef } : {}),
+    };
   }
 
   private checkResolution(resolution: OperatorResolution): void {
@@ -210,9 +244,72 @@ export class ActionState {
     }
   }
 
-  /** The first provider event that proves success, if any arrived. */
-  successEvidence(): ProviderEvent | undefined {
-    return this.evidence.find((e) => e.outcome === 'succeeded' && e.providerRef);
+  /** The first event not yet weighed: one that claims success, or (anyOutcome) any event at all. */
+  unweighedEvent(anyOutcome: boolean): ProviderEvent | undefined {
+    return this.evidence.find(
+      (e) => !this.weighed.has(e.eventId) && (anyOutcome || (e.outcome === 'succeeded' && !!e.providerRef)),
+    );
+  }
+
+  /** Every event not yet weighed that claims success. */
+  unweighedSuccesses(): ProviderEvent[] {
+    return this.evidence.filter((e) => !this.weighed.has(e.eventId) && e.outcome === 'succeeded' && e.providerRef);
+  }
+
+  /**
+   * Records what an event was found to be worth, once: an evidence check (trustworthy only when a lookup
+   * agreed) and, when something contradicted it, a conflict for a person.
+   */
+  weigh(event: ProviderEvent, verdict: { trustworthy: boolean; detail: string; refutedBy?: string }): void {
+    if (this.weighed.has(event.eventId)) return;
+    this.weighed.add(event.eventId);
+    if (verdict.refutedBy) this.refuted.set(event.eventId, verdict.refutedBy);
+    this.snap.checks.push({
+      at: nowIso(),
+      kind: 'evidence',
+      found: event.outcome === 'succeeded',
+      trustworthy: verdict.trustworthy,
+      detail: `${describeEvent(event)}: ${verdict.detail}`,
+    });
+  }
+
+  /**
+   * Events that disagree with the action's outcome or with each other, derived from what the action holds
+   * now, so a late contradicting event shows up without changing anything else.
+   */
+  conflicts(): EventConflict[] {
+    const s = this.snap;
+    const happened = s.status === 'confirmed' || s.status === 'compensating' || s.status === 'compensated';
+    const outcomes = new Set(this.evidence.map((e) => e.outcome));
+    const reasonFor = (e: ProviderEvent): string | undefined => {
+      const refuted = this.refuted.get(e.eventId);
+      if (refuted) return refuted;
+      if (happened && e.outcome === 'failed') {
+        return `says it failed, but the action is ${s.status}${s.providerRef ? ` (${s.providerRef})` : ''}`;
+      }
+      if (happened && e.providerRef && s.providerRef && e.providerRef !== s.providerRef) {
+        return `names ${e.providerRef}, but the action holds ${s.providerRef}`;
+      }
+      if (s.status === 'failed' && e.outcome === 'succeeded') return 'says it succeeded, but the action failed';
+      if (!happened && s.status !== 'failed' && outcomes.size > 1) {
+        return 'events for this action disagree (succeeded and failed)';
+      }
+      return undefined;
+    };
+    return this.evidence.flatMap((e) => {
+      const reason = reasonFor(e);
+      if (!reason) return [];
+      return [
+        {
+          at: e.receivedAt ?? '',
+          eventId: e.eventId,
+          type: e.type,
+          outcome: e.outcome,
+          ...(e.providerRef ? { providerRef: e.providerRef } : {}),
+          reason,
+        },
+      ];
+    });
   }
 
   pendingResolution(): Resolution | undefined {
@@ -275,6 +372,13 @@ export class ActionState {
     await condition(allHandlersFinished);
     return this.snapshot();
   }
+}
+
+/** Distinct provider events one action keeps; a flood beyond it is dropped (and logged), not kept forever. */
+const MAX_EVENTS = 1_000;
+
+function describeEvent(e: ProviderEvent): string {
+  return `${e.type} ${e.eventId}${e.providerRef ? ` (${e.providerRef})` : ''}${e.provider ? ` from ${e.provider}` : ''}`;
 }
 
 export function nowIso(): string {

@@ -20,7 +20,9 @@ import {
   log,
   proxyActivities,
   proxyLocalActivities,
+  sleep,
 } from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time';
 import type { createActivities } from '../activities';
 import type { ActionPolicy } from '../activities/load-action-policy';
 import { decide, type PolicyDecision } from '../policies/decision-table';
@@ -42,11 +44,13 @@ import {
   RECONCILE_INTERVAL,
   RECONCILE_MAX_CHECKS,
 } from '../policies/timeouts';
-import type { ActionInput, ActionSnapshot, Settlement } from '../messages/action';
+import type { ActionInput, ActionSnapshot, ProviderEvent, Settlement } from '../messages/action';
 import { ActionState, nowIso } from './action-state';
 
 type Activities = ReturnType<typeof createActivities>;
 type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
+/** Lookups tried for an event that arrives during review before it is left to the person. */
+const LATE_EVENT_LOOKUPS = 3;
 
 export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot> {
   const state = new ActionState(input);
@@ -73,7 +77,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     return state.finish();
   }
   const { tool } = policy;
-  state.trustedKeys = policy.trustedApprovalKeys;
+  state.decisions.trust = { keys: policy.trustedApprovalKeys, operators: policy.operators };
   state.snap.summary = policy.summary;
   state.memo({ intentPreview: policy.preview, requestHash: input.requestHash, summary: policy.summary });
   state.publish();
@@ -180,31 +184,31 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     const decided = await condition(() => state.approval !== undefined, CONFIRMATION_WINDOW);
     if (!decided || !state.approval) {
       await fail(
-        'ApprovalRejected',
+        'DecisionRejected',
         'no verified confirmation arrived within the confirmation window; nothing was sent',
       );
       return false;
     }
     const { claims, publicKeyId } = state.approval;
     if (claims.decision === 'reject') {
-      await fail('ApprovalRejected', `rejected by ${claims.approver}; nothing was sent`, claims.approver);
+      await fail('DecisionRejected', `rejected by ${claims.operator}; nothing was sent`, claims.operator);
       return false;
     }
     // Re-read the volatile facts before acting: the approver's key may have been revoked, the tenant's limits changed.
     const fresh = await loadVolatilePolicy({ tenant: input.tenant });
     if (!fresh.trustedApprovalKeys[publicKeyId]) {
       await fail(
-        'ApprovalRejected',
+        'DecisionRejected',
         `approval key ${publicKeyId} is no longer trusted; nothing was sent`,
-        claims.approver,
+        claims.operator,
       );
       return false;
     }
     if (Date.parse(claims.expiresAt) <= Date.now()) {
       await fail(
-        'ApprovalRejected',
-        `the approval by ${claims.approver} expired before the action could start; nothing was sent`,
-        claims.approver,
+        'DecisionRejected',
+        `the approval by ${claims.operator} expired before the action could start; nothing was sent`,
+        claims.operator,
       );
       return false;
     }
@@ -213,12 +217,12 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       await state.move(
         'needs_review',
         `policy changed since the approval: now ${recheck.mode} (${recheck.reasons.join('; ')})`,
-        claims.approver,
+        claims.operator,
       );
       if ((await awaitReview()) !== 'dispatch') return false;
     }
-    state.snap.approvedBy = claims.approver;
-    state.note(`approved (key ${publicKeyId}, expires ${claims.expiresAt})`, claims.approver);
+    state.snap.approvedBy = claims.operator;
+    state.note(`approved (key ${publicKeyId}, expires ${claims.expiresAt})`, claims.operator);
     return true;
   }
 
@@ -269,48 +273,127 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   }
 
   async function reconcile(): Promise<'confirmed' | 'absent' | 'unresolved'> {
-    const proofArrived = () => state.successEvidence() !== undefined;
+    const eventArrived = () => state.unweighedEvent(true) !== undefined;
     for (let check = 0; check < RECONCILE_MAX_CHECKS; check++) {
-      const proof = state.successEvidence();
-      if (proof) {
-        state.snap.checks.push({
-          at: nowIso(),
-          kind: 'evidence',
-          found: true,
-          trustworthy: true,
-          detail: `${proof.type} ${proof.eventId}`,
-        });
-        state.snap.providerRef = proof.providerRef;
-        await state.move('confirmed', `provider event ${proof.type} (${proof.eventId})`);
-        return 'confirmed';
-      }
       if (!tool.hasLookup) {
-        // Nothing to ask: wait a little for a webhook, then hand over to a human.
+        // Nothing to ask, and so nothing can verify an event: it goes to a person with the evidence shown.
+        const event = state.unweighedEvent(true);
+        if (event) {
+          weighUnverifiable(event);
+          return 'unresolved';
+        }
+        // No event yet: wait a little for one, then hand over to a human.
         if (check >= 2) return 'unresolved';
-        await condition(proofArrived, RECONCILE_INTERVAL);
+        await condition(eventArrived, RECONCILE_INTERVAL);
         continue;
       }
       const lagLeft = lastDispatchEndedMs + tool.readAfterWriteLagMs - Date.now();
       if (lagLeft > 0) {
-        // An empty lookup now would prove nothing: wait out the read-after-write lag on a durable timer.
-        await condition(proofArrived, lagLeft);
+        // An empty lookup now would prove nothing (and an event is no proof without a lookup that agrees):
+        // wait out the read-after-write lag on a durable timer.
+        await sleep(lagLeft);
         continue;
       }
-      let found: Awaited<ReturnType<typeof lookupAction>>;
-      try {
-        found = await lookupAction({ key: input.key, intent: input.intent, requestHash: input.requestHash });
-      } catch (err) {
-        // The provider could not be asked: that proves nothing either way. Ask again later, then a human.
-        state.snap.checks.push({
-          at: nowIso(),
-          kind: 'lookup',
-          found: false,
-          trustworthy: false,
-          detail: causeMessage(err),
-        });
-        await condition(proofArrived, RECONCILE_INTERVAL);
+      const found = await lookUpAndRecord();
+      if (!found) {
+        await sleep(RECONCILE_INTERVAL);
         continue;
       }
+      if (found.found) {
+        state.snap.providerRef = found.providerRef;
+        state.snap.record = found.record;
+        const agreeing = weighAgainstLookup(found.providerRef);
+        await state.move(
+          'confirmed',
+          `lookup found ${found.providerRef}` +
+            (agreeing[0] ? `, as provider event ${agreeing[0].type} (${agreeing[0].eventId}) said` : ''),
+        );
+        return 'confirmed';
+      }
+      if (weighAgainstAbsence().length > 0 && !resendIsSafe()) {
+        // The provider says it happened, its lookup says not: resending without a key could duplicate it.
+        state.note('a provider event says it succeeded, but the lookup after the lag finds nothing; a person decides');
+        return 'unresolved';
+      }
+      return 'absent';
+    }
+    return 'unresolved';
+  }
+
+  /** A resend with the same key cannot duplicate: the provider or our own dedupe row answers with the first. */
+  function resendIsSafe(): boolean {
+    return tool.dedupe === 'idempotency-key' || tool.dedupe === 'transactional';
+  }
+
+  /** The lookup found the effect: events naming it agree; an event naming another reference is a conflict. */
+  function weighAgainstLookup(providerRef: string | undefined): ProviderEvent[] {
+    const agreeing: ProviderEvent[] = [];
+    for (const event of state.unweighedSuccesses()) {
+      if (!providerRef || event.providerRef === providerRef) {
+        state.weigh(event, { trustworthy: true, detail: `a lookup agrees${providerRef ? ` (${providerRef})` : ''}` });
+        agreeing.push(event);
+      } else {
+        const why = `names ${event.providerRef}, but the lookup found ${providerRef}`;
+        state.weigh(event, { trustworthy: false, detail: why, refutedBy: why });
+      }
+    }
+    return agreeing;
+  }
+
+  /** The lookup, trusted after the lag, found nothing: every success event is contradicted. */
+  function weighAgainstAbsence(): ProviderEvent[] {
+    const refuted = state.unweighedSuccesses();
+    const why = 'says it succeeded, but a lookup after the read-after-write lag found nothing';
+    for (const event of refuted) state.weigh(event, { trustworthy: false, detail: why, refutedBy: why });
+    return refuted;
+  }
+
+  /** Without a lookup an event cannot be verified: it is recorded, and the decision is a person's. */
+  function weighUnverifiable(event: ProviderEvent): void {
+    state.weigh(event, { trustworthy: false, detail: `${tool.name} has no lookup to verify it; a person decides` });
+    state.note(
+      `provider event ${event.type} (${event.eventId}) says it ${event.outcome}; nothing can verify it, so a person decides`,
+    );
+  }
+
+  /** An event that arrived during review confirms only when a lookup agrees; true when it confirmed. */
+  async function weighLateEvent(event: ProviderEvent): Promise<boolean> {
+    if (!tool.hasLookup) {
+      weighUnverifiable(event);
+      return false;
+    }
+    const lagLeft = lastDispatchEndedMs + tool.readAfterWriteLagMs - Date.now();
+    if (lagLeft > 0) await sleep(lagLeft);
+    for (let attempt = 0; attempt < LATE_EVENT_LOOKUPS; attempt++) {
+      const found = await lookUpAndRecord();
+      if (!found) {
+        await sleep(RECONCILE_INTERVAL);
+        continue;
+      }
+      if (!found.found) {
+        weighAgainstAbsence();
+        return false;
+      }
+      state.snap.providerRef = found.providerRef;
+      state.snap.record = found.record;
+      weighAgainstLookup(found.providerRef);
+      await state.move(
+        'confirmed',
+        `late provider event ${event.type} (${event.eventId}), and a lookup found ${found.providerRef}`,
+      );
+      return true;
+    }
+    state.weigh(event, { trustworthy: false, detail: 'the lookup could not be asked; a person decides' });
+    return false;
+  }
+
+  /**
+   * One reconciliation lookup, recorded as a check. Undefined when the provider could not be asked: that
+   * proves nothing either way (recorded as an untrustworthy check), and the caller asks again later.
+   */
+  async function lookUpAndRecord(): Promise<Awaited<ReturnType<typeof lookupAction>> | undefined> {
+    try {
+      const found = await lookupAction({ key: input.key, intent: input.intent, requestHash: input.requestHash });
       state.snap.checks.push({
         at: nowIso(),
         kind: 'lookup',
@@ -318,39 +401,43 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         trustworthy: true,
         detail: found.detail,
       });
-      if (found.found) {
-        state.snap.providerRef = found.providerRef;
-        state.snap.record = found.record;
-        await state.move('confirmed', `lookup found ${found.providerRef}`);
-        return 'confirmed';
-      }
-      return 'absent';
+      return found;
+    } catch (err) {
+      state.snap.checks.push({
+        at: nowIso(),
+        kind: 'lookup',
+        found: false,
+        trustworthy: false,
+        detail: causeMessage(err),
+      });
+      return undefined;
     }
-    return 'unresolved';
   }
 
   /** Waits for an operator (or late evidence) and applies the decision. Returns 'dispatch' to send again. */
   async function awaitReview(): Promise<'done' | 'dispatch'> {
-    const arrived = () => state.pendingResolution() !== undefined || state.successEvidence() !== undefined;
-    if (!(await condition(arrived, ESCALATION_WINDOW))) {
-      log.warn('action escalated: unresolved past the escalation window', { key: input.key });
-      state.note('escalated: unresolved past the escalation window');
-      await condition(arrived);
+    // A review may wait for days: decide with the keys and operator scopes in force now, not at the start.
+    const current = await loadVolatilePolicy({ tenant: input.tenant });
+    state.decisions.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
+    // A late event wakes the review. It confirms only when a lookup agrees; without a lookup it is recorded
+    // for the person deciding.
+    const lateEvent = () => state.unweighedEvent(!tool.hasLookup);
+    const arrived = () => state.pendingResolution() !== undefined || lateEvent() !== undefined;
+    const escalateAt = Date.now() + msToNumber(ESCALATION_WINDOW);
+    let escalated = false;
+    for (;;) {
+      if (escalated) await condition(arrived);
+      else if (!(await condition(arrived, Math.max(escalateAt - Date.now(), 1)))) {
+        log.warn('action escalated: unresolved past the escalation window', { key: input.key });
+        state.note('escalated: unresolved past the escalation window');
+        escalated = true;
+        await condition(arrived);
+      }
+      if (state.pendingResolution()) break;
+      const lateProof = lateEvent()!;
+      if (await weighLateEvent(lateProof)) return 'done';
     }
     const entry = state.pendingResolution();
-    const lateProof = state.successEvidence();
-    if (!entry && lateProof) {
-      state.snap.checks.push({
-        at: nowIso(),
-        kind: 'evidence',
-        found: true,
-        trustworthy: true,
-        detail: `${lateProof.type} ${lateProof.eventId} (late)`,
-      });
-      state.snap.providerRef = lateProof.providerRef;
-      await state.move('confirmed', `late provider event ${lateProof.type} (${lateProof.eventId})`);
-      return 'done';
-    }
     const { resolution } = entry!;
     entry!.answer = 'applied';
     switch (resolution.decision) {

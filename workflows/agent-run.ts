@@ -13,17 +13,26 @@
  * Several agents may work on one business event (`run:<tenant>:<eventId>:<agent>`): they derive the same
  * keys, so the same proposal from two agents is one action with one owner.
  */
-import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
   checkCeilings,
   raiseCeiling,
   resolveRunCeilings,
   type CeilingVerdict,
+  type RaisableCeiling,
   type RunUsage,
 } from '../policies/ceilings';
 import type { PlannerHistoryEntry } from '../policies/planner-contract';
-import { PLAN_RETRY, PLAN_START_TO_CLOSE } from '../policies/timeouts';
+import { PLAN_RETRY, PLAN_START_TO_CLOSE, POLICY_START_TO_CLOSE } from '../policies/timeouts';
+import type { SignedDecision } from '../policies/signed-decision';
+import { DecisionGate, paramsOf } from './signed-decisions';
 import { RetrysafeError } from '../policies/errors';
 import { SA_STATUS } from '../policies/search-attributes';
 import { amountOf } from '../policies/tool-facts';
@@ -35,7 +44,6 @@ import {
   type AgentRunInput,
   type AgentRunResult,
   type DecisionRecord,
-  type OperatorCommand,
 } from '../messages/run';
 import { ActionRun, type CompensationResult } from './action-run';
 
@@ -49,6 +57,10 @@ export const MAX_INVALID_OUTPUTS_IN_A_ROW = 2;
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunResult> {
   const run = new ActionRun(input, () => `agent run for ${input.tenant}/${input.eventId}: ${input.goal.slice(0, 80)}`);
   const runId = run.runId;
+  const { loadVolatilePolicy } = proxyLocalActivities<Activities>({
+    startToCloseTimeout: POLICY_START_TO_CLOSE,
+    summary: `policy for ${input.tenant}`,
+  });
   const { planNextAction } = proxyActivities<Activities>({
     startToCloseTimeout: PLAN_START_TO_CLOSE,
     retry: PLAN_RETRY,
@@ -72,41 +84,68 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     ceilings,
     decisions: [...decisions],
   }));
-  const pausedOnly = (_cmd?: OperatorCommand) => {
+  // Operator commands are signed decisions on this run (target = run ID, no request hash), checked against
+  // the keys and operator scopes loaded when the run pauses; a refused one never enters history.
+  const gate = new DecisionGate(`run ${runId}`);
+  const pausedAndSigned = <D extends 'raise-ceiling' | 'resume' | 'cancel'>(signed: SignedDecision, decision: D) => {
     if (!pausedFor) throw new RetrysafeError('IllegalTransition', `run ${runId} is not paused`, {}).toFailure();
+    return paramsOf(gate.verify(signed, { decisions: [decision], key: runId, tenant: input.tenant }), decision);
   };
   setHandler(
     raiseCeilingUpdate,
-    (cmd) => {
-      ceilings = raiseCeiling(ceilings, { ceiling: cmd.ceiling, newLimit: cmd.newLimit }, cmd.operator);
-      operatorCommand = { kind: 'raise', by: cmd.operator, reason: cmd.reason };
+    (signed) => {
+      gate.taken(signed.claims);
+      const p = paramsOf(signed.claims, 'raise-ceiling');
+      ceilings = raiseCeiling(
+        ceilings,
+        { ceiling: p.ceiling as RaisableCeiling, newLimit: p.newLimit },
+        signed.claims.operator,
+      );
+      operatorCommand = { kind: 'raise', by: signed.claims.operator, reason: p.reason };
       return ceilings;
     },
     {
-      validator: (cmd) => {
-        pausedOnly();
-        if (!cmd.operator || !cmd.reason)
-          throw new RetrysafeError('InvalidIntent', 'operator and reason are required', {
-            field: 'operator',
-          }).toFailure();
+      validator: (signed) => {
+        const p = pausedAndSigned(signed, 'raise-ceiling');
+        // The raise itself must be legal (a known ceiling, not lower than now) before it is accepted.
+        try {
+          raiseCeiling(
+            ceilings,
+            { ceiling: p.ceiling as RaisableCeiling, newLimit: p.newLimit },
+            signed.claims.operator,
+          );
+        } catch (err) {
+          if (err instanceof RetrysafeError) throw err.toFailure();
+          throw err;
+        }
       },
     },
   );
   setHandler(
     resumeRunUpdate,
-    (cmd) => {
-      operatorCommand = { kind: 'resume', by: cmd.operator, reason: cmd.reason };
+    (signed) => {
+      gate.taken(signed.claims);
+      operatorCommand = {
+        kind: 'resume',
+        by: signed.claims.operator,
+        reason: paramsOf(signed.claims, 'resume').reason,
+      };
       return 'resumed';
     },
-    { validator: pausedOnly },
+    { validator: (signed) => void pausedAndSigned(signed, 'resume') },
   );
   setHandler(
     cancelRunUpdate,
-    (cmd) => {
-      operatorCommand = { kind: 'cancel', by: cmd.operator, reason: cmd.reason };
+    (signed) => {
+      gate.taken(signed.claims);
+      operatorCommand = {
+        kind: 'cancel',
+        by: signed.claims.operator,
+        reason: paramsOf(signed.claims, 'cancel').reason,
+      };
       return 'cancelled';
     },
-    { validator: pausedOnly },
+    { validator: (signed) => void pausedAndSigned(signed, 'cancel') },
   );
 
   let invalidInARow = 0;
@@ -211,6 +250,8 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
 
   /** Pauses in needs_review until an operator raises a limit, resumes or cancels. */
   async function pause(reason: string): Promise<'resume' | 'cancel'> {
+    const current = await loadVolatilePolicy({ tenant: input.tenant });
+    gate.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
     pausedFor = reason;
     stage = 'needs_review';
     operatorCommand = undefined;

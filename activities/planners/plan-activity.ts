@@ -10,6 +10,7 @@ import {
   toolSchemas,
 } from '../../policies/planner-contract';
 import type { ToolRegistry } from '../../policies/tool-registry';
+import { maskCardNumbersIn } from '../../policies/card-numbers';
 import type { RecordedDecision } from '../../policies/planner-contract';
 import { shortHash } from '../../policies/request-hash';
 import type { Planner, PlannerOutput } from './planner';
@@ -73,7 +74,9 @@ export function createPlanActivity(deps: PlanActivityDeps) {
       latencyMs,
       ...usage,
     });
-    return {
+    // What a model wrote is history: a card number it echoed (in its text, a question, a refused
+    // proposal) is masked before the decision is recorded. A proposal carrying one was already refused.
+    return maskCardNumbersIn({
       decision,
       modelId: deps.planner.modelId,
       promptHash: hash,
@@ -82,7 +85,7 @@ export function createPlanActivity(deps: PlanActivityDeps) {
       usage,
       plannerCallId,
       latencyMs,
-    };
+    });
   };
 }
 

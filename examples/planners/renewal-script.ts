@@ -4,6 +4,7 @@ type Operation = string;
 import type { PlannerFacts, PlannerHistoryEntry } from '../../policies/planner-contract';
 import { ScriptedPlanner } from '../../activities/planners/scripted-planner';
 import type { ScriptStep } from '../../activities/planners/scripted-planner';
+import { shipmentRefFor } from '../tools/references';
 
 /**
  * The renewal demo's planner, as code: it reads the order from the facts and what is already done from
@@ -48,9 +49,16 @@ const PLAN = [
   },
   {
     operation: 'create-shipment',
-    args: (o: Order) => ({ shipmentRef: `ship-${o.id}`, orderId: o.id, address: o.address }),
+    args: (o: Order, tenant: string) => ({
+      shipmentRef: shipmentRefFor(tenant, o.id),
+      orderId: o.id,
+      address: o.address,
+    }),
   },
-] as const satisfies ReadonlyArray<{ operation: Operation; args: (o: Order) => Record<string, unknown> }>;
+] as const satisfies ReadonlyArray<{
+  operation: Operation;
+  args: (o: Order, tenant: string) => Record<string, unknown>;
+}>;
 const PLANNED: readonly Operation[] = PLAN.map((p) => p.operation);
 
 export function renewalScript(input: PlannerFacts): ScriptStep | undefined {
@@ -70,7 +78,7 @@ export function renewalScript(input: PlannerFacts): ScriptStep | undefined {
 
   for (const { operation, args } of PLAN) {
     const latest = lastOf(input.history, operation);
-    if (!latest) return { kind: 'tool', name: operation, arguments: args(order) };
+    if (!latest) return { kind: 'tool', name: operation, arguments: args(order, input.tenant) };
     if (latest.status === 'confirmed') continue;
     if (latest.status === 'failed' || latest.status === 'compensating' || latest.status === 'compensated') {
       return {

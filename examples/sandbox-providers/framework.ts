@@ -197,7 +197,12 @@ export function createProviderServer(
   let requests: LedgerRequest[] = [];
   const keyed = new Map<string, Map<string, KeyedResult>>();
   const counter: Counter = { inflight: 0, committedButUnanswered: 0 };
-  const webhooks = new WebhookDispatcher(() => ({ url: config.webhookUrl, delayMs: config.webhookDelayMs }), log);
+  const webhooks = new WebhookDispatcher(
+    () => ({ url: config.webhookUrl, delayMs: config.webhookDelayMs, secret: config.webhookSecret }),
+    log,
+  );
+  // The signing secret never leaves the process: not in an admin answer, not in a log line.
+  const visibleConfig = () => ({ ...config, webhookSecret: config.webhookSecret === null ? null : '[set]' });
   const ops: readonly string[] = PROVIDER_OPS[definition.kind];
 
   function logRequest(entry: LedgerRequest): LedgerRequest {
@@ -434,12 +439,12 @@ export function createProviderServer(
       faults.clear();
       sendJson(res, 200, { faults: [] });
     })
-    .on('GET', '/admin/config', (_req, res) => sendJson(res, 200, config))
+    .on('GET', '/admin/config', (_req, res) => sendJson(res, 200, visibleConfig()))
     .on('POST', '/admin/config', async (req, res) => {
       const patch = parseOrThrow(ProviderConfigPatch, await readJsonBody(req));
       config = { ...config, ...patch };
-      log.info({ config }, 'config changed');
-      sendJson(res, 200, config);
+      log.info({ config: visibleConfig() }, 'config changed');
+      sendJson(res, 200, visibleConfig());
     })
     .on('POST', '/admin/reset', (_req, res) => {
       for (const collection of definition.collections) collection.clear();

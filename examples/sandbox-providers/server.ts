@@ -46,6 +46,16 @@ const Cli = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** The webhook signing secret comes from the environment, never argv (which any local user can read in ps). */
+const WEBHOOK_SECRET_ENV = 'RETRYSAFE_SANDBOX_WEBHOOK_SECRET';
+
+function webhookSecretFromEnv(): string | null {
+  const value = process.env[WEBHOOK_SECRET_ENV];
+  if (!value) return null;
+  if (value.length < 16) throw new Error(`${WEBHOOK_SECRET_ENV} must have at least 16 characters`);
+  return value;
+}
+
 /** How long in-flight work may take to wind down before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 2_000;
 
@@ -88,10 +98,16 @@ function connectHost(host: string): string {
 
 async function main(): Promise<void> {
   const cli = parseCli(process.argv.slice(2));
+  const webhookSecret = webhookSecretFromEnv();
   const log = pino({ name: `sandbox-${cli.kind}`, level: cli.logLevel }, pino.destination(2));
   const provider = createProviderServer(
     PROVIDERS[cli.kind](),
-    { readLagMs: cli.readLagMs, webhookUrl: cli.webhookUrl ?? null, webhookDelayMs: cli.webhookDelayMs },
+    {
+      readLagMs: cli.readLagMs,
+      webhookUrl: cli.webhookUrl ?? null,
+      webhookDelayMs: cli.webhookDelayMs,
+      webhookSecret,
+    },
     log,
   );
   const port = await provider.listen(cli.port, cli.host);

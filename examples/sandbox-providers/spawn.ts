@@ -31,6 +31,8 @@ export interface StartOptions {
   readLagMs?: number;
   webhookUrl?: string;
   webhookDelayMs?: number;
+  /** Signs the provider's webhooks (passed in its environment, not on its command line). */
+  webhookSecret?: string;
   /** Appends the provider's stderr (pino JSON lines) here; otherwise it goes to this process's stderr. */
   logFile?: string;
   /** Defaults to 'info' with a log file and 'warn' without, so test output stays readable. */
@@ -62,7 +64,11 @@ export async function startSandboxProvider(kind: ProviderKind, opts: StartOption
 
   // cwd is the repo root so `--import tsx` resolves from our node_modules; the IPC channel lets the
   // provider exit by itself if this process dies without stopping it.
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const env = {
+    ...process.env,
+    ...(opts.webhookSecret ? { RETRYSAFE_SANDBOX_WEBHOOK_SECRET: opts.webhookSecret } : {}),
+  };
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const logStream = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
   let stderrTail = '';
   child.stderr?.on('data', (chunk: Buffer) => {

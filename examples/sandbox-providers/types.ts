@@ -121,6 +121,11 @@ export const ProviderConfig = z.object({
   readLagMs: z.int().nonnegative(),
   webhookUrl: z.url().nullable(),
   webhookDelayMs: z.int().nonnegative(),
+  /**
+   * Signs every webhook (Retrysafe-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">); null sends
+   * them unsigned. Write-only: GET /admin/config answers only whether one is set.
+   */
+  webhookSecret: z.string().min(16, 'a webhook signing secret has at least 16 characters').nullable(),
 });
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
 

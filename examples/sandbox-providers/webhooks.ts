@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebhookDelivery, WebhookEvent } from './types';
 
@@ -11,6 +12,16 @@ const ATTEMPT_TIMEOUT_MS = 2_000;
 interface WebhookTarget {
   url: string | null;
   delayMs: number;
+  /** Signs each attempt when set; read per attempt, so a rotated secret applies to retries too. */
+  secret: string | null;
+}
+
+/** The header a receiver verifies: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">, like Stripe's. */
+export const SIGNATURE_HEADER = 'Retrysafe-Signature';
+
+export function signPayload(secret: string, body: string, timestampSeconds: number): string {
+  const v1 = createHmac('sha256', secret).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
+  return `t=${timestampSeconds},v1=${v1}`;
 }
 
 /**
@@ -19,6 +30,9 @@ interface WebhookTarget {
  */
 export class WebhookDispatcher {
   private nextEventNumber = 1;
+  // Event IDs are unique across processes (several processes of one kind post to one router, which
+  // refuses an ID it has already accepted from that provider).
+  private readonly idPrefix = `evt_${randomBytes(4).toString('hex')}_`;
   private deliveries: WebhookDelivery[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   // Bumped on reset so deliveries scheduled before it do not leak into the next test.
@@ -32,7 +46,7 @@ export class WebhookDispatcher {
   emit(event: Omit<WebhookEvent, 'id'>): void {
     const { url, delayMs } = this.target();
     if (url === null) return;
-    const full: WebhookEvent = { id: `evt_${this.nextEventNumber++}`, ...event };
+    const full: WebhookEvent = { id: `${this.idPrefix}${this.nextEventNumber++}`, ...event };
     const delivery: WebhookDelivery = { eventId: full.id, type: full.type, url, attempts: 0, delivered: false };
     this.deliveries.push(delivery);
     this.schedule(delayMs, () => this.attempt(url, full, delivery, this.generation));
@@ -71,10 +85,14 @@ export class WebhookDispatcher {
     if (generation !== this.generation) return;
     delivery.attempts += 1;
     try {
+      const body = JSON.stringify(event);
+      const { secret } = this.target();
+      const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+      if (secret !== null) headers[SIGNATURE_HEADER] = signPayload(secret, body, Math.floor(Date.now() / 1000));
       const response = await fetch(url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(event),
+        headers,
+        body,
         signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
       });
       await response.arrayBuffer();

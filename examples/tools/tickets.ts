@@ -2,7 +2,12 @@ import { defineTool } from '../../policies/tool';
 import { CreateTicketInput } from './schemas';
 import { query, sandboxLookup, sandboxPost } from './sandbox-rest';
 
-/** Tickets: no key, but a lookup by our external reference on a read API that lags behind writes. */
+/**
+ * Tickets: no key, but a lookup by our external reference on a read API that lags behind writes. The
+ * provider has one namespace of references for every tenant, so `externalRef` must be unique across
+ * tenants (include the tenant, or derive it from the action key): another tenant's ticket with the same
+ * reference would be found by the lookup and taken for this action's.
+ */
 export function ticketTools(baseUrl: string) {
   const createTicket = defineTool({
     name: 'create-ticket',

@@ -15,6 +15,7 @@ import { patched } from '@temporalio/workflow';
 import { ActionRun, type CompensationResult } from '../../workflows/action-run';
 import type { ActionSnapshot } from '../../messages/action';
 import type { ChargeIntent, CreateShipmentIntent, ReserveIntent, SendEmailIntent } from '../tools';
+import { shipmentRefFor } from '../tools/references';
 
 export interface RenewalInput {
   tenant: string;
@@ -90,7 +91,8 @@ async function renewal(input: RenewalInput, receiptGate: () => boolean): Promise
   run.setStage('shipping');
   const shipment: CreateShipmentIntent = {
     operation: 'create-shipment',
-    shipmentRef: `${input.orderId}-ship`,
+    // Tenant-scoped: the carrier dedupes on it across all tenants (examples/tools/references.ts).
+    shipmentRef: shipmentRefFor(input.tenant, input.orderId),
     orderId: input.orderId,
     address: input.shipTo,
   };

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { approvalClaims, signApproval } from '../../policies/approval';
+import { decisionClaims, signDecision, type Decision, type SignedDecision } from '../../policies/signed-decision';
 import type { ApprovalOutcome } from '../../messages/approval';
 import { generateApprovalKeyPair } from '../lib/approval-keys';
-import { submitApproval } from '../lib/approval-signer';
+import { submitApproval, tenantOfTarget } from '../lib/approval-signer';
 
 /**
  * An approval service for one harness or benchmark run: a fresh Ed25519 key pair whose public half the
@@ -11,25 +11,41 @@ import { submitApproval } from '../lib/approval-signer';
  * Actions the decision table sends to confirmation (every customer email) need one before they act.
  */
 export interface Approver {
-  /** Worker environment that makes this approver's signatures count. */
+  /** Worker environment that makes this approver's signatures count: its public key and its operator's scope. */
   workerEnv: Record<string, string>;
   approve(client: Client, key: string, requestHash: string): Promise<ApprovalOutcome>;
+  /** Signs any decision as this run's operator (resolve an action, accept a risk, steer a run). */
+  sign(
+    decision: Decision,
+    key: string,
+    fields?: { requestHash?: string; params?: Record<string, unknown> },
+  ): SignedDecision;
 }
 
 export function createApprover(name = 'chaos-approver'): Approver {
   const pair = generateApprovalKeyPair();
-  return {
-    workerEnv: { RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ [pair.keyId]: pair.publicKeyHex }) },
-    approve(client, key, requestHash) {
-      const claims = approvalClaims({
+  const sign: Approver['sign'] = (decision, key, fields = {}) =>
+    signDecision(
+      decisionClaims({
+        decision,
         key,
-        requestHash,
-        approver: name,
-        decision: 'approve',
+        tenant: tenantOfTarget(key),
+        ...fields,
+        operator: name,
         nowMs: Date.now(),
         nonce: randomBytes(16).toString('hex'),
-      });
-      return submitApproval(client, signApproval(claims, pair.privateKeyHex, pair.keyId));
+      }),
+      pair.privateKeyHex,
+      pair.keyId,
+    );
+  return {
+    workerEnv: {
+      RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ [pair.keyId]: pair.publicKeyHex }),
+      RETRYSAFE_OPERATOR_SCOPES: JSON.stringify({
+        [name]: { tenants: ['*'], roles: ['approver', 'resolver', 'admin'] },
+      }),
     },
+    approve: (client, key, requestHash) => submitApproval(client, sign('approve', key, { requestHash })),
+    sign,
   };
 }

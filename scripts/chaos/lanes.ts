@@ -52,7 +52,7 @@ export async function startLanes(
       }),
     );
     for (const [i, own] of started.entries()) {
-      await Promise.all(faultedKinds.map((k) => own[k].configure({ webhookUrl: stack.webhookUrl })));
+      await Promise.all(faultedKinds.map((k) => own[k].configure(stack.webhookConfig(k))));
       lanes.push(laneOf(i + 1, own, () => own.stopAll()));
     }
   } catch (err) {

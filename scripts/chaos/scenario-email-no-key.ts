@@ -2,6 +2,9 @@ import type { SendEmailIntent } from '../../examples/tools';
 import type { OperatorResolution } from '../../messages/action';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
 import { RESTING_STATUSES, claimAndApprove, claimedActionKey } from './scenario-defaults';
+import { exampleRegistry } from '../../examples/tools';
+
+const tools = exampleRegistry();
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -59,7 +62,12 @@ function start(ctx: IterationContext): StartedWork {
         : { decision: 'not-happened', operator: OPERATOR, reason: 'provider shows no message for this reference' };
     if (messages.length > 1) return; // a duplicate already: nothing an operator says can undo it
     resolution = decision.decision;
-    await retrying(() => ctx.retrysafe.resolveAction(key, decision), {
+    const { decision: outcome, reason, providerRef } = decision;
+    const signed = ctx.approver.sign('resolve', key, {
+      requestHash: tools.hash(tools.parseIntent(intent)),
+      params: { outcome, reason, ...(providerRef ? { providerRef } : {}) },
+    });
+    await retrying(() => ctx.retrysafe.resolveAction(signed), {
       budgetMs: Number.POSITIVE_INFINITY,
       signal: ctx.signal,
     });
@@ -127,7 +135,8 @@ export const emailNoKeyScenario: ChaosScenario = {
   declineChance: 0,
   readLagMs: [0, 0],
   async prepare(providers) {
-    // Without this the delivery webhook would be evidence and turn the lost reply into a confirmation.
+    // Without this the delivery webhook would reach the action as evidence (recorded, never a confirmation: the
+    // email tool has no lookup to verify it), which would blur what each crash mode leaves behind.
     await providers.email.configure({ webhookUrl: null });
   },
   retrysafe: { start },

@@ -1,12 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RetrysafeError } from '../../policies/errors';
+import type { Decision } from '../../policies/signed-decision';
 import type { ApprovalSigner } from './approval-signer';
 
 /**
  * The approval service over HTTP:
- *   POST /approvals   Authorization: Bearer <operator token>; body { key, requestHash, decision, ttlSeconds? }
- *                     → 200 SignedApproval | 400 { field } | 401 | 413
+ *   POST /decisions   Authorization: Bearer <operator token>;
+ *                     body { decision, key, requestHash? (actions), params?, ttlSeconds? }
+ *                     → 200 SignedDecision | 400 { field } | 401 | 403 { missing } (role or tenant) | 413
+ *   POST /approvals   the same, kept for approve and reject
+ * The operator and the tenant are never taken from the body: they come from the token and the key.
  *   GET  /public-key  → { keyId, publicKey }, what workers put in their trusted keys (public, unauthenticated)
  * It binds to loopback by default: bearer tokens need TLS in front of it before it listens anywhere else.
  */
@@ -17,7 +21,7 @@ export const MAX_APPROVAL_BODY_BYTES = 16 * 1024;
 export interface SignedEvent {
   operator: string;
   key: string;
-  decision: 'approve' | 'reject';
+  decision: Decision;
   keyId: string;
   expiresAt: string;
 }
@@ -48,9 +52,9 @@ export async function startApprovalServer(
         return send(res, 405, { error: 'method-not-allowed', message: 'use GET' }, { Allow: 'GET' });
       return send(res, 200, { keyId: signer.keyId, publicKey: signer.publicKeyHex });
     }
-    if (path !== '/approvals') {
+    if (path !== '/approvals' && path !== '/decisions') {
       req.resume();
-      return send(res, 404, { error: 'not-found', message: 'POST /approvals or GET /public-key' });
+      return send(res, 404, { error: 'not-found', message: 'POST /decisions, POST /approvals or GET /public-key' });
     }
     if (req.method !== 'POST') {
       req.resume();
@@ -101,6 +105,9 @@ export async function startApprovalServer(
     } catch (err) {
       if (err instanceof RetrysafeError && err.code === 'InvalidIntent') {
         return send(res, 400, { error: 'invalid-request', field: err.details.field, message: err.message });
+      }
+      if (err instanceof RetrysafeError && err.code === 'DecisionRejected') {
+        return send(res, 403, { error: 'forbidden', missing: err.details.missing, message: err.message });
       }
       throw err;
     }

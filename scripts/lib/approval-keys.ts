@@ -1,6 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519';
 import { bytesToHex } from '@noble/hashes/utils';
-import { approvalKeyId, approvalPublicKey } from '../../policies/approval';
+import { approvalKeyId, approvalPublicKey } from '../../policies/signed-decision';
 
 /** A fresh approval signing key pair (hex) and its default key id. Lives here because it draws randomness. */
 export function generateApprovalKeyPair(): { privateKeyHex: string; publicKeyHex: string; keyId: string } {

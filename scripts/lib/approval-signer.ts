@@ -2,16 +2,21 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { parseActionKey } from '../../policies/action-key';
+import { parseActionKey, parseRunWorkflowId } from '../../policies/action-key';
 import {
+  DECISIONS,
+  DECISION_PARAMS,
   DEFAULT_APPROVAL_TTL_MS,
   MAX_APPROVAL_TTL_MS,
-  approvalClaims,
+  OperatorScope,
+  ROLE_FOR,
+  decisionClaims,
   approvalKeyId,
   approvalPublicKey,
-  signApproval,
-  type SignedApproval,
-} from '../../policies/approval';
+  signDecision,
+  type OperatorScopes,
+  type SignedDecision,
+} from '../../policies/signed-decision';
 import { RetrysafeError } from '../../policies/errors';
 import { approveUpdate, type ApprovalOutcome } from '../../messages/approval';
 import { firstIssue } from '../../policies/zod-issues';
@@ -31,22 +36,33 @@ export const Operator = z.strictObject({
     .string({ error: 'must be a string' })
     .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/, { error: 'must be letters, digits, ".", "_", "@" or "-"' }),
   tokenSha256: sha256Hex,
+  /** The tenants this operator acts for, or ["*"]; none when absent, so a new entry can decide nothing yet. */
+  tenants: OperatorScope.shape.tenants.default([]),
+  /** approver, resolver, admin (policies/signed-decision.ts ROLE_FOR says which decision needs which). */
+  roles: OperatorScope.shape.roles.default([]),
+  /** When `ops operators add` wrote the entry; informational. */
+  addedAt: z.string().optional(),
 });
 export type Operator = z.infer<typeof Operator>;
 
 export const OperatorsFile = z.strictObject({
-  operators: z.array(Operator, { error: 'must be a list of { name, tokenSha256 }' }).min(1, {
+  operators: z.array(Operator, { error: 'must be a list of { name, tokenSha256, tenants, roles }' }).min(1, {
     error: 'must list at least one operator',
   }),
 });
 
-/** The body of a signing request. The approver is deliberately absent: it comes from the token. */
+/**
+ * The body of a signing request. The operator is deliberately absent (it comes from the token), and so
+ * is the tenant (it comes from the key: an action key or a run ID names its tenant).
+ */
 export const ApprovalRequest = z.strictObject({
   key: z.string({ error: 'must be a string' }),
   requestHash: z
     .string({ error: 'must be a string' })
-    .regex(/^[0-9a-f]{64}$/, { error: 'must be the lower-case hex request hash shown in the dry run' }),
-  decision: z.enum(['approve', 'reject'], { error: 'must be "approve" or "reject"' }),
+    .regex(/^[0-9a-f]{64}$/, { error: 'must be the lower-case hex request hash shown in the dry run' })
+    .optional(),
+  decision: z.enum(DECISIONS, { error: `must be one of ${DECISIONS.join(', ')}` }),
+  params: z.record(z.string(), z.unknown()).optional(),
   ttlSeconds: z
     .number({ error: `must be a whole number of seconds from 1 to ${MAX_APPROVAL_TTL_MS / 1000}` })
     .int({ error: `must be a whole number of seconds from 1 to ${MAX_APPROVAL_TTL_MS / 1000}` })
@@ -88,6 +104,16 @@ export function parseOperatorsFile(raw: unknown): Operator[] {
   return operators;
 }
 
+/** The scopes part of the operators file, as workers trust it (digests stay behind). */
+export function operatorScopesOf(operators: readonly Operator[]): OperatorScopes {
+  return Object.fromEntries(operators.map((o) => [o.name, { tenants: [...o.tenants], roles: [...o.roles] }]));
+}
+
+/** The tenant a decision's target belongs to: an action key's tenant segment, or a run ID's. */
+export function tenantOfTarget(key: string): string {
+  return key.startsWith('run:') ? parseRunWorkflowId(key).tenant : parseActionKey(key).tenant;
+}
+
 /** Reads and validates the operators file; errors start with the file's path. */
 export async function loadOperatorsFile(path: string): Promise<Operator[]> {
   let text: string;
@@ -112,17 +138,19 @@ export async function loadOperatorsFile(path: string): Promise<Operator[]> {
 export interface ApprovalSigner {
   readonly keyId: string;
   readonly publicKeyHex: string;
+  /** The operators it signs for, with their scopes (operatorScopesOf gives what workers trust). */
+  readonly operators: readonly Operator[];
   /** The operator whose token this is, or undefined. Takes the same time whichever operator (if any) matches. */
   authenticate(token: string | undefined): Operator | undefined;
   /** Signs the request as `operator`. Throws `InvalidIntent` naming the bad field of `request`. */
-  sign(operator: Operator, request: unknown): SignedApproval;
+  sign(operator: Operator, request: unknown): SignedDecision;
 }
 
 export function createApprovalSigner(options: {
   privateKeyHex: string;
   /** Defaults to approvalKeyId(public key). */
   keyId?: string;
-  operators: Operator[];
+  operators: z.input<typeof Operator>[];
   clock?: () => number;
   nonce?: () => string;
 }): ApprovalSigner {
@@ -141,6 +169,7 @@ export function createApprovalSigner(options: {
   return {
     keyId,
     publicKeyHex,
+    operators,
     authenticate(token) {
       if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return undefined;
       const digest = createHash('sha256').update(token, 'utf8').digest();
@@ -153,19 +182,45 @@ export function createApprovalSigner(options: {
     },
     sign(operator, request) {
       if (!operators.some((o) => o.name === operator.name && o.tokenSha256 === operator.tokenSha256)) {
-        throw new RetrysafeError('ApprovalRejected', 'only an authenticated operator can sign', { reason: 'unsigned' });
+        throw new RetrysafeError('DecisionRejected', 'only an authenticated operator can sign', { reason: 'unsigned' });
       }
       const body = parseApprovalRequest(request);
-      const claims = approvalClaims({
+      const tenant = tenantOfTarget(body.key);
+      // The workflow checks the scope again; refusing here tells the operator at once, before anything is sent.
+      const scope = operators.find((o) => o.name === operator.name)!;
+      const role = ROLE_FOR[body.decision];
+      if (!scope.roles.includes(role)) {
+        throw new RetrysafeError(
+          'DecisionRejected',
+          `operator ${operator.name} lacks the ${role} role that ${body.decision} needs`,
+          {
+            reason: 'missing-role',
+            missing: `role:${role}`,
+          },
+        );
+      }
+      if (!scope.tenants.includes('*') && !scope.tenants.includes(tenant)) {
+        throw new RetrysafeError(
+          'DecisionRejected',
+          `operator ${operator.name} is not an operator of tenant ${tenant}`,
+          {
+            reason: 'missing-tenant',
+            missing: `tenant:${tenant}`,
+          },
+        );
+      }
+      const claims = decisionClaims({
         key: body.key,
-        requestHash: body.requestHash,
-        approver: operator.name,
+        tenant,
+        ...(body.requestHash !== undefined ? { requestHash: body.requestHash } : {}),
+        ...(body.params !== undefined ? { params: body.params } : {}),
+        operator: operator.name,
         decision: body.decision,
         nowMs: clock(),
         nonce: nonce(),
         ttlMs: body.ttlSeconds === undefined ? DEFAULT_APPROVAL_TTL_MS : body.ttlSeconds * 1000,
       });
-      return signApproval(claims, options.privateKeyHex, keyId);
+      return signDecision(claims, options.privateKeyHex, keyId);
     },
   };
 }
@@ -175,25 +230,41 @@ export function parseApprovalRequest(raw: unknown): ApprovalRequest {
   const fail = (field: string, message: string) =>
     new RetrysafeError('InvalidIntent', `${field}: ${message}`, { field });
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw fail('(body)', 'must be a JSON object');
-  if ('approver' in raw) throw fail('approver', 'not accepted; the approver is the operator the token belongs to');
+  if ('approver' in raw || 'operator' in raw) {
+    throw fail(
+      'approver' in raw ? 'approver' : 'operator',
+      'not accepted; the operator is the one the token belongs to',
+    );
+  }
+  if ('tenant' in raw) throw fail('tenant', "not accepted; the tenant is the key's");
   const parsed = ApprovalRequest.safeParse(raw);
   if (!parsed.success) {
     const issue = firstIssue(parsed.error);
     throw fail(issue.field === '(root)' ? '(body)' : issue.field, issue.message);
   }
   try {
-    parseActionKey(parsed.data.key);
+    tenantOfTarget(parsed.data.key);
   } catch (err) {
     throw fail('key', (err as Error).message);
+  }
+  // The parameters are checked as the workflow will check them, so a malformed request is refused here.
+  const params = DECISION_PARAMS[parsed.data.decision].safeParse(parsed.data.params ?? {});
+  if (!params.success) {
+    const issue = firstIssue(params.error, ['params']);
+    throw fail(issue.field, issue.message);
+  }
+  const actionDecision = !parsed.data.key.startsWith('run:');
+  if (actionDecision && parsed.data.requestHash === undefined) {
+    throw fail('requestHash', 'is required for a decision on an action: the hash of the request you reviewed');
   }
   return parsed.data;
 }
 
 /**
  * Delivers a signed approval to its action's workflow (workflow ID = action key). Refusals come back as
- * the update's failure; `errorCodeOf(err) === 'ApprovalRejected'` (policies/errors) identifies them.
+ * the update's failure; `errorCodeOf(err) === 'DecisionRejected'` (policies/errors) identifies them.
  */
-export async function submitApproval(client: Client, approval: SignedApproval): Promise<ApprovalOutcome> {
+export async function submitApproval(client: Client, approval: SignedDecision): Promise<ApprovalOutcome> {
   parseActionKey(approval.claims.key);
   return client.workflow.getHandle(approval.claims.key).executeUpdate(approveUpdate, { args: [approval] });
 }

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { PROVIDER_KINDS } from '../../examples/sandbox-providers/types';
 import { sandboxUrlsToEnv } from '../../examples/sandbox-env';
 import { exampleRegistry } from '../../examples/tools';
 import { DEFAULT_TASK_QUEUE } from '../../workers/config';
@@ -24,8 +26,12 @@ export interface Stack {
   client: Client;
   retrysafe: ExampleClient;
   taskQueue: string;
-  /** The webhook router every provider posts its events to. */
-  webhookUrl: string;
+  /** The webhook router's base URL; each provider posts its signed events to `<base>/<kind>`. */
+  webhookBaseUrl: string;
+  /** The router's signing secrets, by provider: random per stack, one each. */
+  webhookSecrets: Record<ProviderKind, string[]>;
+  /** What a provider process needs to post signed events to this stack's router (for `configure`). */
+  webhookConfig(kind: ProviderKind): { webhookUrl: string; webhookSecret: string };
   /** Environment a worker process needs to join this stack. */
   workerEnv: Record<string, string>;
   startWorker(opts?: Omit<SpawnWorkerOptions, 'env'> & { env?: Record<string, string> }): Promise<WorkerProcess>;
@@ -44,6 +50,8 @@ export interface StackOptions {
   log?: (msg: string) => void;
   /** Another worker module and its workflows (tests that bring their own tools); the example worker when absent. */
   worker?: { entry: string; workflowsPath: string };
+  /** Added to every worker's environment (approval keys, operator scopes, tenant policies). */
+  workerEnv?: Record<string, string>;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -68,12 +76,20 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const connection = await Connection.connect({ address: server.address });
     cleanups.unshift(() => connection.close());
     const client = new Client({ connection, namespace: server.namespace });
-    const webhooks = await startWebhookServer(createWebhookRouter({ client }));
+    // Random signing secrets per run, configured on both sides: each provider signs, the router verifies.
+    const webhookSecrets = Object.fromEntries(
+      PROVIDER_KINDS.map((kind) => [kind, [`whsec_${randomBytes(24).toString('hex')}`]]),
+    ) as Record<ProviderKind, string[]>;
+    const webhooks = await startWebhookServer(createWebhookRouter({ client, secrets: webhookSecrets }));
     cleanups.unshift(() => webhooks.close());
+    const webhookConfig = (kind: ProviderKind) => ({
+      webhookUrl: webhooks.urlFor(kind),
+      webhookSecret: webhookSecrets[kind][0],
+    });
     await Promise.all(
       Object.values(providers)
         .filter((p): p is SandboxProvider => typeof p === 'object')
-        .map((p) => p.configure({ webhookUrl: webhooks.url })),
+        .map((p) => p.configure(webhookConfig(p.kind))),
     );
     const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     const urls = Object.fromEntries(
@@ -87,6 +103,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       TEMPORAL_NAMESPACE: server.namespace,
       RETRYSAFE_TASK_QUEUE: taskQueue,
       RETRYSAFE_WORKFLOW_BUNDLE: bundle,
+      ...(opts.workerEnv ?? {}),
       ...sandboxUrlsToEnv(urls),
     };
     const workers: WorkerProcess[] = [];
@@ -97,7 +114,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       client,
       retrysafe: new ExampleClient(client, { taskQueue, tools: exampleRegistry(urls) }),
       taskQueue,
-      webhookUrl: webhooks.url,
+      webhookBaseUrl: webhooks.url,
+      webhookSecrets,
+      webhookConfig,
       workerEnv,
       workers,
       async startWorker(w = {}) {

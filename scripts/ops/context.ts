@@ -3,6 +3,7 @@
  * client. Commands never touch process.* themselves, so unit tests run them against a fake client.
  */
 import type { RetrysafeClient } from '../../client';
+import type { SignatureSource } from './signatures';
 
 /** The part of RetrysafeClient the ops commands use. */
 export type OpsClient = Pick<RetrysafeClient, 'listActions' | 'getAction' | 'resolveAction' | 'listWaitingRuns'>;
@@ -16,6 +17,8 @@ export interface OpsContext {
   now(): Date;
   /** Connects on first use; commands that fail validation or authentication never connect. */
   client(): Promise<OpsClient>;
+  /** Where decisions get signed (the approval service); the CLI holds no key. */
+  signatures: SignatureSource;
 }
 
 export interface OpsCommand {

@@ -11,6 +11,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
+import type { OperatorScope } from '../../policies/signed-decision';
 import { firstIssue } from '../../policies/zod-issues';
 
 export const DEFAULT_OPERATORS_FILE = '.data/operators.json';
@@ -111,6 +112,12 @@ export async function authenticateOperator(
   return operator;
 }
 
+/**
+ * What `operators add` grants unless told otherwise: every tenant, approving and resolving actions; not
+ * admin (raising a run's ceilings, resuming, cancelling), which is given with --role admin.
+ */
+export const DEFAULT_NEW_OPERATOR_SCOPE: OperatorScope = { tenants: ['*'], roles: ['approver', 'resolver'] };
+
 /** A fresh random token: 32 bytes, URL-safe, with a prefix that makes a leaked one easy to spot. */
 export function newOperatorToken(): string {
   return `rso_${randomBytes(32).toString('base64url')}`;
@@ -124,10 +131,22 @@ export async function addOperator(
   file: string,
   name: string,
   now = new Date(),
+  scope: Partial<OperatorScope> = {},
 ): Promise<{ token: string; replaced: boolean }> {
   const current = (await readOperatorsFile(file)) ?? { operators: [] };
   const token = newOperatorToken();
-  const entry: OperatorEntry = { name, tokenSha256: hashToken(token), addedAt: now.toISOString() };
+  // A new token for an existing operator keeps the scope it has unless `scope` changes it; a new operator
+  // gets DEFAULT_NEW_OPERATOR_SCOPE for what `scope` leaves out.
+  const existing = current.operators.find((op) => op.name === name) as
+    (OperatorEntry & Partial<OperatorScope>) | undefined;
+  const base = existing ? { tenants: existing.tenants ?? [], roles: existing.roles ?? [] } : DEFAULT_NEW_OPERATOR_SCOPE;
+  const entry: OperatorEntry = {
+    name,
+    tokenSha256: hashToken(token),
+    tenants: [...(scope.tenants ?? base.tenants)],
+    roles: [...(scope.roles ?? base.roles)],
+    addedAt: now.toISOString(),
+  };
   const replaced = current.operators.some((op) => op.name === name);
   const next: OperatorsFile = {
     ...current,

@@ -11,11 +11,17 @@ import {
   OPERATOR_TOKEN_ENV,
   OPERATORS_FILE_ENV,
   OperatorName,
+  DEFAULT_NEW_OPERATOR_SCOPE,
   addOperator,
   operatorsFilePath,
 } from './operator-auth';
+import { OperatorScope } from '../../policies/signed-decision';
 
-const FLAGS = { json: { type: 'boolean' } } as const;
+const FLAGS = {
+  json: { type: 'boolean' },
+  tenant: { type: 'string', multiple: true },
+  role: { type: 'string', multiple: true },
+} as const;
 
 export const OperatorsAddArgs = z.object({
   NAME: z
@@ -23,6 +29,8 @@ export const OperatorsAddArgs = z.object({
       error: (issue) => (issue.input === undefined ? 'is required (the operator’s name, e.g. alice)' : 'must be text'),
     })
     .pipe(OperatorName),
+  tenant: z.array(OperatorScope.shape.tenants.element).optional(),
+  role: OperatorScope.shape.roles.optional(),
   json: jsonSwitch,
 });
 
@@ -40,12 +48,14 @@ export function parseOperatorsArgs(
   return { help, action, ...validateArgs(OperatorsAddArgs, { ...flags, ...expectPositionals(rest, ['NAME']) }) };
 }
 
-const USAGE = `Usage: npm run ops -- operators add NAME [--json]
+const USAGE = `Usage: npm run ops -- operators add NAME [--tenant T]... [--role R]... [--json]
 
 Creates operator NAME with a new random token, or gives NAME a new token (the old one stops working).
-The token is printed once; the operators file keeps only its SHA-256.
+The token is printed once; the operators file keeps only its SHA-256, with the operator's scope.
 
   NAME         the name recorded on every decision this operator makes
+  --tenant T   a tenant this operator decides for (repeatable; default ${DEFAULT_NEW_OPERATOR_SCOPE.tenants.join(',')}, all)
+  --role R     approver, resolver or admin (repeatable; default ${DEFAULT_NEW_OPERATOR_SCOPE.roles.join(', ')})
   --json       print { name, token, file, replaced } as JSON
   -h, --help   this text
 
@@ -59,7 +69,9 @@ export const operatorsCommand: OpsCommand = {
     const args = parseOperatorsArgs(argv);
     if (args.help) return ctx.out(USAGE);
     const file = operatorsFilePath(ctx.env);
-    const { token, replaced } = await addOperator(file, args.NAME, ctx.now());
+    // Only what the flags say changes; a new token for an existing operator keeps its scope.
+    const scope = { ...(args.tenant ? { tenants: args.tenant } : {}), ...(args.role ? { roles: args.role } : {}) };
+    const { token, replaced } = await addOperator(file, args.NAME, ctx.now(), scope);
     if (args.json) return ctx.out(JSON.stringify({ name: args.NAME, token, file, replaced }, null, 2));
     ctx.out(
       [

@@ -9,9 +9,11 @@ import { z } from 'zod';
 import { isFinal } from '../../policies/action-status';
 import { errorCodeOf } from '../../policies/errors';
 import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
+import type { SignedDecision } from '../../policies/signed-decision';
 import { actionKeyArg, durationArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
 import type { OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError } from './errors';
+import { APPROVAL_URL_ENV } from './signatures';
 import { OPERATOR_TOKEN_ENV, OPERATORS_FILE_ENV, DEFAULT_OPERATORS_FILE, authenticateOperator } from './operator-auth';
 
 export const DECISIONS = [
@@ -107,6 +109,9 @@ Records an authorized operator's decision on an action in needs_review (or still
 
 Operators are listed in ${OPERATORS_FILE_ENV} (default ${DEFAULT_OPERATORS_FILE}) by the SHA-256 of their
 token; the name recorded on the action comes from that file. Create one with \`operators add NAME\`.
+The decision is signed by the approval service at ${APPROVAL_URL_ENV} (\`npm run approvals -- serve\`) for
+your token's operator, within its tenants and roles (resolve needs the resolver role); the action checks
+the signature, the scope and the request hash again before it takes the decision.
 Exits 2 on bad arguments and 3 on a missing or unknown token (nothing is sent in either case),
 1 when there is no such action or the action refuses the decision.`;
 
@@ -118,6 +123,7 @@ export const resolveCommand: OpsCommand = {
     const args = parseResolveArgs(argv);
     if (args.help) return ctx.out(USAGE);
     const operator = await authenticateOperator(ctx.env, args['operator-token']);
+    const token = (args['operator-token'] ?? ctx.env[OPERATOR_TOKEN_ENV])!;
     const client = await ctx.client();
 
     const before = await client.getAction(args.KEY);
@@ -130,13 +136,18 @@ export const resolveCommand: OpsCommand = {
       );
     }
 
-    const resolution: OperatorResolution = {
-      decision: args.decision,
-      operator: operator.name,
-      reason: args.reason,
-      ...(args['provider-ref'] ? { providerRef: args['provider-ref'] } : {}),
-    };
-    const after = await sendResolution(ctx, args.KEY, resolution, before, args.wait ?? DEFAULT_RESOLVE_WAIT_MS);
+    // The approval service signs the decision for this operator, bound to the action's key and request hash.
+    const signed = await ctx.signatures.sign(token, {
+      decision: 'resolve',
+      key: args.KEY,
+      requestHash: before.requestHash,
+      params: {
+        outcome: args.decision,
+        reason: args.reason,
+        ...(args['provider-ref'] ? { providerRef: args['provider-ref'] } : {}),
+      },
+    });
+    const after = await sendResolution(ctx, args.KEY, signed, before, args.wait ?? DEFAULT_RESOLVE_WAIT_MS);
     if (args.json) return ctx.out(JSON.stringify(after, null, 2));
     ctx.out(
       `action ${args.KEY}: ${before.status} → ${after.status} (${args.decision} by ${operator.name}: ${args.reason})`,
@@ -150,12 +161,12 @@ export const resolveCommand: OpsCommand = {
 async function sendResolution(
   ctx: OpsContext,
   key: string,
-  resolution: OperatorResolution,
+  signed: SignedDecision,
   before: ActionSnapshot,
   waitMs: number,
 ): Promise<ActionSnapshot> {
   const client = await ctx.client();
-  const sent = client.resolveAction(key, resolution);
+  const sent = client.resolveAction(signed);
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), waitMs);

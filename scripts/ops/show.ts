@@ -49,6 +49,22 @@ export function renderAction(a: ActionSnapshot): string {
               a.checks,
             ),
           )),
+    ...(a.conflicts?.length
+      ? [
+          'Conflicts (provider events that disagree with the action or each other; a person decides):\n' +
+            indent(
+              renderTable(
+                [
+                  { header: 'at', value: (c) => c.at },
+                  { header: 'event', value: (c) => `${c.type} ${c.eventId}` },
+                  { header: 'says', value: (c) => `${c.outcome}${c.providerRef ? ` ${c.providerRef}` : ''}` },
+                  { header: 'conflict', value: (c) => c.reason },
+                ],
+                a.conflicts,
+              ),
+            ),
+        ]
+      : []),
     'Audit trail:\n' +
       indent(
         renderTable(
@@ -68,7 +84,7 @@ export function renderAction(a: ActionSnapshot): string {
 const USAGE = `Usage: npm run ops -- show KEY [--json]
 
 One action in full: status, summary, request hash, owner and claimants, provider reference, error,
-requests sent, every reconciliation check and the audit trail.
+requests sent, every reconciliation check, provider events that conflict with the outcome, and the audit trail.
 
   KEY          the action key, e.g. charge:v1:acme:renewal-2026-08-28-01
   --json       print the action's snapshot as JSON

@@ -175,6 +175,18 @@ describe("plan activity over the worker's registry", () => {
     assert.deepEqual(recorded.decision, { kind: 'act', intent: { operation: 'charge', ...CHARGE_ARGS } });
   });
 
+  it('masks a card number the model wrote before its decision is recorded', async () => {
+    const planner = new RecordingPlanner({
+      toolName: 'ask_human',
+      arguments: { question: 'Charge card 4242 4242 4242 4242 again?' },
+    });
+    const recorded = await runPlan(planner, renewalFacts(), undefined, payments);
+    assert.equal(recorded.decision.kind, 'ask-human');
+    assert.ok(recorded.decision.kind === 'ask-human');
+    assert.match(recorded.decision.question, /•••• 4242/);
+    assert.doesNotMatch(JSON.stringify(recorded), /4242 4242 4242 4242|4242424242424242/);
+  });
+
   it('records a proposal of a tool outside the registry as invalid, naming toolName', async () => {
     const planner = new RecordingPlanner({
       toolName: 'send-email',

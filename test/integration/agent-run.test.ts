@@ -8,7 +8,10 @@ import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import type { AgentRunStatus } from '../../messages/run';
 import { start as startFakeModel, type FakeOpenAiServer } from '../support/fake-openai-server';
+import { decisionKit } from '../support/decisions';
 import { countForKey } from '../support/ledger';
+
+const kit = decisionKit();
 import { uniqueEvent } from '../support/renewal-input';
 import { waitForStatus, waitUntil } from '../support/wait';
 import { RetrysafeClient } from '../../client';
@@ -50,7 +53,7 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
   let model: FakeOpenAiServer;
 
   before(async () => {
-    [stack, model] = await Promise.all([startStack(), startFakeModel()]);
+    [stack, model] = await Promise.all([startStack({ workerEnv: kit.workerEnv }), startFakeModel()]);
     worker = await stack.startWorker({ name: 'steady' });
   });
   after(async () => {
@@ -204,8 +207,18 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
       'nothing charged',
     );
     const plannedBefore = status!.decisions.length;
+    const raise = { ceiling: 'spend', newLimit: 10_000, reason: 'annual plan approved by finance' };
+    // Unsigned, or signed by an operator without the admin role: refused, and the run stays paused.
+    await assert.rejects(run.executeUpdate('retrysafe.raiseCeiling', { args: [{ ...raise, operator: 'alice' }] }));
+    await assert.rejects(
+      run.executeUpdate('retrysafe.raiseCeiling', {
+        args: [kit.sign('raise-ceiling', run.workflowId, { params: raise }, { operator: 'ava' })],
+      }),
+      (err: unknown) => errorCodeOf(err) === 'DecisionRejected',
+    );
+    assert.ok(((await run.query('retrysafe.agentRunStatus')) as AgentRunStatus).pausedFor, 'still paused');
     await run.executeUpdate('retrysafe.raiseCeiling', {
-      args: [{ ceiling: 'spend', newLimit: 10_000, operator: 'alice', reason: 'annual plan approved by finance' }],
+      args: [kit.sign('raise-ceiling', run.workflowId, { params: raise })],
     });
     const result = (await run.result()) as AgentRunResult;
     assert.equal(result.status, 'done');
@@ -266,11 +279,13 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
 
       await waitForStatus(rs, firstKey, 'needs_review', { timeoutMs: 90_000 });
       assert.equal(await rs.getAction(replannedKey), undefined, 'still not claimed while the first is in review');
-      await rs.resolveAction(firstKey, {
-        decision: 'failed',
-        operator: 'alice',
-        reason: 'the processor confirmed the first authorization was never captured',
-      });
+      const first = (await rs.getAction(firstKey))!;
+      await rs.resolveAction(
+        kit.sign('resolve', firstKey, {
+          requestHash: first.requestHash,
+          params: { outcome: 'failed', reason: 'the processor confirmed the first authorization was never captured' },
+        }),
+      );
       const replanned = await waitForStatus(
         rs,
         replannedKey,

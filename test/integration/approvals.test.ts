@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { SignedApproval } from '../../policies/approval';
+import type { SignedDecision } from '../../policies/signed-decision';
 import { errorCodeOf } from '../../policies/errors';
 import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
 import { startApprovalServer, type SignedEvent } from '../../scripts/lib/approval-http';
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
-import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
+import {
+  createApprovalSigner,
+  hashOperatorToken,
+  operatorScopesOf,
+  submitApproval,
+} from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { approveUpdate, dryRunQuery, type ApprovalOutcome, type DryRun } from '../../messages/approval';
 import type { ActionSnapshot } from '../../messages/action';
@@ -22,11 +27,19 @@ import { sleep, waitForStatus } from '../support/wait';
 const TENANT = 'acme';
 const KEYS = generateApprovalKeyPair();
 const OPERATOR_TOKEN = 'approvals-test-operator-token-3f9c2a';
-const OPERATORS = [{ name: 'dana', tokenSha256: hashOperatorToken(OPERATOR_TOKEN) }];
+const OPERATORS = [
+  {
+    name: 'dana',
+    tokenSha256: hashOperatorToken(OPERATOR_TOKEN),
+    tenants: [TENANT],
+    roles: ['approver', 'resolver'] as const,
+  },
+].map((o) => ({ ...o, roles: [...o.roles] }));
 const signer = createApprovalSigner({ privateKeyHex: KEYS.privateKeyHex, keyId: KEYS.keyId, operators: OPERATORS });
 const operator = signer.authenticate(OPERATOR_TOKEN)!;
 const WORKER_ENV = {
   RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ [KEYS.keyId]: KEYS.publicKeyHex }),
+  RETRYSAFE_OPERATOR_SCOPES: JSON.stringify(operatorScopesOf(signer.operators)),
 };
 /** Long enough for a worker that was going to dispatch to have done it. */
 const SETTLE_MS = 1_500;
@@ -104,7 +117,7 @@ describe('signed approvals on the real dev server with the payments provider pro
     signer.sign(operator, { key, requestHash: hash, decision });
   /** Delivers anything as the approve update to one action, as a client that skips submitApproval's checks would. */
   const deliver = (key: string, approval: unknown) =>
-    stack.client.workflow.getHandle(key).executeUpdate(approveUpdate, { args: [approval as SignedApproval] });
+    stack.client.workflow.getHandle(key).executeUpdate(approveUpdate, { args: [approval as SignedDecision] });
 
   it('holds a 7500-cent charge in awaiting_confirmation with a dry run and no provider request, then charges once when approved', async (t) => {
     const action = await claimWaitingCharge('approve-once');
@@ -149,14 +162,24 @@ describe('signed approvals on the real dev server with the payments provider pro
   it('charges once when the same approval is sent twice at once and a freshly signed one follows', async (t) => {
     const action = await claimWaitingCharge('approve-twice');
     const approval = sign(action.key, action.requestHash);
-    const [first, second] = await Promise.all([
+    const answers = await Promise.allSettled([
       submitApproval(stack.client, approval),
       submitApproval(stack.client, approval),
     ]);
     const same = (o: ApprovalOutcome) => ({ key: o.key, decision: o.decision, approver: o.approver });
-    assert.deepEqual(same(second), same(first), 'the duplicate gets the same decision');
-    assert.deepEqual(same(first), { key: action.key, decision: 'approve', approver: OPERATORS[0].name });
-    for (const o of [first, second]) assert.ok(['dispatching', 'confirmed'].includes(o.status), o.status);
+    // One of the two is taken; the other is the same envelope again: answered with the same decision, or
+    // refused because its nonce is spent. Neither acts twice.
+    const taken = answers
+      .filter((a): a is PromiseFulfilledResult<ApprovalOutcome> => a.status === 'fulfilled')
+      .map((a) => a.value);
+    assert.ok(taken.length >= 1, 'the approval was taken');
+    const first = taken[0];
+    for (const o of taken)
+      assert.deepEqual(same(o), { key: action.key, decision: 'approve', approver: OPERATORS[0].name });
+    for (const o of taken) assert.ok(['dispatching', 'confirmed'].includes(o.status), o.status);
+    for (const a of answers) {
+      if (a.status === 'rejected') assert.equal(errorCodeOf(a.reason), 'DecisionRejected', String(a.reason));
+    }
 
     await waitForStatus(stack.retrysafe, action.key, ['confirmed', 'failed', 'unknown', 'needs_review'], {
       timeoutMs: 30_000,
@@ -171,7 +194,7 @@ describe('signed approvals on the real dev server with the payments provider pro
     const done = await stack.retrysafe.getAction(action.key);
     const seen = await atProvider(action.key, action.reference);
     t.diagnostic(
-      `outcomes: ${[first, second, third].map((o) => o.status).join(', ')}; provider: ${JSON.stringify(seen)}`,
+      `outcomes: ${answers.map((a) => a.status).join(', ')}, then ${third.status}; provider: ${JSON.stringify(seen)}`,
     );
     assert.equal(done?.status, 'confirmed');
     assert.equal(done?.dispatches, 1, 'dispatched once');
@@ -217,7 +240,7 @@ describe('signed approvals on the real dev server with the payments provider pro
       refusals.push(row);
       t.diagnostic(`${row.errorClass} ${row.failureType} reason=${row.reason}: ${row.message}`);
       assert.ok(err instanceof WorkflowUpdateFailedError, `${name}: ${String(err)}`);
-      assert.equal(errorCodeOf(err), 'ApprovalRejected');
+      assert.equal(errorCodeOf(err), 'DecisionRejected');
       assert.equal(details.reason, reason, `${name}: ${row.message}`);
       assert.equal(snap.status, 'awaiting_confirmation', `${name}: the action still waits`);
       assert.equal(snap.approvedBy, undefined);
@@ -353,7 +376,7 @@ describe('signed approvals on the real dev server with the payments provider pro
     });
   });
 
-  it('fails a rejected charge with ApprovalRejected and charges nothing', async () => {
+  it('fails a rejected charge with DecisionRejected and charges nothing', async () => {
     const action = await claimWaitingCharge('rejected');
     const outcome = await submitApproval(stack.client, sign(action.key, action.requestHash, 'reject'));
     assert.equal(outcome.decision, 'reject');
@@ -361,7 +384,7 @@ describe('signed approvals on the real dev server with the payments provider pro
     assert.equal(outcome.status, 'failed');
     const done = await waitForStatus(stack.retrysafe, action.key, ['failed', 'confirmed', 'unknown', 'needs_review']);
     assert.equal(done.status, 'failed');
-    assert.equal(done.error?.code, 'ApprovalRejected');
+    assert.equal(done.error?.code, 'DecisionRejected');
     assert.match(done.error?.message ?? '', new RegExp(`rejected by ${OPERATORS[0].name}`));
     assert.equal(done.audit.at(-1)?.by, OPERATORS[0].name);
     await sleep(SETTLE_MS);
@@ -386,20 +409,29 @@ describe('signed approvals on the real dev server with the payments provider pro
     assert.deepEqual([seen.requests, seen.charges], [0, 0]);
     // The agent never performs a human-only action: an operator cannot send it back to the executor…
     await assert.rejects(
-      stack.retrysafe.resolveAction(action.key, {
-        decision: 'not-happened',
-        operator: 'dana',
-        reason: 'please just run it',
-      }),
+      stack.retrysafe.resolveAction(
+        signer.sign(operator, {
+          decision: 'resolve',
+          key: action.key,
+          requestHash: action.requestHash,
+          params: { outcome: 'not-happened', reason: 'please just run it' },
+        }),
+      ),
       (err: unknown) => errorCodeOf(err) === 'IllegalTransition',
     );
     // …but records what a person did.
-    const done = await stack.retrysafe.resolveAction(action.key, {
-      decision: 'confirmed',
-      operator: 'dana',
-      reason: 'wired by treasury after a call with the customer',
-      providerRef: 'wire-7781',
-    });
+    const done = await stack.retrysafe.resolveAction(
+      signer.sign(operator, {
+        decision: 'resolve',
+        key: action.key,
+        requestHash: action.requestHash,
+        params: {
+          outcome: 'confirmed',
+          reason: 'wired by treasury after a call with the customer',
+          providerRef: 'wire-7781',
+        },
+      }),
+    );
     assert.equal(done.status, 'confirmed');
     const after = await atProvider(action.key, action.reference);
     assert.deepEqual([after.requests, after.charges], [0, 0], 'the agent sent nothing');
@@ -448,8 +480,8 @@ describe('signed approvals on the real dev server with the payments provider pro
 
       const res = await post(OPERATOR_TOKEN);
       assert.equal(res.status, 200);
-      const approval = (await res.json()) as SignedApproval;
-      assert.equal(approval.claims.approver, OPERATORS[0].name);
+      const approval = (await res.json()) as SignedDecision;
+      assert.equal(approval.claims.operator, OPERATORS[0].name);
       assert.equal(approval.publicKeyId, KEYS.keyId);
       assert.deepEqual(
         signed.map((e) => [e.operator, e.key, e.decision]),

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { startApprovalServer, type ApprovalServer } from '../../scripts/lib/approval-http';
+import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { createApprovalSigner, loadOperatorsFile } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { countWhere } from '../support/ledger';
 import type { ActionSnapshot } from '../../messages/action';
@@ -20,13 +23,25 @@ describe('ops CLI against the real dev server', () => {
   let dir: string;
   let operatorsFile: string;
 
+  // The approval service's key; the worker trusts its public half and reads scopes from the operators file.
+  const keys = generateApprovalKeyPair();
+  let approvals: ApprovalServer | undefined;
+
   before(async () => {
-    stack = await startStack({ providerKinds: ['payments', 'email'] });
-    await stack.startWorker({ name: 'steady' });
     dir = await mkdtemp(path.join(os.tmpdir(), 'ops-cli-'));
     operatorsFile = path.join(dir, 'operators.json');
+    stack = await startStack({
+      providerKinds: ['payments', 'email'],
+      workerEnv: {
+        RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ [keys.keyId]: keys.publicKeyHex }),
+        RETRYSAFE_OPERATORS_FILE: operatorsFile,
+      },
+    });
+    await writeFile(operatorsFile, '{ "operators": [] }\n');
+    await stack.startWorker({ name: 'steady' });
   });
   after(async () => {
+    await approvals?.close();
     await stack?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -59,9 +74,22 @@ describe('ops CLI against the real dev server', () => {
   }
 
   it('lists, shows and resolves an email whose reply was lost, with an authorized operator', async () => {
-    const added = await ops(['operators', 'add', 'alice', '--json']);
+    const added = await ops(['operators', 'add', 'alice', '--tenant', 'acme', '--json']);
     assert.equal(added.code, 0, added.stderr);
     const { token } = JSON.parse(added.stdout) as { token: string };
+    const other = await ops(['operators', 'add', 'gabe', '--tenant', 'globex', '--json']);
+    assert.equal(other.code, 0, other.stderr);
+    const { token: otherToken } = JSON.parse(other.stdout) as { token: string };
+    // The approval service reads the same operators file `ops operators add` wrote.
+    approvals = await startApprovalServer(
+      createApprovalSigner({
+        privateKeyHex: keys.privateKeyHex,
+        keyId: keys.keyId,
+        operators: await loadOperatorsFile(operatorsFile),
+      }),
+      { port: 0 },
+    );
+    const signing = { RETRYSAFE_APPROVAL_URL: approvals.url };
 
     const eventId = `ops-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
     const subject = `renewal receipt ${eventId}`;
@@ -113,9 +141,27 @@ describe('ops CLI against the real dev server', () => {
     assert.match(refused.stderr, /operator token is required/);
     assert.equal((await stack.retrysafe.getAction(key))?.status, 'needs_review', 'nothing reached the action');
 
-    const resolved = await ops(
+    const unsignable = await ops(
       ['resolve', key, '--decision', 'confirmed', '--provider-ref', 'msg_1', '--reason', 'seen in provider dashboard'],
       { RETRYSAFE_OPERATOR_TOKEN: token },
+    );
+    assert.equal(unsignable.code, 2, unsignable.stderr);
+    assert.match(unsignable.stderr, /RETRYSAFE_APPROVAL_URL is not set/);
+
+    // An operator of another tenant: the approval service will not sign, and the action hears nothing.
+    const crossTenant = await ops(
+      ['resolve', key, '--decision', 'not-happened', '--reason', 'let me resend it for you'],
+      { RETRYSAFE_OPERATOR_TOKEN: otherToken, ...signing },
+    );
+    assert.equal(crossTenant.code, 1, crossTenant.stderr);
+    assert.match(crossTenant.stderr, /not an operator of tenant acme/);
+    const untouched = await stack.retrysafe.getAction(key);
+    assert.equal(untouched?.status, 'needs_review');
+    assert.equal(untouched?.audit.length, snapshot.audit.length, 'nothing reached the action');
+
+    const resolved = await ops(
+      ['resolve', key, '--decision', 'confirmed', '--provider-ref', 'msg_1', '--reason', 'seen in provider dashboard'],
+      { RETRYSAFE_OPERATOR_TOKEN: token, ...signing },
     );
     assert.equal(resolved.code, 0, resolved.stderr);
     assert.match(resolved.stdout, /needs_review → confirmed/);

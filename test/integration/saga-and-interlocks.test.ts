@@ -7,7 +7,10 @@ import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import type { FulfillmentResult } from '../../examples/workflows/fulfillment-agent';
 import type { RenewalResult } from '../../examples/workflows/renewal';
 import type { RunStatus } from '../../messages/run';
+import { decisionKit } from '../support/decisions';
 import { countForKey } from '../support/ledger';
+
+const kit = decisionKit();
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
 import { sleep, waitForStatus, waitUntil } from '../support/wait';
 
@@ -20,7 +23,7 @@ describe('sagas with keyed compensations and interlocks between agents', () => {
   let worker: WorkerProcess;
 
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({ workerEnv: kit.workerEnv });
     worker = await stack.startWorker({ name: 'steady' });
   });
   after(async () => {
@@ -147,12 +150,12 @@ describe('sagas with keyed compensations and interlocks between agents', () => {
     );
     assert.equal(countEmails(await stack.providers.email.ledger()), 0, 'still no announcement in needs_review');
 
-    await stack.retrysafe.resolveAction(chargeKey, {
-      decision: 'confirmed',
-      operator: 'alice',
-      reason: 'charge seen in the payments dashboard',
-      providerRef: chargeId!,
-    });
+    await stack.retrysafe.resolveAction(
+      kit.sign('resolve', chargeKey, {
+        requestHash: review.requestHash,
+        params: { outcome: 'confirmed', reason: 'charge seen in the payments dashboard', providerRef: chargeId! },
+      }),
+    );
     const announced = (await fulfillment.result()) as FulfillmentResult;
     assert.equal(announced.announced, true);
     assert.equal(announced.upstreamStatus, 'confirmed');

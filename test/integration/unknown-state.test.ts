@@ -3,7 +3,12 @@ import { after, before, beforeEach, describe, it, type TestContext } from 'node:
 import type { CreateTicketIntent, SendEmailIntent } from '../../examples/tools';
 import { TRANSIENT_BACKOFF } from '../../policies/timeouts';
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
-import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
+import {
+  createApprovalSigner,
+  hashOperatorToken,
+  operatorScopesOf,
+  submitApproval,
+} from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
@@ -24,10 +29,14 @@ const APPROVER_TOKEN = 'unknown-state-test-approver-token';
 const approvals = createApprovalSigner({
   privateKeyHex: APPROVAL_KEYS.privateKeyHex,
   keyId: APPROVAL_KEYS.keyId,
-  operators: [{ name: 'bob', tokenSha256: hashOperatorToken(APPROVER_TOKEN) }],
+  operators: [
+    { name: 'bob', tokenSha256: hashOperatorToken(APPROVER_TOKEN), tenants: [TENANT], roles: ['approver', 'resolver'] },
+  ],
 });
+const bob = approvals.authenticate(APPROVER_TOKEN)!;
 const WORKER_ENV = {
   RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ [APPROVAL_KEYS.keyId]: APPROVAL_KEYS.publicKeyHex }),
+  RETRYSAFE_OPERATOR_SCOPES: JSON.stringify(operatorScopesOf(approvals.operators)),
 };
 
 function ticketIntent(eventId: string): CreateTicketIntent {
@@ -92,7 +101,7 @@ describe('unknown outcomes on the real dev server with payments, email and ticke
     await Promise.all(
       (['payments', 'email', 'tickets'] as const).map(async (kind) => {
         await stack.providers[kind].clearFaults();
-        await stack.providers[kind].configure({ readLagMs: 0, webhookUrl: stack.webhookUrl, webhookDelayMs: 0 });
+        await stack.providers[kind].configure({ readLagMs: 0, ...stack.webhookConfig(kind), webhookDelayMs: 0 });
       }),
     );
   });
@@ -200,22 +209,24 @@ describe('unknown outcomes on the real dev server with payments, email and ticke
 
     const messageId = seen.records[0].id;
     assert.match(messageId, /^msg_/);
-    await stack.retrysafe.resolveAction(key, {
-      decision: 'confirmed',
-      operator: 'alice',
-      reason: 'seen in the provider dashboard',
-      providerRef: messageId,
-    });
+    await stack.retrysafe.resolveAction(
+      approvals.sign(bob, {
+        decision: 'resolve',
+        key,
+        requestHash: still.requestHash,
+        params: { outcome: 'confirmed', reason: 'seen in the provider dashboard', providerRef: messageId },
+      }),
+    );
     const action = await waitForStatus(stack.retrysafe, key, 'confirmed', { timeoutMs: 15_000 });
     seen = atProvider(await email.ledger(), 'messages', 'reference', key);
     report(t, { counted: seen.requests, expected: 1, effects: seen.records.length }, action);
     assert.equal(action.providerRef, messageId);
-    assert.equal(action.audit.at(-1)?.by, 'alice');
+    assert.equal(action.audit.at(-1)?.by, 'bob', 'the operator named in the signed envelope');
     assert.equal(action.audit.at(-1)?.to, 'confirmed');
     assert.deepEqual([seen.records.length, seen.requests], [1, 1], 'still one message');
   });
 
-  it('confirms a charge from the provider webhook that arrived before any lookup', async (t) => {
+  it('confirms a charge whose provider webhook arrived before any lookup, once a lookup agrees', async (t) => {
     const payments = stack.providers.payments;
     // One committed request whose reply is lost, then every retry inside the attempt reset before commit:
     // the executor runs out of tries (TRANSIENT_BACKOFF.maxTries) and reports unknown. A request takes the
@@ -257,17 +268,22 @@ describe('unknown outcomes on the real dev server with payments, email and ticke
     assert.equal(action.sends, TRANSIENT_BACKOFF.maxTries);
     assert.equal(action.providerRef, charges[0].id);
     assert.ok(
-      action.checks.some((c) => c.kind === 'evidence' && c.found),
+      action.checks.some((c) => c.kind === 'evidence' && c.found && c.trustworthy),
       `an evidence check: ${JSON.stringify(action.checks)}`,
     );
-    assert.ok(!action.checks.some((c) => c.kind === 'lookup'), `no lookup check: ${JSON.stringify(action.checks)}`);
+    // The webhook is evidence, not proof: it confirms once a lookup after the lag agrees.
+    assert.ok(
+      action.checks.some((c) => c.kind === 'lookup' && c.found),
+      `a lookup check: ${JSON.stringify(action.checks)}`,
+    );
+    assert.match(action.audit.at(-1)!.reason, /lookup found .*as provider event charge\.succeeded/);
     assert.ok(
       ledger.webhooks.some((w) => w.type === 'charge.succeeded' && w.delivered),
       'the webhook was delivered to the router',
     );
   });
 
-  it('confirms an email in needs_review from its late message.sent webhook', async (t) => {
+  it('keeps an email in needs_review when its late message.sent webhook arrives: evidence for a person, not proof', async (t) => {
     const email = stack.providers.email;
     await email.configure({ webhookDelayMs: 15_000 });
     await email.setFaults([{ op: 'messages.create', kind: 'drop-after-commit', times: 1 }]);
@@ -284,13 +300,26 @@ describe('unknown outcomes on the real dev server with payments, email and ticke
     );
     assert.ok(!(await email.ledger()).webhooks.some((w) => w.delivered), 'the webhook is still held back');
 
-    const action = await waitForStatus(stack.retrysafe, key, ['confirmed', 'failed'], { timeoutMs: 30_000 });
+    // The email tool has no lookup: nothing can verify the event, so it is recorded and a person decides.
+    const deadline = Date.now() + 30_000;
+    let action = review;
+    while (!action.events?.length) {
+      assert.ok(Date.now() < deadline, 'the webhook reached the action');
+      await sleep(250);
+      action = (await stack.retrysafe.getAction(key))!;
+    }
+    await sleep(1_000);
+    action = (await stack.retrysafe.getAction(key))!;
     const seen = atProvider(await email.ledger(), 'messages', 'reference', key);
     report(t, { counted: seen.requests, expected: 1, effects: seen.records.length }, action);
-    assert.equal(action.status, 'confirmed');
-    assert.match(action.providerRef ?? '', /^msg_/);
-    assert.equal(action.providerRef, seen.records[0]?.id);
-    assert.match(action.audit.at(-1)!.reason, /message\.sent/);
+    assert.equal(action.status, 'needs_review');
+    assert.equal(action.providerRef, undefined);
+    assert.equal(action.events?.[0].type, 'message.sent');
+    assert.equal(action.events?.[0].providerRef, seen.records[0]?.id, 'the event names the message the provider holds');
+    const evidence = action.checks.filter((c) => c.kind === 'evidence');
+    assert.equal(evidence.length, 1);
+    assert.equal(evidence[0].trustworthy, false);
+    assert.match(action.audit.at(-1)!.reason, /message\.sent .*a person decides/);
     assert.deepEqual([seen.records.length, seen.requests], [1, 1], 'exactly one message, one POST');
   });
 

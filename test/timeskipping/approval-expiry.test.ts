@@ -4,7 +4,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ExecuteInput, ExecuteOutcome } from '../../activities';
 import { createLoadActionPolicy } from '../../activities/load-action-policy';
 import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
-import { DEFAULT_APPROVAL_TTL_MS } from '../../policies/approval';
+import { DEFAULT_APPROVAL_TTL_MS } from '../../policies/signed-decision';
 import { errorCodeOf } from '../../policies/errors';
 import { CONFIRMATION_WINDOW } from '../../policies/timeouts';
 const tools = exampleRegistry();
@@ -22,7 +22,12 @@ import { useTimeSkippingEnv } from '../support/time-skipping';
 
 const KEYS = generateApprovalKeyPair();
 const OPERATOR_TOKEN = 'approval-expiry-operator-token';
-const OPERATOR = { name: 'carol', tokenSha256: hashOperatorToken(OPERATOR_TOKEN) };
+const OPERATOR = {
+  name: 'carol',
+  tokenSha256: hashOperatorToken(OPERATOR_TOKEN),
+  tenants: ['acme'],
+  roles: ['approver' as const],
+};
 
 function chargeIntent(reference: string): ChargeIntent {
   return tools.parseIntent({
@@ -60,7 +65,11 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
 
   function worker(taskQueue: string) {
     return harness.worker(taskQueue, {
-      ...createLoadActionPolicy({ tools, trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex } }),
+      ...createLoadActionPolicy({
+        tools,
+        trustedApprovalKeys: { [KEYS.keyId]: KEYS.publicKeyHex },
+        operatorScopes: { carol: { tenants: ['acme'], roles: ['approver'] } },
+      }),
       async executeAction(input: ExecuteInput): Promise<ExecuteOutcome> {
         dispatched.push(input.key);
         return { status: 'confirmed', providerRef: `ch_${dispatched.length}`, record: {}, via: 'send', sends: 1 };
@@ -74,7 +83,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
   const dispatchesOf = (key: string) => dispatched.filter((k) => k === key).length;
 
   it(
-    'fails a 7500-cent charge with ApprovalRejected after the confirmation window and never dispatches it',
+    'fails a 7500-cent charge with DecisionRejected after the confirmation window and never dispatches it',
     { timeout: 120_000 },
     async () => {
       const taskQueue = 'approval-window';
@@ -95,7 +104,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
         await harness.env.sleep('25h');
         const final = (await handle.result()) as ActionSnapshot;
         assert.equal(final.status, 'failed', JSON.stringify(final.audit));
-        assert.equal(final.error?.code, 'ApprovalRejected');
+        assert.equal(final.error?.code, 'DecisionRejected');
         assert.match(final.error?.message ?? '', /confirmation window/);
         assert.deepEqual(
           final.audit.map((a) => a.to),
@@ -140,7 +149,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
           (err: unknown) => err,
         );
         assert.ok(refused instanceof WorkflowUpdateFailedError, String(refused));
-        assert.equal(errorCodeOf(refused), 'ApprovalRejected');
+        assert.equal(errorCodeOf(refused), 'DecisionRejected');
         const details = (refused.cause as { details?: Array<{ reason?: string }> }).details?.[0];
         assert.equal(details?.reason, 'expired', JSON.stringify(details));
         let snap = (await handle.query(statusQuery)) as ActionSnapshot;

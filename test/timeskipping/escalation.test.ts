@@ -6,6 +6,7 @@ import { exampleRegistry } from '../../examples/tools';
 
 const tools = exampleRegistry();
 import { resolveUpdate, statusQuery, type ActionInput, type ActionSnapshot } from '../../messages/action';
+import { decisionKit, TEST_OPERATORS } from '../support/decisions';
 import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /** An email whose reply was lost: the executor reports unknown, and there is nothing to look up. */
@@ -16,6 +17,10 @@ const intent = tools.parseIntent({
   body: 'Thanks',
   template: 'renewal-receipt',
 });
+
+/** Decisions are signed at the test server's time, which is what the workflow's clock reads. */
+let serverNowMs = 0;
+const kit = decisionKit(() => serverNowMs);
 
 describe('an unresolved action escalates after the escalation window (time-skipping)', () => {
   const harness = useTimeSkippingEnv();
@@ -33,7 +38,7 @@ describe('an unresolved action escalates after the escalation window (time-skipp
       async claimAction() {
         throw new Error('not used');
       },
-      ...createLoadActionPolicy({ tools }),
+      ...createLoadActionPolicy({ tools, trustedApprovalKeys: kit.trustedKeys, operatorScopes: TEST_OPERATORS }),
     });
   }
 
@@ -72,13 +77,13 @@ describe('an unresolved action escalates after the escalation window (time-skipp
         );
         assert.equal(sends, 1, 'an ambiguous email is never resent, however long it waits');
 
+        serverNowMs = await harness.env.currentTimeMs();
         const resolved = await handle.executeUpdate(resolveUpdate, {
           args: [
-            {
-              decision: 'failed',
-              operator: 'alice',
-              reason: 'customer confirmed nothing arrived; will resend manually',
-            },
+            kit.sign('resolve', key, {
+              requestHash: input.requestHash,
+              params: { outcome: 'failed', reason: 'customer confirmed nothing arrived; will resend manually' },
+            }),
           ],
         });
         assert.equal(resolved.status, 'failed');

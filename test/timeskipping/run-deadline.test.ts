@@ -4,6 +4,9 @@ import { runWorkflowId } from '../../policies/action-key';
 import type { PlannerFacts, RecordedDecision } from '../../policies/planner-contract';
 import { agentRunStatusQuery, raiseCeilingUpdate, resumeRunUpdate } from '../../messages/run';
 import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import { createLoadActionPolicy } from '../../activities/load-action-policy';
+import { exampleRegistry } from '../../examples/tools';
+import { decisionKit, TEST_OPERATORS } from '../support/decisions';
 import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /**
@@ -27,12 +30,21 @@ function recorded(decision: RecordedDecision['decision'], call: number): Recorde
   };
 }
 
+/** Decisions are signed at the test server's time, which is what the workflow's clock reads. */
+let serverNowMs = 0;
+const kit = decisionKit(() => serverNowMs);
+
 describe('an agent run past its deadline (time-skipping)', () => {
   const harness = useTimeSkippingEnv();
   const plannerCalls: PlannerFacts[] = [];
 
   function worker(taskQueue: string) {
     return harness.worker(taskQueue, {
+      ...createLoadActionPolicy({
+        tools: exampleRegistry(),
+        trustedApprovalKeys: kit.trustedKeys,
+        operatorScopes: TEST_OPERATORS,
+      }),
       async planNextAction(facts: PlannerFacts): Promise<RecordedDecision> {
         plannerCalls.push(facts);
         const call = plannerCalls.length;
@@ -73,8 +85,18 @@ describe('an agent run past its deadline (time-skipping)', () => {
 
         // The question waits two hours for an answer: the run's one-hour deadline passes meanwhile.
         await harness.env.sleep('2h');
+        serverNowMs = await harness.env.currentTimeMs();
+        // Only a signed decision by an admin of this tenant resumes the run.
+        await assert.rejects(
+          handle.executeUpdate(resumeRunUpdate, { args: [{ operator: 'alice', reason: 'unsigned' } as never] }),
+        );
+        await assert.rejects(
+          handle.executeUpdate(resumeRunUpdate, {
+            args: [kit.sign('resume', workflowId, { params: { reason: 'not mine to decide' } }, { operator: 'gabe' })],
+          }),
+        );
         const resumed = await handle.executeUpdate(resumeRunUpdate, {
-          args: [{ operator: 'alice', reason: 'use the card on file' }],
+          args: [kit.sign('resume', workflowId, { params: { reason: 'use the card on file' } })],
         });
         assert.equal(resumed, 'resumed');
         await harness.env.sleep('1m');
@@ -85,9 +107,12 @@ describe('an agent run past its deadline (time-skipping)', () => {
         assert.equal(status.usage.steps, 1);
         assert.equal(status.ceilings.deadlineMs, HOUR_MS);
 
+        serverNowMs = await harness.env.currentTimeMs();
         const raised = await handle.executeUpdate(raiseCeilingUpdate, {
           args: [
-            { ceiling: 'deadline', newLimit: 24 * HOUR_MS, operator: 'alice', reason: 'the customer answered late' },
+            kit.sign('raise-ceiling', workflowId, {
+              params: { ceiling: 'deadline', newLimit: 24 * HOUR_MS, reason: 'the customer answered late' },
+            }),
           ],
         });
         assert.equal(raised.deadlineMs, 24 * HOUR_MS);

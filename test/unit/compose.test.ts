@@ -100,6 +100,35 @@ describe('docker-compose.yml', () => {
     assert.equal(service('webhooks').environment.RETRYSAFE_WEBHOOK_HOST, '0.0.0.0');
   });
 
+  it('has each provider sign on its own path with its own secret, which the router holds under its name', () => {
+    const routerSecrets = service('webhooks').environment.RETRYSAFE_WEBHOOK_SECRETS;
+    assert.ok(routerSecrets, 'the router needs RETRYSAFE_WEBHOOK_SECRETS');
+    // Compose substitutes ${VAR:-} before the router reads it; the JSON must hold for any hex secret.
+    const substituted = routerSecrets.replace(/\$\{(\w+):-\}/g, (_m, name: string) => `whsec_${name.toLowerCase()}`);
+    const table = z.record(z.string(), z.array(z.string())).parse(JSON.parse(substituted));
+    assert.deepEqual(Object.keys(table).sort(), [...PROVIDER_KINDS].sort());
+    for (const kind of PROVIDER_KINDS) {
+      const provider = service(kind);
+      assert.equal(flag(words(provider.command), '--webhook-url'), `http://webhooks:4200/webhooks/${kind}`);
+      const secretVar = `RETRYSAFE_${kind.toUpperCase()}_WEBHOOK_SECRET`;
+      assert.equal(provider.environment.RETRYSAFE_SANDBOX_WEBHOOK_SECRET, `\${${secretVar}:-}`, kind);
+      assert.deepEqual(
+        table[kind],
+        [`whsec_${secretVar.toLowerCase()}`, `whsec_${secretVar.toLowerCase()}_previous`],
+        `the router holds ${kind}'s secret and an optional previous one (rotation)`,
+      );
+      assert.ok(!words(provider.command).some((w) => w.includes('secret')), 'no secret on a command line');
+    }
+    const generator = spawnSync('sh', [path.join(ROOT, 'deploy/webhook-secrets.sh')], { encoding: 'utf8' });
+    assert.equal(generator.status, 0, generator.stderr);
+    const lines = generator.stdout.trim().split('\n');
+    assert.deepEqual(
+      lines.map((l) => l.split('=')[0]).sort(),
+      PROVIDER_KINDS.map((k) => `RETRYSAFE_${k.toUpperCase()}_WEBHOOK_SECRET`).sort(),
+    );
+    for (const line of lines) assert.match(line, /=whsec_[0-9a-f]{64}$/);
+  });
+
   it('persists Temporal in PostgreSQL 16 on a named volume', () => {
     const postgresql = service('postgresql');
     assert.equal(postgresql.image, 'postgres:16');

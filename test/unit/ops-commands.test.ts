@@ -1,18 +1,30 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ActionFilter, ActionListing } from '../../client';
 import { RetrysafeError } from '../../policies/errors';
+import { requestHash } from '../../policies/request-hash';
+import { decisionParams, verifyDecision, type SignedDecision } from '../../policies/signed-decision';
+import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { createApprovalSigner, loadOperatorsFile, operatorScopesOf } from '../../scripts/lib/approval-signer';
 import { runOps } from '../../scripts/ops/cli';
 import type { OpsClient, OpsContext } from '../../scripts/ops/context';
+import { OpsError, UnauthorizedError } from '../../scripts/ops/errors';
 import { addOperator } from '../../scripts/ops/operator-auth';
+import type { SignatureSource } from '../../scripts/ops/signatures';
 import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
 
 const KEY = 'send-email:v1:acme:evt-1';
 const NOW = new Date('2026-08-28T12:00:00Z');
+const HASH = requestHash({ operation: 'send-email', to: 'a@example.com', subject: 's' });
+/** The approval service's key, held here by the fake signature source only. */
+const SERVICE_KEY = generateApprovalKeyPair();
+
+/** Set up once per run: every fake reads operators (and their scopes) from this file, like the real services. */
+let operatorsFile: string;
 
 function snapshot(extra: Partial<ActionSnapshot> = {}): ActionSnapshot {
   return {
@@ -20,7 +32,7 @@ function snapshot(extra: Partial<ActionSnapshot> = {}): ActionSnapshot {
     operation: 'send-email',
     tenant: 'acme',
     status: 'needs_review',
-    requestHash: 'a'.repeat(64),
+    requestHash: HASH,
     owner: 'client:application',
     claimants: ['client:application'],
     summary: 'email "s" to a***@example.com',
@@ -32,9 +44,35 @@ function snapshot(extra: Partial<ActionSnapshot> = {}): ActionSnapshot {
   };
 }
 
+/**
+ * A stand-in for the approval service: records every signing request and signs it the way the service
+ * does (createApprovalSigner over the operators file), with a local key. `refuseWith` makes it fail instead.
+ */
+class RecordingSignatures implements SignatureSource {
+  calls: Array<{ token: string; request: Record<string, unknown> }> = [];
+  refuseWith?: Error;
+
+  async sign(token: string, request: Record<string, unknown>): Promise<SignedDecision> {
+    this.calls.push({ token, request });
+    if (this.refuseWith) throw this.refuseWith;
+    const signer = createApprovalSigner({
+      privateKeyHex: SERVICE_KEY.privateKeyHex,
+      keyId: SERVICE_KEY.keyId,
+      operators: await loadOperatorsFile(operatorsFile),
+      clock: () => NOW.getTime(),
+    });
+    const operator = signer.authenticate(token);
+    if (!operator) throw new UnauthorizedError('the approval service refused the token: not recognized');
+    return signer.sign(operator, request);
+  }
+}
+
 /** A stand-in for RetrysafeClient that records what reached "Temporal". */
 class FakeClient implements OpsClient {
   listed: ActionFilter[] = [];
+  /** Every envelope submitted, verified or not. */
+  submitted: SignedDecision[] = [];
+  /** The resolutions the action took, as its workflow reads them from a verified envelope. */
   resolutions: Array<{ key: string; resolution: OperatorResolution }> = [];
   actions = new Map<string, ActionSnapshot>([[KEY, snapshot()]]);
   listings: ActionListing[] = [];
@@ -53,11 +91,31 @@ class FakeClient implements OpsClient {
   async getAction(key: string): Promise<ActionSnapshot | undefined> {
     return this.actions.get(key);
   }
-  async resolveAction(key: string, resolution: OperatorResolution): Promise<ActionSnapshot> {
-    this.resolutions.push({ key, resolution });
+  async resolveAction(signed: SignedDecision): Promise<ActionSnapshot> {
+    this.submitted.push(signed);
     if (this.neverAnswer) return new Promise<never>(() => undefined);
     if (this.refuseWith) throw this.refuseWith;
+    const key = signed.claims.key;
     const current = this.actions.get(key)!;
+    // What the action's workflow does with it: verify against its own key, tenant and request hash and
+    // the trusted key and operator scopes, then read the decision's parameters.
+    const claims = verifyDecision(
+      signed,
+      { decisions: ['resolve'], key: current.key, tenant: current.tenant, requestHash: current.requestHash },
+      {
+        keys: { [SERVICE_KEY.keyId]: SERVICE_KEY.publicKeyHex },
+        operators: operatorScopesOf(await loadOperatorsFile(operatorsFile)),
+      },
+      NOW.getTime(),
+    );
+    const params = decisionParams({ ...claims, decision: 'resolve' });
+    const resolution: OperatorResolution = {
+      decision: params.outcome,
+      operator: claims.operator,
+      reason: params.reason,
+      ...(params.providerRef !== undefined ? { providerRef: params.providerRef } : {}),
+    };
+    this.resolutions.push({ key, resolution });
     const next = snapshot({
       status: 'confirmed',
       providerRef: resolution.providerRef,
@@ -79,19 +137,31 @@ class FakeClient implements OpsClient {
 
 describe('ops commands against a fake client', () => {
   let dir: string;
-  let operatorsFile: string;
   let token: string;
+  /** May approve on acme, but not resolve. */
+  let approverOnlyToken: string;
+  /** May resolve, but only on globex. */
+  let otherTenantToken: string;
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ops-cmd-'));
     operatorsFile = path.join(dir, 'operators.json');
     token = (await addOperator(operatorsFile, 'alice')).token;
+    approverOnlyToken = (await addOperator(operatorsFile, 'ava', NOW, { tenants: ['acme'], roles: ['approver'] }))
+      .token;
+    otherTenantToken = (
+      await addOperator(operatorsFile, 'gabe', NOW, { tenants: ['globex'], roles: ['approver', 'resolver'] })
+    ).token;
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function run(argv: string[], opts: { client?: FakeClient; env?: NodeJS.ProcessEnv } = {}) {
+  async function run(
+    argv: string[],
+    opts: { client?: FakeClient; env?: NodeJS.ProcessEnv; signatures?: RecordingSignatures } = {},
+  ) {
     const client = opts.client ?? new FakeClient();
+    const signatures = opts.signatures ?? new RecordingSignatures();
     const out: string[] = [];
     const err: string[] = [];
     let connects = 0;
@@ -104,9 +174,17 @@ describe('ops commands against a fake client', () => {
         connects++;
         return client;
       },
+      signatures,
     };
     const code = await runOps(argv, ctx, (line) => err.push(line));
-    return { code, stdout: out.join('\n'), stderr: err.join('\n'), client, connects };
+    return { code, stdout: out.join('\n'), stderr: err.join('\n'), client, connects, signatures };
+  }
+
+  /** Nothing was signed and nothing reached the action. */
+  function nothingSent(r: { client: FakeClient; signatures: RecordingSignatures }, signed = false) {
+    if (!signed) assert.deepEqual(r.signatures.calls, [], 'nothing was signed');
+    assert.deepEqual(r.client.submitted, [], 'nothing was submitted');
+    assert.deepEqual(r.client.resolutions, [], 'nothing was resolved');
   }
 
   const confirm = [
@@ -197,13 +275,15 @@ describe('ops commands against a fake client', () => {
       const r = await run([...confirm, ...extra]);
       assert.equal(r.code, 3, r.stderr);
       assert.equal(r.connects, 0);
-      assert.deepEqual(r.client.resolutions, []);
+      nothingSent(r);
     }
   });
 
   it('resolve records the operator name from the file, whatever the flags say', async () => {
     const r = await run(confirm, { env: { RETRYSAFE_OPERATOR_TOKEN: token } });
     assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.client.submitted.length, 1);
+    assert.equal(r.client.submitted[0].claims.operator, 'alice');
     assert.deepEqual(r.client.resolutions, [
       {
         key: KEY,
@@ -216,14 +296,116 @@ describe('ops commands against a fake client', () => {
       },
     ]);
     assert.match(r.stdout, /needs_review → confirmed \(confirmed by alice: seen in provider dashboard\)/);
-    const spoof = await run([...confirm, '--operator', 'mallory'], { env: { RETRYSAFE_OPERATOR_TOKEN: token } });
-    assert.equal(spoof.code, 2, 'there is no flag to choose the recorded name');
+    for (const flag of ['--operator', '--approver', '--tenant']) {
+      const spoof = await run([...confirm, flag, 'mallory'], { env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+      assert.equal(spoof.code, 2, `there is no ${flag} flag to choose what is recorded`);
+      nothingSent(spoof);
+    }
+  });
+
+  it('resolve signs through ctx.signatures with the action’s request hash and the token’s operator', async () => {
+    const r = await run(confirm, { env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.signatures.calls, [
+      {
+        token,
+        request: {
+          decision: 'resolve',
+          key: KEY,
+          requestHash: HASH,
+          params: { outcome: 'confirmed', reason: 'seen in provider dashboard', providerRef: 'msg_1' },
+        },
+      },
+    ]);
+    // The request never names the operator or the tenant: the service takes them from the token and the key.
+    const [submitted] = r.client.submitted;
+    assert.deepEqual(
+      [submitted.claims.decision, submitted.claims.operator, submitted.claims.tenant, submitted.claims.requestHash],
+      ['resolve', 'alice', 'acme', HASH],
+    );
+    assert.equal(submitted.publicKeyId, SERVICE_KEY.keyId);
+
+    // The token from --operator-token is the one signed with, and a decision other than confirmed has no ref.
+    const byFlag = await run([
+      'resolve',
+      KEY,
+      '--decision',
+      'failed',
+      '--reason',
+      'never sent',
+      '--operator-token',
+      token,
+    ]);
+    assert.equal(byFlag.code, 0, byFlag.stderr);
+    assert.deepEqual(byFlag.signatures.calls, [
+      {
+        token,
+        request: {
+          decision: 'resolve',
+          key: KEY,
+          requestHash: HASH,
+          params: { outcome: 'failed', reason: 'never sent' },
+        },
+      },
+    ]);
+    assert.deepEqual(byFlag.client.resolutions[0].resolution, {
+      decision: 'failed',
+      operator: 'alice',
+      reason: 'never sent',
+    });
+  });
+
+  it('resolve signs the hash the action carries now', async () => {
+    const client = new FakeClient();
+    const changed = requestHash({ operation: 'send-email', to: 'b@example.com', subject: 's' });
+    client.actions.set(KEY, snapshot({ requestHash: changed }));
+    const r = await run(confirm, { client, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.signatures.calls[0].request.requestHash, changed);
+    assert.equal(client.submitted[0].claims.requestHash, changed);
+  });
+
+  it('resolve exits with the signer’s refusal and sends nothing when the role or tenant is outside the scope', async () => {
+    const cases: Array<[string, RegExp]> = [
+      [approverOnlyToken, /ops resolve: operator ava lacks the resolver role that resolve needs/],
+      [otherTenantToken, /ops resolve: operator gabe is not an operator of tenant acme/],
+    ];
+    for (const [operatorToken, message] of cases) {
+      const r = await run(confirm, { env: { RETRYSAFE_OPERATOR_TOKEN: operatorToken } });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, message);
+      assert.equal(r.signatures.calls.length, 1, 'the service was asked');
+      assert.equal(r.signatures.calls[0].token, operatorToken);
+      nothingSent(r, true);
+      assert.equal(r.stdout, '');
+    }
+  });
+
+  it('resolve passes on the signature source’s own error and exit code, and sends nothing', async () => {
+    const cases: Array<[Error, number, RegExp]> = [
+      [
+        new OpsError('the approval service refused to sign (403): missing role:resolver', 1),
+        1,
+        /refused to sign \(403\)/,
+      ],
+      [new UnauthorizedError('the approval service refused the token: revoked'), 3, /refused the token: revoked/],
+      [new OpsError('RETRYSAFE_APPROVAL_URL is not set', 2), 2, /RETRYSAFE_APPROVAL_URL is not set/],
+    ];
+    for (const [error, code, message] of cases) {
+      const signatures = new RecordingSignatures();
+      signatures.refuseWith = error;
+      const r = await run(confirm, { signatures, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+      assert.equal(r.code, code, r.stderr);
+      assert.match(r.stderr, message);
+      nothingSent(r, true);
+    }
   });
 
   it('resolve checks arguments before the token', async () => {
     const r = await run(['resolve', KEY, '--decision', 'confirmed', '--reason', 'seen it']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--provider-ref: is required with --decision confirmed/);
+    nothingSent(r);
   });
 
   it('resolve prints a workflow-side refusal and exits 1', async () => {
@@ -242,6 +424,25 @@ describe('ops commands against a fake client', () => {
       r.stderr,
       /refused the decision \(IllegalTransition\): action .* is compensating; only unknown or needs_review/,
     );
+    assert.equal(client.submitted.length, 1);
+    assert.deepEqual(client.resolutions, []);
+  });
+
+  it('resolve prints a refused signature from the workflow (DecisionRejected) and exits 1', async () => {
+    const client = new FakeClient();
+    client.refuseWith = new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      new RetrysafeError('DecisionRejected', 'operator alice is not an operator of tenant acme', {
+        reason: 'missing-tenant',
+        missing: 'tenant:acme',
+      }).toFailure(),
+    );
+    const r = await run(confirm, { client, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /refused the decision \(DecisionRejected\): operator alice is not an operator of tenant acme/,
+    );
   });
 
   it('resolve refuses a finished action without sending, and an unknown key with exit 1', async () => {
@@ -250,7 +451,7 @@ describe('ops commands against a fake client', () => {
     const done = await run(confirm, { client, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
     assert.equal(done.code, 1);
     assert.match(done.stderr, /is failed and finished/);
-    assert.deepEqual(client.resolutions, []);
+    nothingSent(done);
     const missing = await run(
       ['resolve', 'send-email:v1:acme:nope', '--decision', 'failed', '--reason', 'never sent'],
       {
@@ -259,6 +460,7 @@ describe('ops commands against a fake client', () => {
     );
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no action with key send-email:v1:acme:nope/);
+    nothingSent(missing);
   });
 
   it('resolve stops waiting after --wait and says the decision is pending', async () => {
@@ -280,6 +482,69 @@ describe('ops commands against a fake client', () => {
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /approve: unknown command/);
   });
+  it('operators add --tenant acme --role admin writes that scope into the file', async () => {
+    const r = await run(['operators', 'add', 'olga', '--tenant', 'acme', '--role', 'admin']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.connects, 0);
+    const file = JSON.parse(await readFile(operatorsFile, 'utf8')) as {
+      operators: Array<{ name: string; tenants?: string[]; roles?: string[]; addedAt?: string }>;
+    };
+    const olga = file.operators.find((o) => o.name === 'olga');
+    assert.deepEqual(
+      { tenants: olga?.tenants, roles: olga?.roles, addedAt: olga?.addedAt },
+      { tenants: ['acme'], roles: ['admin'], addedAt: NOW.toISOString() },
+    );
+    // Others in the file keep their scope.
+    assert.deepEqual(file.operators.find((o) => o.name === 'ava')?.roles, ['approver']);
+  });
+
+  it('operators add repeats --tenant and --role, and defaults to every tenant, approver and resolver', async () => {
+    const many = await run([
+      'operators',
+      'add',
+      'pia',
+      '--tenant',
+      'acme',
+      '--tenant',
+      'globex',
+      '--role',
+      'approver',
+      '--role',
+      'admin',
+    ]);
+    assert.equal(many.code, 0, many.stderr);
+    const plain = await run(['operators', 'add', 'quinn']);
+    assert.equal(plain.code, 0, plain.stderr);
+    const ops = (await loadOperatorsFile(operatorsFile)).filter((o) => o.name === 'pia' || o.name === 'quinn');
+    assert.deepEqual(
+      ops.map((o) => [o.name, o.tenants, o.roles]),
+      [
+        ['pia', ['acme', 'globex'], ['approver', 'admin']],
+        ['quinn', ['*'], ['approver', 'resolver']],
+      ],
+    );
+  });
+
+  it('operators add NAME, re-issuing a token, keeps the scope NAME already has', async () => {
+    const scoped = await run(['operators', 'add', 'sam', '--tenant', 'acme', '--role', 'approver']);
+    assert.equal(scoped.code, 0, scoped.stderr);
+    const rotated = await run(['operators', 'add', 'sam']);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const sam = (await loadOperatorsFile(operatorsFile)).find((o) => o.name === 'sam');
+    assert.deepEqual([sam?.tenants, sam?.roles], [['acme'], ['approver']]);
+  });
+
+  it('operators add refuses an unknown role or a malformed tenant with exit 2, writing nothing', async () => {
+    const before = await readFile(operatorsFile, 'utf8');
+    const role = await run(['operators', 'add', 'rex', '--role', 'owner']);
+    assert.equal(role.code, 2);
+    assert.match(role.stderr, /--role/);
+    const tenant = await run(['operators', 'add', 'rex', '--tenant', 'ac me']);
+    assert.equal(tenant.code, 2);
+    assert.match(tenant.stderr, /--tenant/);
+    assert.equal(await readFile(operatorsFile, 'utf8'), before);
+  });
+
   it('lists runs held by an interlock with the status of what they wait for', async () => {
     const client = new FakeClient();
     client.waiting = [{ workflowId: 'run:acme:e1:fulfillment', waitingOn: KEY, status: 'waiting' }];

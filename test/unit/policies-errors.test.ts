@@ -19,7 +19,7 @@ const ALL_CODES: ErrorCode[] = [
   'OutcomeUnknown',
   'IllegalTransition',
   'CeilingReached',
-  'ApprovalRejected',
+  'DecisionRejected',
 ];
 
 function activityFailure(cause: Error): ActivityFailure {
@@ -51,7 +51,7 @@ describe('ERROR_CODES', () => {
       ['AuthorizationRejected', false],
       ['ProviderValidationRejected', false],
       ['OutcomeUnknown', false],
-      ['ApprovalRejected', false],
+      ['DecisionRejected', false],
       ['CeilingReached', false],
       ['IllegalTransition', false],
       ['InvalidTool', false],
@@ -148,8 +148,8 @@ describe('errorCodeOf', () => {
   });
 
   it('finds a RetrysafeError set as the cause of another error', () => {
-    const err = new Error('wrapper', { cause: new RetrysafeError('ApprovalRejected', 'expired') });
-    assert.equal(errorCodeOf(err), 'ApprovalRejected');
+    const err = new Error('wrapper', { cause: new RetrysafeError('DecisionRejected', 'expired') });
+    assert.equal(errorCodeOf(err), 'DecisionRejected');
   });
 
   it('returns the outermost code when several are chained', () => {

@@ -1,0 +1,58 @@
+/**
+ * Where the ops CLI gets its signatures: the approval service (`npm run approvals -- serve`), which holds
+ * the signing key and signs only for the operator the token belongs to, within that operator's tenants
+ * and roles. The CLI never holds a key, so nothing it runs can pass as a person's decision on its own.
+ */
+import { SignedDecision } from '../../policies/signed-decision';
+import { firstIssue } from '../../policies/zod-issues';
+import { EXIT, OpsError, UnauthorizedError } from './errors';
+
+export const APPROVAL_URL_ENV = 'RETRYSAFE_APPROVAL_URL';
+
+export interface SignatureSource {
+  /** A signed decision for `request` ({ decision, key, requestHash?, params? }), as the operator of `token`. */
+  sign(token: string, request: Record<string, unknown>): Promise<SignedDecision>;
+}
+
+export function approvalServiceSignatures(env: NodeJS.ProcessEnv): SignatureSource {
+  return {
+    async sign(token, request) {
+      const base = env[APPROVAL_URL_ENV];
+      if (!base) {
+        throw new OpsError(
+          `${APPROVAL_URL_ENV} is not set: decisions are signed by the approval service (npm run approvals -- serve prints its URL)`,
+          EXIT.usage,
+        );
+      }
+      let res: Response;
+      try {
+        res = await fetch(new URL('/decisions', base), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(request),
+          signal: AbortSignal.timeout(10_000),
+        });
+      } catch (err) {
+        throw new OpsError(`cannot reach the approval service at ${base}: ${(err as Error).message}`, EXIT.failed);
+      }
+      const body = (await res.json().catch(() => ({}))) as { message?: string };
+      if (res.status === 401)
+        throw new UnauthorizedError(`the approval service refused the token: ${body.message ?? ''}`);
+      if (res.status !== 200) {
+        throw new OpsError(
+          `the approval service refused to sign (${res.status}): ${body.message ?? 'no detail'}`,
+          EXIT.failed,
+        );
+      }
+      const parsed = SignedDecision.safeParse(body);
+      if (!parsed.success) {
+        const { field, message } = firstIssue(parsed.error);
+        throw new OpsError(
+          `the approval service answered something that is not a signed decision: ${field}: ${message}`,
+          EXIT.failed,
+        );
+      }
+      return parsed.data;
+    },
+  };
+}

@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { ProviderEvent } from '../../messages/action';
+import { SA_TENANT } from '../../policies/search-attributes';
+import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
+import { signatureHeader } from '../../workers/webhook-signature';
+
+/**
+ * The router's decisions with a stand-in for Temporal that records every signal and answers visibility
+ * queries from a table: what is refused (and with which status), what is signalled, and what is logged.
+ */
+
+const SECRET = 'whsec_payments_0123456789abcdef';
+const NEXT = 'whsec_payments_next_0123456789';
+const TICKETS_SECRET = 'whsec_tickets_0123456789abcdef';
+const KEY = 'charge:v1:acme:renewal-1';
+/** A marker that must never reach a log line: it only ever appears inside bodies. */
+const BODY_MARKER = 'customer-secret-marker@example.com';
+
+interface Listed {
+  workflowId: string;
+  tenant: string;
+  reference: string;
+}
+
+function fakeTemporal(listed: Listed[] = []) {
+  const signals: Array<{ workflowId: string; event: ProviderEvent }> = [];
+  const queries: string[] = [];
+  let failNext: Error | undefined;
+  const client = {
+    workflow: {
+      list({ query }: { query: string }) {
+        queries.push(query);
+        const reference = /RetrysafeReference = '([^']*)'/.exec(query)?.[1];
+        const tenant = /RetrysafeTenant = '([^']*)'/.exec(query)?.[1];
+        const rows = listed.filter((l) => l.reference === reference && (tenant === undefined || l.tenant === tenant));
+        return (async function* () {
+          for (const row of rows) {
+            yield {
+              workflowId: row.workflowId,
+              typedSearchAttributes: { get: (k: unknown) => (k === SA_TENANT ? row.tenant : undefined) },
+            };
+          }
+        })();
+      },
+      getHandle(workflowId: string) {
+        return {
+          async signal(_def: unknown, event: ProviderEvent) {
+            if (failNext) {
+              const err = failNext;
+              failNext = undefined;
+              throw err;
+            }
+            signals.push({ workflowId, event });
+          },
+        };
+      },
+    },
+  } as unknown as Client;
+  return { client, signals, queries, failOnce: (err: Error) => (failNext = err) };
+}
+
+function logCapture() {
+  const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
+  return {
+    lines,
+    info: (obj: Record<string, unknown>, msg: string) => lines.push({ level: 'info', obj, msg }),
+    warn: (obj: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', obj, msg }),
+  };
+}
+
+let nowMs = 1_790_000_000_000;
+const nowSeconds = () => Math.floor(nowMs / 1000);
+
+function event(overrides: Record<string, unknown> = {}) {
+  return {
+    id: `evt_${Math.random().toString(36).slice(2)}`,
+    type: 'charge.succeeded',
+    idempotencyKey: KEY,
+    data: { id: 'ch_1', receiptEmail: BODY_MARKER },
+    ...overrides,
+  };
+}
+
+function delivery(
+  body: unknown,
+  opts: { secret?: string | string[]; t?: number; provider?: string; raw?: string } = {},
+) {
+  const raw = opts.raw ?? JSON.stringify(body);
+  return {
+    provider: opts.provider ?? 'payments',
+    signature: opts.secret === undefined ? undefined : signatureHeader(opts.secret, opts.t ?? nowSeconds(), raw),
+    rawBody: Buffer.from(raw),
+  };
+}
+
+describe('webhook router', () => {
+  let temporal: ReturnType<typeof fakeTemporal>;
+  let log: ReturnType<typeof logCapture>;
+  let secrets: Record<string, string[]>;
+  let router: ReturnType<typeof createWebhookRouter>;
+
+  beforeEach(() => {
+    temporal = fakeTemporal([
+      { workflowId: 'create-ticket:v1:acme:t-1', tenant: 'acme', reference: 'TK-shared' },
+      { workflowId: 'create-ticket:v1:globex:t-9', tenant: 'globex', reference: 'TK-shared' },
+      { workflowId: 'create-ticket:v1:acme:t-2', tenant: 'acme', reference: 'TK-acme-only' },
+      { workflowId: 'create-ticket:v1:acme:t-3', tenant: 'acme', reference: 'TK-twice' },
+      { workflowId: 'create-ticket:v1:acme:t-4', tenant: 'acme', reference: 'TK-twice' },
+    ]);
+    log = logCapture();
+    secrets = { payments: [SECRET], tickets: [TICKETS_SECRET] };
+    router = createWebhookRouter({ client: temporal.client, secrets: () => secrets, log, now: () => nowMs });
+  });
+
+  function assertNothingLoggedFromBodies() {
+    const text = JSON.stringify(log.lines);
+    assert.ok(!text.includes(BODY_MARKER), `a body reached the log: ${text}`);
+    assert.ok(!text.includes('ch_forged'), `a body reached the log: ${text}`);
+  }
+
+  it('signals a verified event to the action its key names', async () => {
+    const body = event();
+    const answer = await router.receive(delivery(body, { secret: SECRET }));
+    assert.equal(answer.status, 202);
+    assert.deepEqual(answer.body, { routed: true, key: KEY, reason: 'routed' });
+    assert.equal(temporal.signals.length, 1);
+    assert.equal(temporal.signals[0].workflowId, KEY);
+    assert.deepEqual(
+      { ...temporal.signals[0].event, receivedAt: undefined },
+      {
+        eventId: body.id,
+        type: 'charge.succeeded',
+        key: KEY,
+        provider: 'payments',
+        providerRef: 'ch_1',
+        outcome: 'succeeded',
+        receivedAt: undefined,
+      },
+    );
+  });
+
+  it('refuses unsigned, forged, stale, retired-secret and other-provider-secret deliveries, signalling nothing', async () => {
+    const forgedBody = event({ data: { id: 'ch_forged', receiptEmail: BODY_MARKER } });
+    const cases: Array<[string, ReturnType<typeof delivery>, number, RegExp]> = [
+      ['unsigned', delivery(forgedBody), 400, /signature unsigned/],
+      ['forged', delivery(forgedBody, { secret: 'whsec_guessed_by_attacker_000' }), 401, /signature mismatch/],
+      ['stale', delivery(forgedBody, { secret: SECRET, t: nowSeconds() - 301 }), 401, /signature stale/],
+      ['from the future', delivery(forgedBody, { secret: SECRET, t: nowSeconds() + 301 }), 401, /signature stale/],
+      ['another provider’s secret', delivery(forgedBody, { secret: TICKETS_SECRET }), 401, /signature mismatch/],
+      ['malformed', { ...delivery(forgedBody), signature: `t=${nowSeconds()},v1=zz` }, 400, /signature malformed/],
+      [
+        'body swapped under a valid signature',
+        { ...delivery(event(), { secret: SECRET }), rawBody: Buffer.from(JSON.stringify(forgedBody)) },
+        401,
+        /signature mismatch/,
+      ],
+    ];
+    for (const [name, d, status, reason] of cases) {
+      const answer = await router.receive(d);
+      assert.equal(answer.status, status, name);
+      assert.match(answer.body.reason, reason, name);
+      assert.equal(answer.body.routed, false);
+    }
+    assert.equal(temporal.signals.length, 0, 'nothing was signalled');
+    assert.equal(log.lines.filter((l) => l.msg === 'webhook refused').length, cases.length, 'each refusal is logged');
+    for (const line of log.lines)
+      assert.deepEqual(Object.keys(line.obj).sort(), ['bytes', 'provider', 'reason', 'status']);
+    assertNothingLoggedFromBodies();
+  });
+
+  it('refuses a replayed event ID per provider, even re-signed, and lets a retry through after a failed signal', async () => {
+    const body = event();
+    const first = delivery(body, { secret: SECRET });
+    assert.equal((await router.receive(first)).status, 202);
+    const replay = await router.receive(first);
+    assert.equal(replay.status, 400);
+    assert.match(replay.body.reason, /replayed/);
+    nowMs += 30_000;
+    const resigned = await router.receive(delivery(body, { secret: SECRET }));
+    assert.equal(resigned.status, 400, 'the same ID signed again later is still a replay');
+    assert.equal(temporal.signals.length, 1);
+
+    const other = event();
+    temporal.failOnce(new Error('temporal unavailable'));
+    assert.equal((await router.receive(delivery(other, { secret: SECRET }))).status, 503);
+    assert.equal((await router.receive(delivery(other, { secret: SECRET }))).status, 202, 'the retry is accepted');
+    assert.equal(temporal.signals.length, 2);
+    assertNothingLoggedFromBodies();
+  });
+
+  it('takes the current and the previous secret during a rotation, then refuses the retired one', async () => {
+    secrets = { payments: [NEXT, SECRET] };
+    assert.equal((await router.receive(delivery(event(), { secret: SECRET }))).status, 202, 'old secret');
+    assert.equal((await router.receive(delivery(event(), { secret: NEXT }))).status, 202, 'new secret');
+    secrets = { payments: [NEXT] };
+    assert.equal((await router.receive(delivery(event(), { secret: SECRET }))).status, 401, 'retired secret');
+    assert.equal((await router.receive(delivery(event(), { secret: NEXT }))).status, 202);
+    assert.equal(temporal.signals.length, 3);
+  });
+
+  it('answers 404 for a provider it holds no secret for', async () => {
+    const answer = await router.receive(delivery(event(), { secret: SECRET, provider: 'shipping' }));
+    assert.equal(answer.status, 404);
+    assert.equal(temporal.signals.length, 0);
+  });
+
+  it('refuses a reference carried by actions of two tenants instead of taking the first, and logs why', async () => {
+    const body = { id: 'evt_t1', type: 'ticket.created', reference: 'TK-shared', data: { id: 'tk_1' } };
+    const answer = await router.receive(delivery(body, { secret: TICKETS_SECRET, provider: 'tickets' }));
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.routed, false);
+    assert.match(answer.body.reason, /2 actions of tenants acme, globex; refusing to guess/);
+    assert.equal(temporal.signals.length, 0);
+    const warned = log.lines.find((l) => l.msg === 'webhook not routed');
+    assert.ok(warned, JSON.stringify(log.lines));
+    assert.match(String(warned.obj.reason), /tenants acme, globex/);
+  });
+
+  it('refuses a reference two actions of one tenant carry, and routes one carried by a single action', async () => {
+    const twice = { id: 'evt_t2', type: 'ticket.created', reference: 'TK-twice', data: { id: 'tk_2' } };
+    const refused = await router.receive(delivery(twice, { secret: TICKETS_SECRET, provider: 'tickets' }));
+    assert.equal(refused.body.routed, false);
+    assert.match(refused.body.reason, /2 actions of tenant acme/);
+    const once = { id: 'evt_t3', type: 'ticket.created', reference: 'TK-acme-only', data: { id: 'tk_3' } };
+    const routed = await router.receive(delivery(once, { secret: TICKETS_SECRET, provider: 'tickets' }));
+    assert.equal(routed.status, 202);
+    assert.deepEqual(
+      temporal.signals.map((s) => s.workflowId),
+      ['create-ticket:v1:acme:t-2'],
+    );
+  });
+
+  it("queries by the event's tenant when the provider names one, and never routes across tenants", async () => {
+    const forAcme = {
+      id: 'evt_t4',
+      type: 'ticket.created',
+      reference: 'TK-shared',
+      tenant: 'acme',
+      data: { id: 'tk_4' },
+    };
+    assert.equal(
+      (await router.receive(delivery(forAcme, { secret: TICKETS_SECRET, provider: 'tickets' }))).status,
+      202,
+    );
+    assert.match(temporal.queries.at(-1)!, /RetrysafeTenant = 'acme'/);
+    const forInitech = { ...forAcme, id: 'evt_t5', reference: 'TK-acme-only', tenant: 'initech' };
+    const none = await router.receive(delivery(forInitech, { secret: TICKETS_SECRET, provider: 'tickets' }));
+    assert.equal(none.body.routed, false);
+    const keyed = event({ tenant: 'globex' });
+    const mismatch = await router.receive(delivery(keyed, { secret: SECRET }));
+    assert.equal(mismatch.body.routed, false);
+    assert.match(mismatch.body.reason, /tenant globex, but action charge:v1:acme:renewal-1 belongs to tenant acme/);
+    const twoKeys = event({ reference: 'charge:v1:globex:renewal-1' });
+    const ambiguous = await router.receive(delivery(twoKeys, { secret: SECRET }));
+    assert.match(ambiguous.body.reason, /names two different actions/);
+    assert.deepEqual(
+      temporal.signals.map((s) => s.workflowId),
+      ['create-ticket:v1:acme:t-1'],
+    );
+  });
+
+  it('does not put a reference with quotes into a query', async () => {
+    const body = { id: 'evt_q', type: 'ticket.created', reference: "x' OR RetrysafeTenant != '", data: { id: 'tk_5' } };
+    const answer = await router.receive(delivery(body, { secret: TICKETS_SECRET, provider: 'tickets' }));
+    assert.equal(answer.body.routed, false);
+    assert.equal(temporal.queries.length, 0);
+  });
+
+  it('answers 200 for a closed action: it already has its outcome', async () => {
+    temporal.failOnce(new WorkflowNotFoundError('closed', KEY, undefined));
+    const answer = await router.receive(delivery(event(), { secret: SECRET }));
+    assert.equal(answer.status, 200);
+    assert.match(answer.body.reason, /is closed/);
+  });
+
+  it('marks failure events as failed evidence', async () => {
+    await router.receive(delivery(event({ type: 'charge.failed' }), { secret: SECRET }));
+    assert.equal(temporal.signals[0].event.outcome, 'failed');
+  });
+});
+
+describe('webhook server', () => {
+  const temporal = fakeTemporal();
+  const router = createWebhookRouter({ client: temporal.client, secrets: { payments: [SECRET] } });
+  let server: Awaited<ReturnType<typeof startWebhookServer>>;
+  before(async () => {
+    server = await startWebhookServer(router);
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  async function post(path: string, raw: string, signature?: string) {
+    const res = await fetch(`${server.url.replace(/\/webhooks$/, '')}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(signature ? { 'Retrysafe-Signature': signature } : {}) },
+      body: raw,
+    });
+    return { status: res.status, body: (await res.json()) as { routed: boolean; reason: string } };
+  }
+
+  it('serves each provider on /webhooks/<provider> and verifies the bytes as sent', async () => {
+    assert.equal(server.urlFor('payments'), `${server.url}/payments`);
+    // Odd spacing: the signature covers these exact bytes, not a re-serialization.
+    const raw = `{ "id":"evt_http_1",  "type":"charge.succeeded","idempotencyKey":"${KEY}","data":{"id":"ch_1"} }`;
+    const signature = signatureHeader(SECRET, Math.floor(Date.now() / 1000), raw);
+    assert.equal((await post('/webhooks/payments', raw, signature)).status, 202);
+    assert.equal((await post('/webhooks/payments', raw, signature)).status, 400, 'replayed');
+    assert.equal((await post('/webhooks/payments', raw.replace('evt_http_1', 'evt_http_2'))).status, 400, 'unsigned');
+    assert.equal((await post('/webhooks', raw, signature)).status, 404, 'no provider named');
+    assert.equal((await post('/webhooks/email', raw, signature)).status, 404, 'no secret for this provider');
+    const big = JSON.stringify({ pad: 'x'.repeat(300 * 1024) });
+    assert.equal(
+      (await post('/webhooks/payments', big, signatureHeader(SECRET, Math.floor(Date.now() / 1000), big))).status,
+      413,
+    );
+    assert.equal(temporal.signals.length, 1);
+  });
+});
