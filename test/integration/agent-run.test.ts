@@ -279,6 +279,19 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
 
       await waitForStatus(rs, firstKey, 'needs_review', { timeoutMs: 90_000 });
       assert.equal(await rs.getAction(replannedKey), undefined, 'still not claimed while the first is in review');
+      // Accepting the risk of a second charge takes a signed accept-risk by a resolver, bound to the
+      // re-planned request's hash: an unsigned one, one by an approver-only operator, or one for another
+      // hash is refused, and the re-planned charge stays unclaimed.
+      const acceptRisk = (signed: unknown) => run.executeUpdate('retrysafe.acceptRisk', { args: [signed] });
+      const reason = { params: { reason: 'customer asked for the larger plan' } };
+      await assert.rejects(acceptRisk({ key: replannedKey, operator: 'alice', reason: 'unsigned' }));
+      await assert.rejects(
+        acceptRisk(kit.sign('accept-risk', replannedKey, { requestHash: 'a'.repeat(64), ...reason })),
+        (err: unknown) => errorCodeOf(err) === 'DecisionRejected',
+      );
+      const status2 = (await run.query('retrysafe.agentRunStatus')) as AgentRunStatus;
+      assert.deepEqual(status2.pendingReplans, [replannedKey], 'the re-planned charge still waits');
+      assert.equal(await rs.getAction(replannedKey), undefined, 'and is still not claimed');
       const first = (await rs.getAction(firstKey))!;
       await rs.resolveAction(
         kit.sign('resolve', firstKey, {
