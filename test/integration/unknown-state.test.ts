@@ -352,9 +352,16 @@ describe('unknown outcomes on the real dev server with payments, email and ticke
 
     const restarted = await stack.startWorker({ name: 'restarted', env: WORKER_ENV });
     try {
-      const output = restarted.output();
-      const line = output.split('\n').find((l) => /recovery: \d+ incomplete actions/.test(l));
-      assert.ok(line, `the new worker logs its recovery report:\n${output.slice(-4000)}`);
+      // The report goes through pino, whose writes may land just after the worker's ready line.
+      const reportLine = () =>
+        restarted
+          .output()
+          .split('\n')
+          .find((l) => /recovery: \d+ incomplete actions/.test(l));
+      const until = Date.now() + 5_000;
+      while (!reportLine() && Date.now() < until) await sleep(100);
+      const line = reportLine();
+      assert.ok(line, `the new worker logs its recovery report:\n${restarted.output().slice(-4000)}`);
       const logged = JSON.parse(line) as {
         level: number;
         msg: string;
