@@ -14,9 +14,10 @@
  *     (`2026-08-28 4242424242424242`). Grouped spans starting inside a run are not tried, so an IBAN
  *     (`DE89 3704 0044 0532 0130 00`) is not taken for a card, and neither is an unbroken 20-digit
  *     reference. Not caught: a grouped card number right after another group (`no 12 4242 4242 …`);
- *   - all zeros (a placeholder) is not a card number.
+ *   - it must start with an issuer prefix (ISSUER_PREFIX: 2, 3, 4, 5 or 6 in the card networks' ranges),
+ *     so timestamps, phone numbers and most order numbers are not taken for one; all zeros never is.
  *
- * Luhn passes one number in ten, so an order number or a 13–19-digit reference can be a false positive;
+ * Luhn passes one number in ten, so a 13–19-digit reference that starts like a card can be a false positive;
  * by default it is refused with the field named (the tool registry's parseIntent), so nothing is changed
  * behind anyone's back, and only a tenant that chose `mask` gets it masked. Pure: workflows, activities
  * and clients call it alike.
@@ -190,9 +191,22 @@ function cardSpans(run: string): CardNumberMatch[] {
 
 function isCard(digits: string): boolean {
   return (
-    digits.length >= MIN_CARD_DIGITS && digits.length <= MAX_CARD_DIGITS && !/^0+$/.test(digits) && luhnValid(digits)
+    digits.length >= MIN_CARD_DIGITS &&
+    digits.length <= MAX_CARD_DIGITS &&
+    ISSUER_PREFIX.test(digits) &&
+    luhnValid(digits)
   );
 }
+
+/**
+ * The issuer prefixes (IINs) card numbers start with: Visa 4; Mastercard 51–55 and 2221–2720; American
+ * Express 34, 37; Diners 300–305, 36, 38, 39; JCB 3528–3589; Discover 6011, 644–649, 65; UnionPay 62;
+ * Maestro 50, 56–69. Luhn alone passes one number in ten; a run must also start like a card, so a
+ * millisecond timestamp (`1764…`), a phone number or an order number starting with 0, 1, 7, 8 or 9 is
+ * not taken for one.
+ */
+export const ISSUER_PREFIX =
+  /^(4|5[0-9]|2(2[2-9][1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|3(0[0-5]|[689])|35(2[89]|[3-8]\d)|6)/;
 
 /** Group lengths as cards are printed: one unbroken group, or 4, then 4–6 each, the last 1–6 (4-4-4-4, 4-6-5, 4-4-4-4-3). */
 function cardFormatted(lengths: number[]): boolean {

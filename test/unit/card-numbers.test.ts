@@ -115,6 +115,16 @@ describe('findCardNumbers: Luhn over digit runs', () => {
     });
   }
 
+  it('takes only runs that start with an issuer prefix, so a Luhn-valid millisecond timestamp is not a card', () => {
+    // 1764590000006 passes Luhn (one number in ten does), but no card network issues numbers starting with 1.
+    assert.equal(luhnValid('1764590000006'), true);
+    assert.deepEqual(findCardNumbers('renewal receipt ops-1764590000006-ab12cd'), []);
+    assert.deepEqual(findCardNumbers('order 9900000000000000007'), []);
+    for (const pan of ['2221000000000009', '30569309025904', '3530111333300000', '6011000990139424']) {
+      assert.equal(findCardNumbers(`card ${pan}`).length, 1, pan);
+    }
+  });
+
   it('checks Luhn', () => {
     assert.equal(luhnValid('4242424242424242'), true);
     assert.equal(luhnValid('4242424242424241'), false);
