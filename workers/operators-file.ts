@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { OperatorScope, type OperatorScopes } from '../policies/signed-decision';
 import { firstIssue } from '../policies/zod-issues';
@@ -29,4 +29,23 @@ export async function loadOperatorScopes(path: string): Promise<OperatorScopes> 
     throw new ConfigError(`${path}: ${field}: ${message}`);
   }
   return Object.fromEntries(parsed.data.operators.map((o) => [o.name, { tenants: o.tenants, roles: o.roles }]));
+}
+
+/**
+ * A reader for every policy load: the file is parsed again only when its modification time or size
+ * changed, so an operator added or narrowed counts at once without a file read per action.
+ */
+export function operatorScopesReader(path: string): () => Promise<OperatorScopes> {
+  let cached: { stamp: string; scopes: OperatorScopes } | undefined;
+  return async () => {
+    let stamp: string;
+    try {
+      const s = await stat(path);
+      stamp = `${s.mtimeMs}:${s.size}`;
+    } catch (err) {
+      throw new ConfigError(`${path}: cannot read the operators file: ${(err as Error).message}`);
+    }
+    if (cached?.stamp !== stamp) cached = { stamp, scopes: await loadOperatorScopes(path) };
+    return cached.scopes;
+  };
 }

@@ -11,7 +11,7 @@ import { createWorker, type CreateWorkerOptions } from './create-worker';
 import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
 import { loadTenantPolicyFile } from './tenant-policy-file';
-import { loadOperatorScopes } from './operators-file';
+import { operatorScopesReader } from './operators-file';
 import type { OperatorScopes } from '../policies/signed-decision';
 
 export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner'>;
@@ -38,8 +38,9 @@ export async function runWorkerProcess(
     if (config.operatorsFile) {
       const file = config.operatorsFile;
       const inline = config.operatorScopes;
-      await loadOperatorScopes(file);
-      operatorScopes = async () => ({ ...(await loadOperatorScopes(file)), ...inline });
+      const read = operatorScopesReader(file);
+      await read();
+      operatorScopes = async () => ({ ...(await read()), ...inline });
     }
   } catch (err) {
     if (

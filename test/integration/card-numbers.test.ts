@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,10 +13,10 @@ import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import type { ActionSnapshot } from '../../messages/action';
 import { countForKey } from '../support/ledger';
+import { runOpsProcess } from '../support/ops-process';
 import { waitForStatus } from '../support/wait';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const MASKING_TENANT = 'maskco';
 
 /**
@@ -239,20 +238,5 @@ describe('card numbers in free text, on the real dev server', () => {
     return waitForStatus(stack.retrysafe, claimed.key, ['confirmed']);
   }
 
-  async function ops(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('RETRYSAFE_')),
-    );
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'ops.ts'), ...args], {
-      cwd: ROOT,
-      env: { ...inherited, TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    return { code, stdout, stderr };
-  }
+  const ops = (args: string[]) => runOpsProcess(stack, args);
 });

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,9 +8,8 @@ import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import { createApprovalSigner, loadOperatorsFile } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { countWhere } from '../support/ledger';
+import { runOpsProcess } from '../support/ops-process';
 import type { ActionSnapshot } from '../../messages/action';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
  * The ops CLI as an operator runs it: a separate process that finds its server through the standard
@@ -46,32 +44,8 @@ describe('ops CLI against the real dev server', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function ops(
-    args: string[],
-    extraEnv: Record<string, string> = {},
-  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    // Only the variables under test reach the CLI: no token or Temporal profile leaks in from the shell.
-    const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('RETRYSAFE_')),
-    );
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'ops.ts'), ...args], {
-      cwd: ROOT,
-      env: {
-        ...inherited,
-        TEMPORAL_ADDRESS: stack.server.address,
-        TEMPORAL_NAMESPACE: stack.server.namespace,
-        RETRYSAFE_OPERATORS_FILE: operatorsFile,
-        ...extraEnv,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    return { code, stdout, stderr };
-  }
+  const ops = (args: string[], extraEnv: Record<string, string> = {}) =>
+    runOpsProcess(stack, args, { RETRYSAFE_OPERATORS_FILE: operatorsFile, ...extraEnv });
 
   it('lists, shows and resolves an email whose reply was lost, with an authorized operator', async () => {
     const added = await ops(['operators', 'add', 'alice', '--tenant', 'acme', '--json']);
