@@ -1,34 +1,44 @@
 import { readFile, stat } from 'node:fs/promises';
-import { z } from 'zod';
-import { OperatorScope, type OperatorScopes } from '../policies/signed-decision';
-import { firstIssue } from '../policies/zod-issues';
-import { ConfigError } from './config';
+import { operatorScopesOf, parseOperators, type Operator } from '../policies/operators';
+import type { OperatorScopes } from '../policies/signed-decision';
 
 /**
- * The scopes a worker trusts, read from the operators file the approval service and the ops CLI share:
- * each entry's name, tenants and roles. The token digests in it are the service's business, not the
- * worker's, and are ignored here. An entry without tenants or roles may decide nothing.
+ * Reading the operators file (policies/operators.ts has its format). The approval service, the ops CLI
+ * and workers all read it through here, so a file one of them accepts, all of them accept.
  */
-const Entry = z.looseObject({
-  name: z.string().min(1).max(100),
-  tenants: OperatorScope.shape.tenants.default([]),
-  roles: OperatorScope.shape.roles.default([]),
-});
-const File = z.looseObject({ operators: z.array(Entry) });
 
-export async function loadOperatorScopes(path: string): Promise<OperatorScopes> {
+/** A problem with the operators file; the message starts with the file's path and names the field. */
+export class OperatorsFileError extends Error {
+  override name = 'OperatorsFileError';
+}
+
+/** The file's operators, or undefined when it does not exist (any other problem throws, naming the file). */
+export async function readOperatorsFile(path: string): Promise<Operator[] | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new OperatorsFileError(`${path}: cannot read the operators file: ${(err as Error).message}`);
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(await readFile(path, 'utf8'));
+    raw = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`${path}: cannot read the operators file: ${(err as Error).message}`);
+    throw new OperatorsFileError(`${path}: the operators file is not JSON: ${(err as Error).message}`);
   }
-  const parsed = File.safeParse(raw);
-  if (!parsed.success) {
-    const { field, message } = firstIssue(parsed.error);
-    throw new ConfigError(`${path}: ${field}: ${message}`);
+  try {
+    return parseOperators(raw);
+  } catch (err) {
+    throw new OperatorsFileError(`${path}: ${(err as Error).message}`);
   }
-  return Object.fromEntries(parsed.data.operators.map((o) => [o.name, { tenants: o.tenants, roles: o.roles }]));
+}
+
+/** The scopes a worker trusts: each entry's name, tenants and roles (the digests are the service's business). */
+export async function loadOperatorScopes(path: string): Promise<OperatorScopes> {
+  const operators = await readOperatorsFile(path);
+  if (!operators) throw new OperatorsFileError(`${path}: cannot read the operators file: it does not exist`);
+  return operatorScopesOf(operators);
 }
 
 /**
@@ -43,7 +53,7 @@ export function operatorScopesReader(path: string): () => Promise<OperatorScopes
       const s = await stat(path);
       stamp = `${s.mtimeMs}:${s.size}`;
     } catch (err) {
-      throw new ConfigError(`${path}: cannot read the operators file: ${(err as Error).message}`);
+      throw new OperatorsFileError(`${path}: cannot read the operators file: ${(err as Error).message}`);
     }
     if (cached?.stamp !== stamp) cached = { stamp, scopes: await loadOperatorScopes(path) };
     return cached.scopes;

@@ -11,7 +11,7 @@ import { createWorker, type CreateWorkerOptions } from './create-worker';
 import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
 import { loadTenantPolicyFile } from './tenant-policy-file';
-import { operatorScopesReader } from './operators-file';
+import { OperatorsFileError, operatorScopesReader } from './operators-file';
 import type { OperatorScopes } from '../policies/signed-decision';
 
 export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner'>;
@@ -45,6 +45,7 @@ export async function runWorkerProcess(
   } catch (err) {
     if (
       err instanceof ConfigError ||
+      err instanceof OperatorsFileError ||
       err instanceof SetupError ||
       (err as { name?: string }).name === 'PlannerConfigError' ||
       (err as { code?: string }).code === 'InvalidTool'

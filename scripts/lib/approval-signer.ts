@@ -1,5 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { parseActionKey, parseRunWorkflowId } from '../../policies/action-key';
@@ -8,18 +7,18 @@ import {
   DECISION_PARAMS,
   DEFAULT_APPROVAL_TTL_MS,
   MAX_APPROVAL_TTL_MS,
-  OperatorScope,
   ROLE_FOR,
   decisionClaims,
   approvalKeyId,
   approvalPublicKey,
   signDecision,
-  type OperatorScopes,
   type SignedDecision,
 } from '../../policies/signed-decision';
 import { RetrysafeError } from '../../policies/errors';
 import { approveUpdate, type ApprovalOutcome } from '../../messages/approval';
 import { firstIssue } from '../../policies/zod-issues';
+import { parseOperators, type Operator } from '../../policies/operators';
+import { readOperatorsFile } from '../../workers/operators-file';
 
 /**
  * The approval service's core: who may approve (operators known by the SHA-256 of their bearer token)
@@ -27,29 +26,7 @@ import { firstIssue } from '../../policies/zod-issues';
  * token belongs to; a request cannot name someone else.
  */
 
-const sha256Hex = z
-  .string({ error: 'must be a string' })
-  .regex(/^[0-9a-f]{64}$/, { error: 'must be the lower-case hex SHA-256 of the operator token' });
-
-export const Operator = z.strictObject({
-  name: z
-    .string({ error: 'must be a string' })
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/, { error: 'must be letters, digits, ".", "_", "@" or "-"' }),
-  tokenSha256: sha256Hex,
-  /** The tenants this operator acts for, or ["*"]; none when absent, so a new entry can decide nothing yet. */
-  tenants: OperatorScope.shape.tenants.default([]),
-  /** approver, resolver, admin (policies/signed-decision.ts ROLE_FOR says which decision needs which). */
-  roles: OperatorScope.shape.roles.default([]),
-  /** When `ops operators add` wrote the entry; informational. */
-  addedAt: z.string().optional(),
-});
-export type Operator = z.infer<typeof Operator>;
-
-export const OperatorsFile = z.strictObject({
-  operators: z.array(Operator, { error: 'must be a list of { name, tokenSha256, tenants, roles }' }).min(1, {
-    error: 'must list at least one operator',
-  }),
-});
+export { Operator, operatorScopesOf } from '../../policies/operators';
 
 /**
  * The body of a signing request. The operator is deliberately absent (it comes from the token), and so
@@ -80,33 +57,16 @@ export function hashOperatorToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/** Validates an operators file's content; the error names the field (e.g. `operators.1.tokenSha256`). */
+/**
+ * Validates an operators file's content for signing: the shared format (policies/operators.ts), with at
+ * least one operator, since a service that can authenticate nobody is a configuration mistake.
+ */
 export function parseOperatorsFile(raw: unknown): Operator[] {
-  const parsed = OperatorsFile.safeParse(raw);
-  if (!parsed.success) {
-    const { field, message } = firstIssue(parsed.error);
-    throw new RetrysafeError('InvalidIntent', `${field}: ${message}`, { field });
+  const operators = parseOperators(raw);
+  if (operators.length === 0) {
+    throw new RetrysafeError('InvalidIntent', 'operators: must list at least one operator', { field: 'operators' });
   }
-  const { operators } = parsed.data;
-  operators.forEach((op, i) => {
-    if (operators.findIndex((o) => o.name === op.name) !== i) {
-      throw new RetrysafeError('InvalidIntent', `operators.${i}.name: ${op.name} is listed twice`, {
-        field: `operators.${i}.name`,
-      });
-    }
-    if (operators.findIndex((o) => o.tokenSha256 === op.tokenSha256) !== i) {
-      // One token for two names would make the approver ambiguous.
-      throw new RetrysafeError('InvalidIntent', `operators.${i}.tokenSha256: the same token is already listed`, {
-        field: `operators.${i}.tokenSha256`,
-      });
-    }
-  });
   return operators;
-}
-
-/** The scopes part of the operators file, as workers trust it (digests stay behind). */
-export function operatorScopesOf(operators: readonly Operator[]): OperatorScopes {
-  return Object.fromEntries(operators.map((o) => [o.name, { tenants: [...o.tenants], roles: [...o.roles] }]));
 }
 
 /** The tenant a decision's target belongs to: an action key's tenant segment, or a run ID's. */
@@ -116,20 +76,10 @@ export function tenantOfTarget(key: string): string {
 
 /** Reads and validates the operators file; errors start with the file's path. */
 export async function loadOperatorsFile(path: string): Promise<Operator[]> {
-  let text: string;
+  const operators = await readOperatorsFile(path);
+  if (!operators) throw new Error(`${path}: cannot read the operators file: it does not exist`);
   try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new Error(`${path}: cannot read the operators file: ${(err as Error).message}`);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${path}: not valid JSON: ${(err as Error).message}`);
-  }
-  try {
-    return parseOperatorsFile(raw);
+    return parseOperatorsFile({ operators });
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}`);
   }

@@ -4,46 +4,23 @@
  * goes into an action's audit trail comes from this file, never from a flag: an operator cannot sign
  * a decision with someone else's name.
  *
- *   { "operators": [{ "name": "alice", "tokenSha256": "<hex sha256 of the token>" }] }
+ * The format is policies/operators.ts's, shared with the approval service and workers.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
+import { OperatorName, parseOperators, type Operator } from '../../policies/operators';
 import type { OperatorScope } from '../../policies/signed-decision';
-import { firstIssue } from '../../policies/zod-issues';
+import { readOperatorsFile as readSharedOperatorsFile } from '../../workers/operators-file';
 
 export const DEFAULT_OPERATORS_FILE = '.data/operators.json';
 export const OPERATOR_TOKEN_ENV = 'RETRYSAFE_OPERATOR_TOKEN';
 export const OPERATORS_FILE_ENV = 'RETRYSAFE_OPERATORS_FILE';
 
-/** Names end up in audit entries and the Web UI; keep them plain. */
-export const OperatorName = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/,
-    'must be 1-64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit',
-  );
-
-export const OperatorEntry = z.looseObject({
-  name: OperatorName,
-  tokenSha256: z
-    .string()
-    .transform((s) => s.toLowerCase())
-    .pipe(z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 hex digits (the SHA-256 of the token)')),
-});
-export type OperatorEntry = z.infer<typeof OperatorEntry>;
-
-export const OperatorsFile = z.looseObject({ operators: z.array(OperatorEntry) }).superRefine((file, ctx) => {
-  const seen = new Set<string>();
-  file.operators.forEach((op, i) => {
-    if (seen.has(op.name))
-      ctx.addIssue({ code: 'custom', path: ['operators', i, 'name'], message: `${op.name} is listed twice` });
-    seen.add(op.name);
-  });
-});
-export type OperatorsFile = z.infer<typeof OperatorsFile>;
+export { OperatorName };
+export type OperatorEntry = Operator;
+export type OperatorsFile = { operators: Operator[] };
 
 export function operatorsFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
   return path.resolve(cwd, env[OPERATORS_FILE_ENV] || DEFAULT_OPERATORS_FILE);
@@ -57,9 +34,9 @@ export function hashToken(token: string): string {
  * The operator whose digest matches the token, or undefined. Every entry is compared in constant time
  * and the loop never stops early, so response time says nothing about which digest came close.
  */
-export function findOperator(operators: readonly OperatorEntry[], token: string): OperatorEntry | undefined {
+export function findOperator<T extends { tokenSha256: string }>(operators: readonly T[], token: string): T | undefined {
   const digest = Buffer.from(hashToken(token), 'hex');
-  let match: OperatorEntry | undefined;
+  let match: T | undefined;
   for (const op of operators) {
     const candidate = Buffer.from(op.tokenSha256, 'hex');
     if (candidate.length === digest.length && timingSafeEqual(candidate, digest) && match === undefined) match = op;
@@ -67,27 +44,14 @@ export function findOperator(operators: readonly OperatorEntry[], token: string)
   return match;
 }
 
-/** Reads and validates the operators file; undefined when it does not exist. */
+/** Reads and validates the operators file (the format every tool shares); undefined when it does not exist. */
 export async function readOperatorsFile(file: string): Promise<OperatorsFile | undefined> {
-  let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    const operators = await readSharedOperatorsFile(file);
+    return operators && { operators };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new OpsError(`cannot read the operators file ${file}: ${(err as Error).message}`, EXIT.failed);
+    throw new OpsError(`the operators file ${(err as Error).message}`, EXIT.failed);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new OpsError(`the operators file ${file} is not JSON: ${(err as Error).message}`, EXIT.failed);
-  }
-  const parsed = OperatorsFile.safeParse(json);
-  if (!parsed.success) {
-    const issue = firstIssue(parsed.error);
-    throw new OpsError(`the operators file ${file} is invalid at ${issue.field}: ${issue.message}`, EXIT.failed);
-  }
-  return parsed.data;
 }
 
 /**
@@ -137,9 +101,8 @@ export async function addOperator(
   const token = newOperatorToken();
   // A new token for an existing operator keeps the scope it has unless `scope` changes it; a new operator
   // gets DEFAULT_NEW_OPERATOR_SCOPE for what `scope` leaves out.
-  const existing = current.operators.find((op) => op.name === name) as
-    (OperatorEntry & Partial<OperatorScope>) | undefined;
-  const base = existing ? { tenants: existing.tenants ?? [], roles: existing.roles ?? [] } : DEFAULT_NEW_OPERATOR_SCOPE;
+  const existing = current.operators.find((op) => op.name === name);
+  const base = existing ? { tenants: existing.tenants, roles: existing.roles } : DEFAULT_NEW_OPERATOR_SCOPE;
   const entry: OperatorEntry = {
     name,
     tokenSha256: hashToken(token),
@@ -151,9 +114,11 @@ export async function addOperator(
   const next: OperatorsFile = {
     ...current,
     operators: replaced
-      ? current.operators.map((op) => (op.name === name ? { ...op, ...entry } : op))
+      ? current.operators.map((op) => (op.name === name ? entry : op))
       : [...current.operators, entry],
   };
+  // What is written must read back in every tool: check it with the shared parser first.
+  parseOperators(next);
   await mkdir(path.dirname(file), { recursive: true });
   // Write-then-rename so a crash never leaves a half-written file that locks every operator out.
   const tmp = `${file}.${process.pid}.tmp`;

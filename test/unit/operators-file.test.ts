@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { operatorScopesReader } from '../../workers/operators-file';
+import { createApprovalSigner, loadOperatorsFile } from '../../scripts/lib/approval-signer';
+import { addOperator, readOperatorsFile as readOpsOperatorsFile } from '../../scripts/ops/operator-auth';
 
 describe("the worker's operators file reader", () => {
   let dir: string;
@@ -29,7 +31,51 @@ describe("the worker's operators file reader", () => {
 
   it('names the file and the field of a bad entry', async () => {
     const file = path.join(dir, 'bad.json');
-    await writeFile(file, JSON.stringify({ operators: [{ name: 'bob', roles: ['owner'] }] }));
+    await writeFile(
+      file,
+      JSON.stringify({ operators: [{ name: 'bob', tokenSha256: 'b'.repeat(64), roles: ['owner'] }] }),
+    );
     await assert.rejects(operatorScopesReader(file)(), /bad\.json: operators\.0\.roles\.0/);
+  });
+});
+
+describe('one operators file for every tool', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'operators-shared-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a file written by `ops operators add` is accepted by the approval service and by workers', async () => {
+    const file = path.join(dir, 'operators.json');
+    const { token } = await addOperator(file, 'alice', new Date('2026-12-01T10:00:00Z'), { tenants: ['acme'] });
+    await addOperator(file, 'bob', new Date('2026-12-01T10:05:00Z'), { roles: ['admin'] });
+    const operators = await loadOperatorsFile(file);
+    assert.deepEqual(
+      operators.map((o) => [o.name, o.addedAt]),
+      [
+        ['alice', '2026-12-01T10:00:00.000Z'],
+        ['bob', '2026-12-01T10:05:00.000Z'],
+      ],
+    );
+    const signer = createApprovalSigner({ privateKeyHex: '11'.repeat(32), operators });
+    assert.equal(signer.authenticate(token)?.name, 'alice');
+    assert.deepEqual(await operatorScopesReader(file)(), {
+      alice: { tenants: ['acme'], roles: ['approver', 'resolver'] },
+      bob: { tenants: ['*'], roles: ['admin'] },
+    });
+  });
+
+  it('every reader refuses a misspelt field the same way, naming it', async () => {
+    const file = path.join(dir, 'typo.json');
+    await writeFile(
+      file,
+      JSON.stringify({ operators: [{ name: 'carol', tokenSha256: 'c'.repeat(64), role: ['admin'] }] }),
+    );
+    await assert.rejects(loadOperatorsFile(file), /typo\.json: operators\.0.*role/);
+    await assert.rejects(operatorScopesReader(file)(), /typo\.json: operators\.0.*role/);
+    await assert.rejects(readOpsOperatorsFile(file), /typo\.json: operators\.0.*role/);
   });
 });
