@@ -4,10 +4,14 @@
  * or keys by hand. A runnable example: examples/application.ts.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { claimAction } from '../activities/claim-action';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
-import { RetrysafeError } from '../policies/errors';
+import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
 import type { ActionStatus } from '../policies/action-status';
 import { requestHash } from '../policies/request-hash';
 import {
@@ -39,7 +43,7 @@ import {
   resumeRunUpdate,
   type AgentRunInput,
 } from '../messages/run';
-import { approveUpdate } from '../messages/approval';
+import { approveUpdate, REFRESHABLE_REFUSALS, refreshTrustUpdate, type ApprovalOutcome } from '../messages/approval';
 import type { SignedDecision } from '../policies/signed-decision';
 
 export interface ActionListing {
@@ -286,6 +290,21 @@ export class RetrysafeClient {
     return submitDecision(this.client, signed, runId);
   }
 
+  /**
+   * A signed `approve` or `reject` of an action awaiting confirmation; answers once the action has taken
+   * it (its status then is dispatching or further for an approval, failed for a rejection).
+   */
+  async approveAction(signed: SignedDecision): Promise<ApprovalOutcome> {
+    if (signed.claims.decision !== 'approve' && signed.claims.decision !== 'reject') {
+      throw new RetrysafeError(
+        'InvalidIntent',
+        `approveAction takes an approve or reject decision, not ${signed.claims.decision}`,
+        { field: 'claims.decision' },
+      );
+    }
+    return (await this.submitDecision(signed)) as ApprovalOutcome;
+  }
+
   /** A signed `resolve` decision on an action in needs_review; answers with the action once it applied it. */
   async resolveAction(signed: SignedDecision): Promise<ActionSnapshot> {
     if (signed.claims.decision !== 'resolve') {
@@ -307,8 +326,42 @@ export class RetrysafeClient {
   }
 }
 
-/** See RetrysafeClient.submitDecision. An accept-risk decision names the re-planned action; pass its run's ID. */
+/**
+ * See RetrysafeClient.submitDecision. An accept-risk decision names the re-planned action; pass its run's
+ * ID. A decision refused because the workflow does not know its key or its operator's scope (either may
+ * have been added after the workflow began to wait) makes the workflow re-read its worker's trust, and is
+ * sent once more; any other refusal, or the second one, is the caller's.
+ */
 export async function submitDecision(client: Client, signed: SignedDecision, runId?: string): Promise<unknown> {
+  const target = signed.claims.decision === 'accept-risk' && runId ? runId : signed.claims.key;
+  return withTrustRefresh(client, target, () => deliverDecision(client, signed, runId));
+}
+
+/**
+ * Sends a decision with `send`; when the workflow `target` refuses it for a key or operator scope it
+ * does not know, has the workflow re-read its worker's trust and sends once more.
+ */
+export async function withTrustRefresh<T>(client: Client, target: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (!isRefreshableRefusal(err)) throw err;
+    await client.workflow
+      .getHandle(target)
+      .executeUpdate(refreshTrustUpdate, { args: [] })
+      // Refused as refreshed-recently: someone else's refresh did it; the second delivery shows.
+      .catch(() => undefined);
+    return send();
+  }
+}
+
+function isRefreshableRefusal(err: unknown): boolean {
+  if (!(err instanceof WorkflowUpdateFailedError) || errorCodeOf(err) !== 'DecisionRejected') return false;
+  const reason = errorDetailsOf(err)?.reason;
+  return (REFRESHABLE_REFUSALS as readonly unknown[]).includes(reason);
+}
+
+async function deliverDecision(client: Client, signed: SignedDecision, runId?: string): Promise<unknown> {
   const { decision, key } = signed.claims;
   switch (decision) {
     case 'approve':

@@ -24,3 +24,22 @@ export interface ApprovalOutcome {
 export const approveUpdate = defineUpdate<ApprovalOutcome, [SignedDecision]>('retrysafe.approve');
 /** The dry run awaiting confirmation, or undefined when the action needs none (or has not reached that point). */
 export const dryRunQuery = defineQuery<DryRun | undefined>('retrysafe.dryRun');
+
+/** What a workflow trusts after a refresh: key IDs and operator names, never the keys themselves. */
+export interface TrustSummary {
+  keyIds: string[];
+  operators: string[];
+}
+
+/**
+ * Asks a workflow that waits for a decision to re-read what its worker trusts now (approval keys and
+ * operator scopes), from the worker's configuration. It carries nothing, so anyone may send it: it can
+ * only make the workflow agree with its worker. Refused while the workflow is not waiting for a
+ * decision, and more often than once per TRUST_REFRESH_INTERVAL_MS (each one is a history event).
+ * Clients send it, then the decision once more, when a decision is refused for an unknown key or
+ * operator scope (client/index.ts does this for every decision it submits).
+ */
+export const refreshTrustUpdate = defineUpdate<TrustSummary, []>('retrysafe.refreshTrust');
+export const TRUST_REFRESH_INTERVAL_MS = 5_000;
+/** Refusals a refresh can fix: the key or the operator's scope may have been added since the wait began. */
+export const REFRESHABLE_REFUSALS = ['unknown-key', 'unknown-operator', 'missing-role', 'missing-tenant'] as const;

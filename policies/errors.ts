@@ -83,3 +83,20 @@ export function errorCodeOf(err: unknown): ErrorCode | undefined {
   }
   return undefined;
 }
+
+/**
+ * The structured details of the first retrysafe error in a failure chain (RetrysafeError.details, or
+ * the first detail of its ApplicationFailure form), e.g. `{ reason: 'unknown-key' }` of a refusal.
+ */
+export function errorDetailsOf(err: unknown): Record<string, unknown> | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 8; depth++) {
+    if (e instanceof RetrysafeError) return e.details;
+    const candidate = e as { type?: unknown; details?: unknown; cause?: unknown };
+    if (isErrorCode(candidate.type)) {
+      const first = Array.isArray(candidate.details) ? (candidate.details[0] as unknown) : undefined;
+      return typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : {};
+    }
+    e = candidate.cause;
+  }
+  return undefined;
+}

@@ -93,7 +93,8 @@ export class ActionRun {
   private readonly acceptedRisks = new Map<string, RiskAcceptance>();
   /** Re-planned actions waiting for their predecessor or an operator's signed acceptance: key → request hash. */
   private readonly pendingReplans = new Map<string, string>();
-  private readonly decisions: DecisionGate;
+  /** The run's one gate for signed decisions (accept-risk here; a run's own commands, e.g. the agent run's). */
+  readonly decisions: DecisionGate;
   private readonly compensations: Registered[] = [];
   private waiting: string | undefined;
 
@@ -120,7 +121,8 @@ export class ActionRun {
       );
     }
     this.runId = expected;
-    this.decisions = new DecisionGate(`run ${expected}`);
+    this.decisions = new DecisionGate(`run ${expected}`, identity.tenant);
+    this.decisions.acceptRefreshes();
     this.tenant = identity.tenant;
     this.eventId = identity.eventId;
     setHandler(runStatusQuery, () => ({
@@ -405,12 +407,7 @@ export class ActionRun {
     const safe = () => ['failed', 'compensated'].includes(this.actions.get(previousKey)?.status ?? '');
     if (safe()) return;
     // Only a signed acceptance lets it through: load what this worker trusts to check one.
-    const { loadVolatilePolicy } = proxyLocalActivities<Activities>({
-      startToCloseTimeout: POLICY_START_TO_CLOSE,
-      summary: `policy for ${this.tenant}`,
-    });
-    const current = await loadVolatilePolicy({ tenant: this.tenant });
-    this.decisions.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
+    await this.decisions.load();
     this.pendingReplans.set(newKey, newHash);
     await this.waitVisibly(previousKey, () => safe() || this.acceptedRisks.has(newKey));
     this.pendingReplans.delete(newKey);

@@ -3,6 +3,7 @@
  * (action.ts) decides; this object holds what it decides on, checks every message against it, and
  * publishes each status change to the Web UI, the search attributes and the waiting claimants.
  */
+import type { ProviderRequest } from '../policies/provider-requests';
 import {
   allHandlersFinished,
   condition,
@@ -37,6 +38,9 @@ import {
 } from '../messages/action';
 import { approveUpdate, dryRunQuery } from '../messages/approval';
 
+/** Requests kept in the action's snapshot; the count in `sends` is kept whatever the list holds. */
+const MAX_SHOWN_REQUESTS = 50;
+
 type Resolution = { resolution: OperatorResolution; answer?: 'applied' | 'superseded' };
 
 export class ActionState {
@@ -56,7 +60,7 @@ export class ActionState {
   approval: { claims: DecisionClaims; publicKeyId: string } | undefined;
 
   constructor(private readonly input: ActionInput) {
-    this.decisions = new DecisionGate(`action ${input.key}`);
+    this.decisions = new DecisionGate(`action ${input.key}`, input.tenant);
     this.snap = {
       key: input.key,
       operation: input.intent.operation,
@@ -95,10 +99,23 @@ export class ActionState {
     };
   }
 
+  /**
+   * Adds one dispatch's requests: its count to `sends` and its entries (the latest MAX_SHOWN_REQUESTS of
+   * the action) to `requests`.
+   */
+  recordRequests(made: { sends?: number; requests?: ProviderRequest[] }): void {
+    this.snap.sends += made.sends ?? 0;
+    const dispatch = this.snap.dispatches;
+    const entries = (made.requests ?? []).map((r) => ({ ...r, dispatch }));
+    if (entries.length === 0) return;
+    this.snap.requests = [...(this.snap.requests ?? []), ...entries].slice(-MAX_SHOWN_REQUESTS);
+  }
+
   /** Installs every handler. Validators refuse before anything enters history. */
   install(): void {
     const { key, requestHash } = this.input;
     setHandler(statusQuery, () => this.snapshot());
+    this.decisions.acceptRefreshes();
     setHandler(dryRunQuery, () => this.snap.dryRun);
     setHandler(
       claimUpdate,

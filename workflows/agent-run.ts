@@ -13,13 +13,7 @@
  * Several agents may work on one business event (`run:<tenant>:<eventId>:<agent>`): they derive the same
  * keys, so the same proposal from two agents is one action with one owner.
  */
-import {
-  condition,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
   checkCeilings,
@@ -30,9 +24,9 @@ import {
   type RunUsage,
 } from '../policies/ceilings';
 import type { PlannerHistoryEntry } from '../policies/planner-contract';
-import { PLAN_RETRY, PLAN_START_TO_CLOSE, POLICY_START_TO_CLOSE } from '../policies/timeouts';
+import { PLAN_RETRY, PLAN_START_TO_CLOSE } from '../policies/timeouts';
 import type { SignedDecision } from '../policies/signed-decision';
-import { DecisionGate, paramsOf } from './signed-decisions';
+import { paramsOf } from './signed-decisions';
 import { RetrysafeError } from '../policies/errors';
 import { SA_STATUS } from '../policies/search-attributes';
 import { amountOf } from '../policies/tool-facts';
@@ -57,10 +51,6 @@ export const MAX_INVALID_OUTPUTS_IN_A_ROW = 2;
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunResult> {
   const run = new ActionRun(input, () => `agent run for ${input.tenant}/${input.eventId}: ${input.goal.slice(0, 80)}`);
   const runId = run.runId;
-  const { loadVolatilePolicy } = proxyLocalActivities<Activities>({
-    startToCloseTimeout: POLICY_START_TO_CLOSE,
-    summary: `policy for ${input.tenant}`,
-  });
   const { planNextAction } = proxyActivities<Activities>({
     startToCloseTimeout: PLAN_START_TO_CLOSE,
     retry: PLAN_RETRY,
@@ -86,7 +76,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
   }));
   // Operator commands are signed decisions on this run (target = run ID, no request hash), checked against
   // the keys and operator scopes loaded when the run pauses; a refused one never enters history.
-  const gate = new DecisionGate(`run ${runId}`);
+  const gate = run.decisions;
   const pausedAndSigned = <D extends 'raise-ceiling' | 'resume' | 'cancel'>(signed: SignedDecision, decision: D) => {
     if (!pausedFor) throw new RetrysafeError('IllegalTransition', `run ${runId} is not paused`, {}).toFailure();
     return paramsOf(gate.verify(signed, { decisions: [decision], key: runId, tenant: input.tenant }), decision);
@@ -250,8 +240,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
 
   /** Pauses in needs_review until an operator raises a limit, resumes or cancels. */
   async function pause(reason: string): Promise<'resume' | 'cancel'> {
-    const current = await loadVolatilePolicy({ tenant: input.tenant });
-    gate.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
+    await gate.load();
     pausedFor = reason;
     stage = 'needs_review';
     operatorCommand = undefined;

@@ -2,7 +2,16 @@
  * Signed decisions inside workflow code: the one place runs and actions check an operator's envelope
  * (in update validators, so a refused one never enters history) and remember its nonce (in the
  * handler, so history replays the set).
+ *
+ * What a workflow trusts (approval keys, operator scopes) comes from its worker's configuration, loaded
+ * by a local activity when the workflow starts waiting for a decision. A wait can last a day, and keys
+ * and operators change meanwhile; so while it waits, the workflow re-reads them on request (the
+ * refreshTrust update, which clients send when a decision is refused for an unknown key or scope).
+ * A key added or an operator widened counts then; a key removed stops counting then, and again at the
+ * re-read before an approved action sends.
  */
+import { proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
 import { RetrysafeError } from '../policies/errors';
 import {
   decisionParams,
@@ -13,13 +22,60 @@ import {
   type DecisionTrust,
   type ExpectedDecision,
 } from '../policies/signed-decision';
+import { POLICY_START_TO_CLOSE } from '../policies/timeouts';
+import { refreshTrustUpdate, TRUST_REFRESH_INTERVAL_MS, type TrustSummary } from '../messages/approval';
+
+type Activities = ReturnType<typeof createActivities>;
 
 export class DecisionGate {
   /** The approval keys and operator scopes, from the worker's configuration (never from a message). */
   trust: DecisionTrust | undefined;
   private readonly usedNonces = new Set<string>();
+  private lastRefreshMs: number | undefined;
+  private readonly policy = proxyLocalActivities<Activities>({
+    startToCloseTimeout: POLICY_START_TO_CLOSE,
+    summary: 'approval keys and operator scopes',
+  });
 
-  constructor(private readonly target: string) {}
+  constructor(
+    private readonly target: string,
+    private readonly tenant: string,
+  ) {}
+
+  /** Loads what the worker trusts now; call when starting to wait for a decision. */
+  async load(): Promise<DecisionTrust> {
+    const current = await this.policy.loadVolatilePolicy({ tenant: this.tenant });
+    this.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
+    return this.trust;
+  }
+
+  /** Installs the refreshTrust update (once per workflow; the gate's owner calls it at start). */
+  acceptRefreshes(): void {
+    setHandler(
+      refreshTrustUpdate,
+      async (): Promise<TrustSummary> => {
+        this.lastRefreshMs = Date.now();
+        const trust = await this.load();
+        return { keyIds: Object.keys(trust.keys).sort(), operators: Object.keys(trust.operators).sort() };
+      },
+      {
+        validator: () => {
+          if (!this.trust) {
+            throw new RetrysafeError('DecisionRejected', `${this.target} is not waiting for a decision`, {
+              reason: 'not-ready',
+            }).toFailure();
+          }
+          if (this.lastRefreshMs !== undefined && Date.now() - this.lastRefreshMs < TRUST_REFRESH_INTERVAL_MS) {
+            throw new RetrysafeError(
+              'DecisionRejected',
+              `${this.target} re-read its trust less than ${TRUST_REFRESH_INTERVAL_MS / 1000} s ago; send the decision again`,
+              { reason: 'refreshed-recently' },
+            ).toFailure();
+          }
+        },
+      },
+    );
+  }
 
   /** Verifies a signed decision; refusals leave as typed, non-retryable failures naming the reason. */
   verify(signed: unknown, expected: Omit<ExpectedDecision, 'nonceUsed'>): DecisionClaims {

@@ -16,6 +16,7 @@ import {
 } from '../../policies/signed-decision';
 import { RetrysafeError } from '../../policies/errors';
 import { approveUpdate, type ApprovalOutcome } from '../../messages/approval';
+import { withTrustRefresh } from '../../client';
 import { firstIssue } from '../../policies/zod-issues';
 import { parseOperators, type Operator } from '../../policies/operators';
 import { readOperatorsFile } from '../../workers/operators-file';
@@ -211,10 +212,14 @@ export function parseApprovalRequest(raw: unknown): ApprovalRequest {
 }
 
 /**
- * Delivers a signed approval to its action's workflow (workflow ID = action key). Refusals come back as
- * the update's failure; `errorCodeOf(err) === 'DecisionRejected'` (policies/errors) identifies them.
+ * Delivers a signed approval or rejection to its action's workflow (workflow ID = action key); a refusal
+ * for a key or scope new to the action makes it re-read its trust first (client/index.ts
+ * withTrustRefresh). Whatever the envelope says goes to the approve update, and the workflow refuses
+ * what is not approve or reject. Refusals come back as the update's failure; `errorCodeOf(err) ===
+ * 'DecisionRejected'` (policies/errors) identifies them.
  */
 export async function submitApproval(client: Client, approval: SignedDecision): Promise<ApprovalOutcome> {
   parseActionKey(approval.claims.key);
-  return client.workflow.getHandle(approval.claims.key).executeUpdate(approveUpdate, { args: [approval] });
+  const handle = client.workflow.getHandle(approval.claims.key);
+  return withTrustRefresh(client, approval.claims.key, () => handle.executeUpdate(approveUpdate, { args: [approval] }));
 }

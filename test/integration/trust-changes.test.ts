@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { ChargeIntent } from '../../examples/tools';
+import { errorCodeOf, errorDetailsOf } from '../../policies/errors';
+import { approveUpdate, refreshTrustUpdate } from '../../messages/approval';
+import { resolveUpdate } from '../../messages/action';
+import { submitApproval } from '../../scripts/lib/approval-signer';
+import { startStack, type Stack } from '../../scripts/lib/stack';
+import type { WorkerProcess } from '../../scripts/lib/worker-process';
+import { decisionKit } from '../support/decisions';
+import { uniqueEvent } from '../support/renewal-input';
+import { waitForStatus } from '../support/wait';
+
+/**
+ * An action loads what its worker trusts when it starts to wait for a person. Keys and operators added
+ * while it waits must count without waiting out the confirmation window: a refused decision makes the
+ * action re-read its trust (client/index.ts submitDecision), then the decision is delivered once more.
+ * Charges are counted at the payments provider.
+ */
+const kit = decisionKit();
+const DIGEST = (c: string) => c.repeat(64);
+
+function charge(name: string, amountCents: number): ChargeIntent {
+  return {
+    operation: 'charge',
+    amountCents,
+    currency: 'usd',
+    customerId: 'cus_acme',
+    paymentMethod: 'pm_7',
+    merchantReference: `ord-${name}`,
+  };
+}
+
+function refusalReason(err: unknown): unknown {
+  assert.equal(errorCodeOf(err), 'DecisionRejected', String(err));
+  return errorDetailsOf(err)?.reason;
+}
+
+describe('trust that changes while an action waits for a person', () => {
+  let stack: Stack;
+  let dir: string;
+  let operatorsFile: string;
+  let worker: WorkerProcess;
+
+  const writeOperators = (entries: Array<{ name: string; digest: string; roles: string[] }>) =>
+    writeFile(
+      operatorsFile,
+      JSON.stringify({
+        operators: entries.map((e) => ({
+          name: e.name,
+          tokenSha256: DIGEST(e.digest),
+          tenants: ['acme'],
+          roles: e.roles,
+        })),
+      }),
+    );
+  const workerEnv = (keys: Record<string, string>) => ({
+    RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify(keys),
+    RETRYSAFE_OPERATORS_FILE: operatorsFile,
+  });
+  const requestsFor = async (key: string) =>
+    (await stack.providers.payments.ledger()).requests.filter((r) => r.idempotencyKey === key).length;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-trust-'));
+    operatorsFile = path.join(dir, 'operators.json');
+    await writeOperators([{ name: 'alice', digest: 'a', roles: ['approver', 'resolver'] }]);
+    stack = await startStack({ providerKinds: ['payments'] });
+    // The first worker trusts only the current key.
+    worker = await stack.startWorker({ env: workerEnv({ [kit.current.keyId]: kit.current.publicKeyHex }) });
+  });
+  after(async () => {
+    await stack?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a key trusted after the action began to wait counts once the action re-reads its trust', async () => {
+    const name = uniqueEvent('key-added');
+    const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: name }, charge(name, 7_500));
+    const waiting = await waitForStatus(stack.retrysafe, claimed.key, 'awaiting_confirmation', { timeoutMs: 30_000 });
+
+    // The next key is rolled out: a new worker that trusts it replaces the old one.
+    await worker.kill('SIGKILL');
+    worker = await stack.startWorker({ env: workerEnv(kit.trustedKeys) });
+    const approval = kit.sign('approve', waiting.key, { requestHash: waiting.requestHash }, { with: 'next' });
+
+    // Delivered bare, it meets the trust the action loaded when it began to wait: refused, nothing sent.
+    await assert.rejects(
+      stack.client.workflow.getHandle(waiting.key).executeUpdate(approveUpdate, { args: [approval] }),
+      (err) => refusalReason(err) === 'unknown-key',
+    );
+    assert.equal(await requestsFor(waiting.key), 0);
+
+    // Through the client: refused, re-read, delivered again, and taken.
+    const outcome = await submitApproval(stack.client, approval);
+    assert.equal(outcome.decision, 'approve');
+    const done = await waitForStatus(stack.retrysafe, waiting.key, 'confirmed', { timeoutMs: 30_000 });
+    assert.equal(done.approvedBy, 'alice');
+    assert.equal(await requestsFor(waiting.key), 1, 'one charge at the provider');
+  });
+
+  it('a key no worker trusts is still refused after the re-read, and the action keeps waiting', async () => {
+    const name = uniqueEvent('key-retired');
+    const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: name }, charge(name, 7_500));
+    const waiting = await waitForStatus(stack.retrysafe, claimed.key, 'awaiting_confirmation', { timeoutMs: 30_000 });
+    const forged = kit.sign('approve', waiting.key, { requestHash: waiting.requestHash }, { with: 'retired' });
+    await assert.rejects(submitApproval(stack.client, forged), (err) => refusalReason(err) === 'unknown-key');
+    assert.equal((await stack.retrysafe.getAction(waiting.key))?.status, 'awaiting_confirmation');
+    assert.equal(await requestsFor(waiting.key), 0);
+  });
+
+  it('an operator added to the operators file may resolve an action that was already waiting', async () => {
+    const name = uniqueEvent('operator-added');
+    // Above the human-only limit: it waits in needs_review with nothing sent.
+    const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: name }, charge(name, 150_000));
+    const review = await waitForStatus(stack.retrysafe, claimed.key, 'needs_review', { timeoutMs: 30_000 });
+    const resolution = kit.sign(
+      'resolve',
+      review.key,
+      { requestHash: review.requestHash, params: { outcome: 'failed', reason: 'customer withdrew the order' } },
+      { operator: 'olga' },
+    );
+    await assert.rejects(
+      stack.client.workflow.getHandle(review.key).executeUpdate(resolveUpdate, { args: [resolution] }),
+      (err) => refusalReason(err) === 'unknown-operator',
+    );
+
+    // Added while the action waits; the worker reads the file again without a restart.
+    await writeOperators([
+      { name: 'alice', digest: 'a', roles: ['approver', 'resolver'] },
+      { name: 'olga', digest: 'b', roles: ['resolver'] },
+    ]);
+    const after = await stack.retrysafe.resolveAction(resolution);
+    assert.equal(after.status, 'failed');
+    assert.ok(
+      after.audit.some((e) => e.by === 'olga'),
+      'the audit trail names olga',
+    );
+    assert.equal(await requestsFor(review.key), 0, 'nothing was sent');
+  });
+
+  it('re-reads at most once per interval, and only while the action waits for a decision', async () => {
+    const name = uniqueEvent('refresh-rate');
+    const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: name }, charge(name, 7_500));
+    const waiting = await waitForStatus(stack.retrysafe, claimed.key, 'awaiting_confirmation', { timeoutMs: 30_000 });
+    const handle = stack.client.workflow.getHandle(waiting.key);
+    const summary = await handle.executeUpdate(refreshTrustUpdate, { args: [] });
+    assert.deepEqual(summary.keyIds, Object.keys(kit.trustedKeys).sort(), 'key IDs, never the keys');
+    assert.deepEqual(summary.operators, ['alice', 'olga']);
+    await assert.rejects(handle.executeUpdate(refreshTrustUpdate, { args: [] }), (err) => {
+      return refusalReason(err) === 'refreshed-recently';
+    });
+  });
+});
