@@ -5,6 +5,8 @@ import type { AnyTool, Json, ToolContext } from '../policies/tool';
 import type { LookupAnswer, RejectionReason, ToolOutcome } from '../policies/tool-outcome';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import type { CrashHook } from './crash-points';
+import type { ProviderRequest } from '../policies/provider-requests';
+import { RequestLog } from './request-log';
 import { outcomeOfError } from './transport/http';
 
 /**
@@ -36,9 +38,14 @@ export interface ExecuteInput {
   mode: 'first' | 'maybe-sent' | 'operator-cleared';
 }
 
-export type ExecuteOutcome =
-  | { status: 'confirmed'; providerRef: string; record: Json | null; via: 'send' | 'replay' | 'lookup'; sends: number }
-  | { status: 'unknown'; reason: string; sends: number };
+/**
+ * `sends` counts the requests sent for this dispatch, including those of activity attempts that died
+ * (activities/request-log.ts); `requests` lists them with what the provider answered.
+ */
+export type ExecuteOutcome = (
+  | { status: 'confirmed'; providerRef: string; record: Json | null; via: 'send' | 'replay' | 'lookup' }
+  | { status: 'unknown'; reason: string }
+) & { sends: number; requests?: ProviderRequest[] };
 
 export interface ExecuteDeps {
   tools: ToolRegistry;
@@ -55,7 +62,7 @@ const REJECTION_CODES: Record<RejectionReason, ErrorCode> = {
   conflict: 'IntentMismatch',
 };
 
-type Attempt = { state: 'not-sent' | 'maybe-sent'; sends: number; lastError?: string; lastAmbiguousAtMs?: number };
+type Attempt = { state: 'not-sent' | 'maybe-sent'; lastError?: string; lastAmbiguousAtMs?: number };
 
 export function createExecuteAction(deps: ExecuteDeps) {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -70,8 +77,11 @@ export function createExecuteAction(deps: ExecuteDeps) {
       // An operator's clearance counts only for the first attempt: if that attempt dies, the rules apply again.
       // A read has no effect to duplicate, so it is never "maybe sent".
       state: tool.kind !== 'read' && (ctx.info.attempt > 1 || input.mode === 'maybe-sent') ? 'maybe-sent' : 'not-sent',
-      sends: 0,
     };
+    const requests = RequestLog.resume(ctx, now);
+    const log_ = () => requests.details();
+    /** What every outcome and failure reports of the requests made. */
+    const made = () => ({ sends: requests.sends, requests: requests.details().requests });
     const log = ctx.log;
     log.info('execute', { key, operation: tool.name, attempt: ctx.info.attempt, state: attempt.state });
     const toolCtx = toolContext(ctx, key);
@@ -82,13 +92,14 @@ export function createExecuteAction(deps: ExecuteDeps) {
           return {
             status: 'unknown',
             reason: `provider unreachable after a possibly committed request: ${attempt.lastError}`,
-            sends: attempt.sends,
+            ...made(),
           };
         }
         throw ApplicationFailure.create({
           type: 'TransientProviderError',
           message: `${tool.name} unavailable after ${tries} tries; nothing was committed: ${attempt.lastError}`,
           nonRetryable: true,
+          details: [made()],
         });
       }
       if (tries > 0) await backoff(tries);
@@ -98,7 +109,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
           return {
             status: 'unknown',
             reason: 'an earlier attempt may have reached a provider with no key and no lookup',
-            sends: attempt.sends,
+            ...made(),
           };
         }
         if (tool.dedupe === 'lookup') {
@@ -116,19 +127,21 @@ export function createExecuteAction(deps: ExecuteDeps) {
               providerRef: answer.providerRef,
               record: answer.result ?? null,
               via: 'lookup',
-              sends: attempt.sends,
+              ...made(),
             };
           log.info('lookup proved absence; sending', { key });
         }
       }
       deps.crash('before-send', tool.name);
-      attempt.sends++;
+      const request = requests.start('send');
       let outcome: ToolOutcome;
       try {
-        outcome = await withHeartbeat(ctx, () => tool.execute(toolInput, toolCtx));
+        outcome = await withHeartbeat(ctx, () => tool.execute(toolInput, toolCtx), log_);
       } catch (err) {
         outcome = outcomeOfError(err, tool.name);
       }
+      requests.answered(request, answerOf(outcome));
+      ctx.heartbeat(log_());
       deps.crash('after-commit', tool.name);
       switch (outcome.outcome) {
         case 'committed':
@@ -144,7 +157,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
             providerRef: outcome.providerRef,
             record: outcome.result ?? null,
             via: outcome.replayed ? 'replay' : 'send',
-            sends: attempt.sends,
+            ...made(),
           };
         case 'rejected': {
           const code = REJECTION_CODES[outcome.reason] ?? 'ProviderValidationRejected';
@@ -153,6 +166,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
             key,
             reason: outcome.reason,
             ...(outcome.status !== undefined ? { status: outcome.status } : {}),
+            ...made(),
           }).toFailure();
         }
         case 'not-committed':
@@ -182,20 +196,44 @@ export function createExecuteAction(deps: ExecuteDeps) {
       const trustworthyAfter = lastPossibleSendMs + tool.readAfterWriteLagMs;
       for (;;) {
         deps.crash('before-lookup', tool.name);
-        const answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolCtx));
+        const request = requests.start('lookup');
+        let answer: LookupAnswer;
+        try {
+          answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolCtx), log_);
+        } catch (err) {
+          requests.answered(request, `lookup failed: ${(err as Error).message}`);
+          throw err;
+        }
+        requests.answered(request, answer.found ? `found ${answer.providerRef}` : 'not found');
         if (answer.found) return answer;
         const wait = trustworthyAfter - now();
         if (wait <= 0) return answer;
         log.info('lookup empty inside the read-after-write lag; waiting', { key, waitMs: wait });
-        await withHeartbeat(ctx, () => sleep(wait));
+        await withHeartbeat(ctx, () => sleep(wait), log_);
       }
     }
 
     async function backoff(tries: number) {
       const cap = Math.min(TRANSIENT_BACKOFF.maxMs, TRANSIENT_BACKOFF.initialMs * 2 ** (tries - 1));
-      await withHeartbeat(ctx, () => sleep(Math.round(cap / 2 + (random() * cap) / 2)));
+      await withHeartbeat(ctx, () => sleep(Math.round(cap / 2 + (random() * cap) / 2)), log_);
     }
   };
+}
+
+/** One line for the request log: what the provider answered, in the four outcomes' words. */
+export function answerOf(outcome: ToolOutcome): string {
+  switch (outcome.outcome) {
+    case 'committed':
+      return `committed ${outcome.providerRef}${outcome.replayed ? ' (the original, replayed for the same key)' : ''}`;
+    case 'not-committed':
+      return `not committed: ${outcome.reason}`;
+    case 'ambiguous':
+      return `ambiguous (may have committed): ${outcome.message}`;
+    case 'rejected':
+      return `rejected (${outcome.reason}${outcome.status !== undefined ? `, ${outcome.status}` : ''}): ${outcome.message}`;
+    default:
+      return `not a tool outcome: ${JSON.stringify(outcome).slice(0, 200)}`;
+  }
 }
 
 /**
@@ -236,10 +274,13 @@ export function toolContext(ctx: Context, key: string): ToolContext {
   };
 }
 
-/** Heartbeats while a slow call is in flight, so a dead worker is detected by heartbeat timeout. */
-export async function withHeartbeat<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
-  ctx.heartbeat();
-  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+/**
+ * Heartbeats while a slow call is in flight, so a dead worker is detected by heartbeat timeout. The
+ * details (the request log) go with every heartbeat, so the next attempt knows what this one sent.
+ */
+export async function withHeartbeat<T>(ctx: Context, fn: () => Promise<T>, details?: () => unknown): Promise<T> {
+  ctx.heartbeat(details?.());
+  const timer = setInterval(() => ctx.heartbeat(details?.()), HEARTBEAT_INTERVAL_MS);
   try {
     return await fn();
   } finally {

@@ -8,6 +8,7 @@ import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
 import type { ActionStatus } from '../policies/action-status';
 import type { DryRun } from '../policies/dry-run';
+import type { ProviderRequest } from '../policies/provider-requests';
 
 export interface ActionInput {
   key: string;
@@ -36,6 +37,11 @@ export interface AuditEntry {
   by?: string;
 }
 
+/** A provider request as the action records it: the executor's entry and the dispatch it belonged to. */
+export interface RecordedRequest extends ProviderRequest {
+  dispatch: number;
+}
+
 export interface ReconciliationCheck {
   at: string;
   kind: 'lookup' | 'evidence';
@@ -57,9 +63,14 @@ export interface ActionSnapshot {
   /** What the provider answered (the tool's `result`), recorded with the action. */
   record?: Json | null;
   error?: { code: string; message: string };
-  /** Requests the executor sent to the provider for this action (calls of the tool's execute). */
+  /**
+   * Requests sent to the provider for this action (calls of the tool's execute), counting those of
+   * activity attempts that died before they could report (see `requests`).
+   */
   sends: number;
   dispatches: number;
+  /** Every request the executor made, in order: which dispatch and attempt, and what the provider answered. */
+  requests?: RecordedRequest[];
   /** How the decision table let the action proceed: automatic, confirm or human-only. */
   decisionMode?: 'automatic' | 'confirm' | 'human-only';
   /** The exact effect shown to the approver, for actions that need confirmation. */

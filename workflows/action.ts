@@ -21,13 +21,15 @@ import {
   proxyActivities,
   proxyLocalActivities,
   sleep,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { createActivities } from '../activities';
 import type { ActionPolicy } from '../activities/load-action-policy';
 import { decide, type PolicyDecision } from '../policies/decision-table';
 import { buildDryRun } from '../policies/dry-run';
-import { errorCodeOf } from '../policies/errors';
+import { errorCodeOf, errorDetailsOf } from '../policies/errors';
+import { requestLogIn } from '../policies/provider-requests';
 import type { TenantPolicy } from '../policies/tenant-policy';
 import { amountOf, checkToolLimits, currencyOf } from '../policies/tool-facts';
 import {
@@ -240,7 +242,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         requestHash: input.requestHash,
         mode: dispatchMode,
       });
-      state.snap.sends += outcome.sends;
+      state.recordRequests(outcome);
       lastDispatchEndedMs = Date.now();
       if (outcome.status === 'confirmed') {
         state.snap.providerRef = outcome.providerRef;
@@ -252,6 +254,14 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       return 'unknown';
     } catch (err) {
       lastDispatchEndedMs = Date.now();
+      // A failure says what was sent too: in its details (a rejection), or in the last heartbeat (a timeout).
+      state.recordRequests(
+        requestLogIn(
+          err instanceof ActivityFailure && err.cause instanceof TimeoutFailure
+            ? err.cause.lastHeartbeatDetails
+            : errorDetailsOf(err),
+        ),
+      );
       const message = causeMessage(err);
       if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure)) {
         // Timed out or retries exhausted without a verdict from the executor: the provider may have committed.
@@ -417,8 +427,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   /** Waits for an operator (or late evidence) and applies the decision. Returns 'dispatch' to send again. */
   async function awaitReview(): Promise<'done' | 'dispatch'> {
     // A review may wait for days: decide with the keys and operator scopes in force now, not at the start.
-    const current = await loadVolatilePolicy({ tenant: input.tenant });
-    state.decisions.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
+    await state.decisions.load();
     // A late event wakes the review. It confirms only when a lookup agrees; without a lookup it is recorded
     // for the person deciding.
     const lateEvent = () => state.unweighedEvent(!tool.hasLookup);

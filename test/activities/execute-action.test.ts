@@ -1,3 +1,4 @@
+import { LOST_ANSWER, type ProviderRequest } from '../../policies/provider-requests';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -61,6 +62,7 @@ function scripted(opts: {
     attempt: number,
     mode: 'first' | 'maybe-sent' | 'operator-cleared' = 'first',
     requestHash = tools.hash(intent),
+    heartbeatDetails?: unknown,
   ): Promise<ExecuteOutcome> => {
     const execute = createExecuteAction({
       tools,
@@ -71,17 +73,53 @@ function scripted(opts: {
       random: () => 0.5,
       now: () => clock.now,
     });
-    const env = new MockActivityEnvironment({ attempt, currentAttemptScheduledTimestampMs: clock.now });
+    const env = new MockActivityEnvironment({
+      attempt,
+      currentAttemptScheduledTimestampMs: clock.now,
+      ...(heartbeatDetails !== undefined ? { heartbeatDetails } : {}),
+    });
     return env.run(execute, { key: 'ping:v1:acme:e-1', intent, requestHash, mode });
   };
   return { run, calls };
+}
+
+/** The outcome with its requests' times dropped (they come from the test clock). */
+function withoutTimes(out: ExecuteOutcome): Omit<ExecuteOutcome, 'requests'> & {
+  requests?: Array<Omit<ProviderRequest, 'at'>>;
+} {
+  return { ...out, ...(out.requests ? { requests: out.requests.map(({ at: _at, ...r }) => r) } : {}) };
 }
 
 describe('the executor decides what a retry may do', () => {
   it('executes once on a first attempt and confirms; a provider 200 is a send, not a replay', async () => {
     const t = scripted({ dedupe: 'none', outcomes: [committed('msg-1')] });
     const out = await t.run(1);
-    assert.deepEqual(out, { status: 'confirmed', providerRef: 'msg-1', record: null, via: 'send', sends: 1 });
+    assert.deepEqual(withoutTimes(out), {
+      status: 'confirmed',
+      providerRef: 'msg-1',
+      record: null,
+      via: 'send',
+      sends: 1,
+      requests: [{ kind: 'send', attempt: 1, answer: 'committed msg-1' }],
+    });
+  });
+
+  it('counts a request of a dead attempt from its heartbeat, so sends says what the provider received', async () => {
+    const t = scripted({ dedupe: 'idempotency-key', outcomes: [committed('ch-1', null, true)] });
+    // What attempt 1 heartbeated just before it died: its request was in flight.
+    const lastHeartbeat = {
+      requests: [{ kind: 'send', attempt: 1, at: '2026-12-01T10:00:00.000Z', answer: 'pending' }],
+      sends: 1,
+    };
+    const out = await t.run(2, 'first', undefined, lastHeartbeat);
+    assert.equal(out.sends, 2, 'the dead attempt’s request and this one');
+    assert.deepEqual(
+      withoutTimes(out).requests?.map((r) => [r.attempt, r.answer]),
+      [
+        [1, LOST_ANSWER],
+        [2, 'committed ch-1 (the original, replayed for the same key)'],
+      ],
+    );
   });
 
   it('leaves a key-less, lookup-less action unknown after a dead attempt, executing nothing', async () => {
@@ -108,7 +146,17 @@ describe('the executor decides what a retry may do', () => {
   it('waits out the read lag when a lookup is empty, then finds the effect without executing', async () => {
     const t = scripted({ dedupe: 'lookup', lagMs: 3_000, outcomes: [], lookups: [absent(), found('tk-1')] });
     const out = await t.run(2);
-    assert.deepEqual(out, { status: 'confirmed', providerRef: 'tk-1', record: null, via: 'lookup', sends: 0 });
+    assert.deepEqual(withoutTimes(out), {
+      status: 'confirmed',
+      providerRef: 'tk-1',
+      record: null,
+      via: 'lookup',
+      sends: 0,
+      requests: [
+        { kind: 'lookup', attempt: 2, answer: 'not found' },
+        { kind: 'lookup', attempt: 2, answer: 'found tk-1' },
+      ],
+    });
     assert.equal(t.calls.lookup, 2);
   });
 

@@ -41,6 +41,17 @@ describe('keyed actions on the real dev server with the payments provider proces
     assert.equal(counts.records, 1, 'exactly one charge at the provider');
     assert.equal(counts.committed, 1);
     assert.ok(counts.replayed >= 1, 'the successor resent with the same key and got the original charge back');
+    // The action says what the provider saw: the dead attempt's request counts, with its answer lost.
+    const action = await stack.retrysafe.getAction(chargeKey(input.eventId));
+    assert.equal(action?.sends, counts.requests, `sends ${action?.sends}, provider requests ${counts.requests}`);
+    assert.deepEqual(
+      action?.requests?.map((r) => [r.kind, r.attempt, r.answer.split(' ')[0]]),
+      [
+        ['send', 1, 'no'],
+        ['send', 2, 'committed'],
+      ],
+      JSON.stringify(action?.requests),
+    );
     const again = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: input.eventId }, chargeIntentFor(input));
     assert.equal(again.providerRef, result.chargeId);
     assert.equal(countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId)).records, 1);
@@ -57,6 +68,7 @@ describe('keyed actions on the real dev server with the payments provider proces
     assert.equal(result.status, 'renewed');
     const counts = countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId));
     assert.deepEqual([counts.records, counts.requests], [1, 1], 'nothing was sent before the crash; one send after');
+    assert.equal((await stack.retrysafe.getAction(chargeKey(input.eventId)))?.sends, 1);
   });
 
   it('charges once when the worker is SIGKILLed while the provider call is in flight', async () => {

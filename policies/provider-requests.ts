@@ -1,0 +1,49 @@
+/**
+ * The record of the requests an action made to its provider, as the executor keeps it (activities/
+ * request-log.ts) and the action shows it (`ops show`): one entry per request, with the activity attempt
+ * that made it and what the provider answered. Pure, so workflow code can read it too.
+ */
+export interface ProviderRequest {
+  /** `send` calls the tool's execute; `lookup` asks the provider whether an earlier send took effect. */
+  kind: 'send' | 'lookup';
+  /** The activity attempt that made it (attempts after the first follow a dead or timed-out one). */
+  attempt: number;
+  at: string;
+  /** What the provider answered, e.g. `committed ch_1`, `not committed: HTTP 503`, `ambiguous: socket hang up`. */
+  answer: string;
+}
+
+/** The part of heartbeat details (an activity's, or a timed-out activity's last ones) that carries the log. */
+export interface RequestLogDetails {
+  requests: ProviderRequest[];
+  /** Requests sent in all, which the list may no longer hold in full (it keeps the first and the latest). */
+  sends: number;
+}
+
+/** The answer of a request that is in flight; one that stays so was lost with its attempt. */
+export const PENDING_ANSWER = 'pending';
+export const LOST_ANSWER = 'no answer recorded: the attempt ended (worker lost or timed out) before it kept the reply';
+
+/**
+ * Reads the log out of heartbeat details; anything malformed reads as an empty log. A request still
+ * pending there belonged to an attempt that ended: its answer is lost.
+ */
+export function requestLogIn(details: unknown): RequestLogDetails {
+  const raw = details as { requests?: unknown; sends?: unknown } | undefined;
+  const requests = Array.isArray(raw?.requests)
+    ? raw.requests
+        .filter(
+          (r): r is ProviderRequest =>
+            typeof r === 'object' &&
+            r !== null &&
+            (r.kind === 'send' || r.kind === 'lookup') &&
+            typeof r.attempt === 'number' &&
+            typeof r.at === 'string' &&
+            typeof r.answer === 'string',
+        )
+        .map((r) => (r.answer === PENDING_ANSWER ? { ...r, answer: LOST_ANSWER } : r))
+    : [];
+  const counted = requests.filter((r) => r.kind === 'send').length;
+  const sends = typeof raw?.sends === 'number' && Number.isInteger(raw.sends) ? Math.max(raw.sends, counted) : counted;
+  return { requests, sends };
+}
