@@ -4,13 +4,22 @@
  */
 import type { OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError, UsageError, type ExitCode } from './errors';
+import { approveCommand, rejectCommand } from './approve';
 import { operatorsCommand } from './operators';
 import { queueCommand } from './queue';
 import { resolveCommand } from './resolve';
 import { showCommand } from './show';
 import { waitingCommand } from './waiting';
 
-export const COMMANDS: readonly OpsCommand[] = [queueCommand, showCommand, resolveCommand, waitingCommand, operatorsCommand];
+export const COMMANDS: readonly OpsCommand[] = [
+  queueCommand,
+  showCommand,
+  approveCommand,
+  rejectCommand,
+  resolveCommand,
+  waitingCommand,
+  operatorsCommand,
+];
 
 export function generalUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -6,7 +6,10 @@ import type { RetrysafeClient } from '../../client';
 import type { SignatureSource } from './signatures';
 
 /** The part of RetrysafeClient the ops commands use. */
-export type OpsClient = Pick<RetrysafeClient, 'listActions' | 'getAction' | 'resolveAction' | 'listWaitingRuns'>;
+export type OpsClient = Pick<
+  RetrysafeClient,
+  'listActions' | 'getAction' | 'resolveAction' | 'approveAction' | 'waitForOutcome' | 'listWaitingRuns'
+>;
 
 export interface OpsContext {
   env: NodeJS.ProcessEnv;

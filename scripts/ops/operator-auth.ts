@@ -7,7 +7,7 @@
  * The format is policies/operators.ts's, shared with the approval service and workers.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
 import { OperatorName, parseOperators, type Operator } from '../../policies/operators';
@@ -62,7 +62,7 @@ export async function authenticateOperator(
   env: NodeJS.ProcessEnv,
   tokenFlag: string | undefined,
 ): Promise<OperatorEntry> {
-  const token = tokenFlag ?? env[OPERATOR_TOKEN_ENV];
+  const token = await operatorToken(env, tokenFlag);
   if (!token) {
     throw new UnauthorizedError(`an operator token is required: set ${OPERATOR_TOKEN_ENV} or pass --operator-token`);
   }
@@ -74,6 +74,32 @@ export async function authenticateOperator(
   const operator = findOperator(operators.operators, token);
   if (!operator) throw new UnauthorizedError(`the operator token is not listed in ${file}`);
   return operator;
+}
+
+/**
+ * The demo operator's token, which `npm start` keeps beside the operators file it creates (mode 0600),
+ * so that `ops approve KEY` works on a fresh clone with nothing to export. Only ever a fallback.
+ */
+export function demoTokenFile(env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
+  return path.join(path.dirname(operatorsFilePath(env, cwd)), DEMO_TOKEN_FILE_NAME);
+}
+export const DEMO_TOKEN_FILE_NAME = 'demo-operator.token';
+
+/**
+ * The operator token to use: --operator-token, else RETRYSAFE_OPERATOR_TOKEN, else the demo operator's
+ * token file next to the operators file (when `npm start` made one); undefined when there is none.
+ */
+export async function operatorToken(
+  env: NodeJS.ProcessEnv,
+  tokenFlag: string | undefined,
+): Promise<string | undefined> {
+  if (tokenFlag !== undefined) return tokenFlag;
+  if (env[OPERATOR_TOKEN_ENV] !== undefined) return env[OPERATOR_TOKEN_ENV];
+  try {
+    return (await readFile(demoTokenFile(env), 'utf8')).trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -14,7 +14,13 @@ import { actionKeyArg, durationArg, expectPositionals, jsonSwitch, parseArgv, va
 import type { OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError } from './errors';
 import { APPROVAL_URL_ENV } from './signatures';
-import { OPERATOR_TOKEN_ENV, OPERATORS_FILE_ENV, DEFAULT_OPERATORS_FILE, authenticateOperator } from './operator-auth';
+import {
+  OPERATOR_TOKEN_ENV,
+  OPERATORS_FILE_ENV,
+  DEFAULT_OPERATORS_FILE,
+  authenticateOperator,
+  operatorToken,
+} from './operator-auth';
 
 export const DECISIONS = [
   'confirmed',
@@ -123,7 +129,7 @@ export const resolveCommand: OpsCommand = {
     const args = parseResolveArgs(argv);
     if (args.help) return ctx.out(USAGE);
     const operator = await authenticateOperator(ctx.env, args['operator-token']);
-    const token = (args['operator-token'] ?? ctx.env[OPERATOR_TOKEN_ENV])!;
+    const token = (await operatorToken(ctx.env, args['operator-token']))!;
     const client = await ctx.client();
 
     const before = await client.getAction(args.KEY);

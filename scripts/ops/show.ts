@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ActionSnapshot } from '../../messages/action';
+import type { DryRun } from '../../messages/approval';
 import { actionKeyArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
 import type { OpsCommand } from './context';
 import { EXIT, OpsError } from './errors';
@@ -34,6 +35,22 @@ export function renderAction(a: ActionSnapshot): string {
       ['error', a.error ? `${a.error.code}: ${a.error.message}` : undefined],
       ['sends', `${a.sends} request(s) sent to the provider over ${a.dispatches} dispatch(es)`],
     ]),
+    ...(a.dryRun ? [renderDryRun(a.dryRun)] : []),
+    'Provider requests (every attempt, with what the provider answered):\n' +
+      (a.requests?.length
+        ? indent(
+            renderTable(
+              [
+                { header: 'at', value: (r) => r.at },
+                { header: 'dispatch', value: (r) => String(r.dispatch), align: 'right' },
+                { header: 'attempt', value: (r) => String(r.attempt), align: 'right' },
+                { header: 'kind', value: (r) => r.kind },
+                { header: 'answer', value: (r) => r.answer, maxWidth: 100 },
+              ],
+              a.requests,
+            ),
+          )
+        : '  (none)'),
     'Reconciliation checks:\n' +
       (a.checks.length === 0
         ? '  (none)'
@@ -77,14 +94,66 @@ export function renderAction(a: ActionSnapshot): string {
           a.audit,
         ),
       ),
+    ...nextSteps(a),
   ];
   return blocks.join('\n\n');
+}
+
+/** The exact effect a person is asked to approve, and why the policy asked. */
+function renderDryRun(d: DryRun): string {
+  const amount =
+    d.amountCents !== undefined ? `${(d.amountCents / 100).toFixed(2)} ${d.currency ?? ''}`.trim() : undefined;
+  return (
+    'Dry run (what approving sends; secrets masked):\n' +
+    indent(
+      renderFields([
+        ['target', d.target],
+        ['amount', amount],
+        ['scope', d.scope],
+        ['payload', JSON.stringify(d.payload)],
+        ['policy', `${d.policy.mode} (${d.policy.rows.join(', ')})`],
+        ['because', d.policy.reasons.join('; ') || undefined],
+        ['request hash', d.requestHash],
+      ]),
+    )
+  );
+}
+
+/** What a person can do about the action now, as commands to copy. */
+export function nextSteps(a: ActionSnapshot): string[] {
+  const key = a.key;
+  const lines: string[] = [];
+  switch (a.status) {
+    case 'awaiting_confirmation':
+      lines.push(
+        `approve it (sends it once, with this key):  npm run ops -- approve ${key} --reason "…"`,
+        `reject it (nothing is sent):               npm run ops -- reject ${key} --reason "…"`,
+      );
+      break;
+    case 'needs_review':
+    case 'unknown':
+      lines.push(
+        'check the provider for this key first, then record what you found:',
+        `  it happened:        npm run ops -- resolve ${key} --decision confirmed --provider-ref REF --reason "…"`,
+        `  it did not happen:  npm run ops -- resolve ${key} --decision not-happened --reason "…"   (sends again, same key)`,
+        `  give up:            npm run ops -- resolve ${key} --decision failed --reason "…"`,
+        `  undo it:            npm run ops -- resolve ${key} --decision compensate --reason "…"`,
+      );
+      if (a.status === 'unknown')
+        lines.unshift('reconciliation is still looking; a resolution is applied when it stops.');
+      break;
+    default:
+      return [];
+  }
+  return [`How to decide:\n${indent(lines.join('\n'))}`];
 }
 
 const USAGE = `Usage: npm run ops -- show KEY [--json]
 
 One action in full: status, summary, request hash, owner and claimants, provider reference, error,
-requests sent, every reconciliation check, provider events that conflict with the outcome, and the audit trail.
+the dry run a person approves, every request sent to the provider with its answer, every reconciliation
+check, provider events that conflict with the outcome, the audit trail, and how to decide when it waits
+for a person.
 
   KEY          the action key, e.g. charge:v1:acme:renewal-2026-08-28-01
   --json       print the action's snapshot as JSON

@@ -8,6 +8,8 @@ import { firstIssue } from '../../policies/zod-issues';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
 
 export const APPROVAL_URL_ENV = 'RETRYSAFE_APPROVAL_URL';
+/** Where `npm start` and `npm run approvals -- serve` listen unless told otherwise. */
+export const DEFAULT_APPROVAL_URL = 'http://127.0.0.1:4180';
 
 export interface SignatureSource {
   /** A signed decision for `request` ({ decision, key, requestHash?, params? }), as the operator of `token`. */
@@ -17,13 +19,7 @@ export interface SignatureSource {
 export function approvalServiceSignatures(env: NodeJS.ProcessEnv): SignatureSource {
   return {
     async sign(token, request) {
-      const base = env[APPROVAL_URL_ENV];
-      if (!base) {
-        throw new OpsError(
-          `${APPROVAL_URL_ENV} is not set: decisions are signed by the approval service (npm run approvals -- serve prints its URL)`,
-          EXIT.usage,
-        );
-      }
+      const base = env[APPROVAL_URL_ENV] || DEFAULT_APPROVAL_URL;
       let res: Response;
       try {
         res = await fetch(new URL('/decisions', base), {
@@ -33,7 +29,13 @@ export function approvalServiceSignatures(env: NodeJS.ProcessEnv): SignatureSour
           signal: AbortSignal.timeout(10_000),
         });
       } catch (err) {
-        throw new OpsError(`cannot reach the approval service at ${base}: ${(err as Error).message}`, EXIT.failed);
+        const hint = env[APPROVAL_URL_ENV]
+          ? ''
+          : ` (${APPROVAL_URL_ENV} is not set, so the default; \`npm start\` and \`npm run approvals -- serve\` listen there)`;
+        throw new OpsError(
+          `cannot reach the approval service at ${base}${hint}: ${(err as Error).message}`,
+          EXIT.failed,
+        );
       }
       const body = (await res.json().catch(() => ({}))) as { message?: string };
       if (res.status === 401)

@@ -26,7 +26,10 @@ export const waitingCommand: OpsCommand = {
     const client = await ctx.client();
     const runs = await client.listWaitingRuns({ tenant: args.tenant });
     const rows = await Promise.all(
-      runs.map(async (r) => ({ ...r, upstreamStatus: (await client.getAction(r.waitingOn).catch(() => undefined))?.status ?? '?' })),
+      runs.map(async (r) => ({
+        ...r,
+        upstreamStatus: (await client.getAction(r.waitingOn).catch(() => undefined))?.status ?? '?',
+      })),
     );
     if (args.json) return ctx.out(JSON.stringify(rows, null, 2));
     if (rows.length === 0) return ctx.out('no run is waiting on an upstream action');

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
@@ -16,6 +16,7 @@ import { OpsError, UnauthorizedError } from '../../scripts/ops/errors';
 import { addOperator } from '../../scripts/ops/operator-auth';
 import type { SignatureSource } from '../../scripts/ops/signatures';
 import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
+import type { ApprovalOutcome } from '../../messages/approval';
 
 const KEY = 'send-email:v1:acme:evt-1';
 const NOW = new Date('2026-08-28T12:00:00Z');
@@ -90,6 +91,30 @@ class FakeClient implements OpsClient {
   }
   async getAction(key: string): Promise<ActionSnapshot | undefined> {
     return this.actions.get(key);
+  }
+  /** The approvals the action took, verified as its workflow verifies them. */
+  approvals: Array<{ key: string; decision: string; operator: string; requestHash?: string }> = [];
+  async approveAction(signed: SignedDecision): Promise<ApprovalOutcome> {
+    this.submitted.push(signed);
+    if (this.refuseWith) throw this.refuseWith;
+    const key = signed.claims.key;
+    const current = this.actions.get(key)!;
+    const claims = verifyDecision(
+      signed,
+      { decisions: ['approve', 'reject'], key: current.key, tenant: current.tenant, requestHash: current.requestHash },
+      {
+        keys: { [SERVICE_KEY.keyId]: SERVICE_KEY.publicKeyHex },
+        operators: operatorScopesOf(await loadOperatorsFile(operatorsFile)),
+      },
+      NOW.getTime(),
+    );
+    this.approvals.push({ key, decision: claims.decision, operator: claims.operator, requestHash: claims.requestHash });
+    const status = claims.decision === 'approve' ? 'confirmed' : 'failed';
+    this.actions.set(key, { ...current, status, ...(status === 'confirmed' ? { providerRef: 'msg_9' } : {}) });
+    return { key, decision: claims.decision as 'approve' | 'reject', approver: claims.operator, status };
+  }
+  async waitForOutcome(key: string): Promise<ActionSnapshot> {
+    return this.actions.get(key)!;
   }
   async resolveAction(signed: SignedDecision): Promise<ActionSnapshot> {
     this.submitted.push(signed);
@@ -471,6 +496,108 @@ describe('ops commands against a fake client', () => {
     assert.match(r.stderr, /accepted the decision but has not applied it within 1s/);
   });
 
+  it('approve signs the dry run’s request hash as the token’s operator, and reports the outcome', async () => {
+    const client = new FakeClient();
+    client.actions.set(KEY, snapshot({ status: 'awaiting_confirmation' }));
+    const r = await run(['approve', KEY, '--reason', 'customer asked'], {
+      client,
+      env: { RETRYSAFE_OPERATOR_TOKEN: token },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.signatures.calls[0].request, {
+      decision: 'approve',
+      key: KEY,
+      requestHash: HASH,
+      params: { reason: 'customer asked' },
+    });
+    assert.deepEqual(client.approvals, [{ key: KEY, decision: 'approve', operator: 'alice', requestHash: HASH }]);
+    assert.match(
+      r.stdout,
+      /awaiting_confirmation → confirmed \(approved by alice: customer asked\), provider ref msg_9/,
+    );
+  });
+
+  it('reject signs a rejection; neither command acts on an action that is not awaiting confirmation', async () => {
+    const client = new FakeClient();
+    client.actions.set(KEY, snapshot({ status: 'awaiting_confirmation' }));
+    const rejected = await run(['reject', KEY, '--json'], { client, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(rejected.code, 0, rejected.stderr);
+    assert.equal(JSON.parse(rejected.stdout).after, 'failed');
+    assert.equal(client.approvals[0].decision, 'reject');
+
+    const again = await run(['approve', KEY], { client, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /is failed, not awaiting confirmation \(nothing sent\)/);
+    assert.equal(again.signatures.calls.length, 0, 'nothing was signed');
+  });
+
+  it('approve without a token exits 3, and with a bad key or flag exits 2, before connecting', async () => {
+    const noToken = await run(['approve', KEY]);
+    assert.equal(noToken.code, 3);
+    assert.equal(noToken.connects, 0);
+    const badKey = await run(['approve', 'nope'], { env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(badKey.code, 2);
+    const waitOnReject = await run(['reject', KEY, '--wait', '10s'], { env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(waitOnReject.code, 2);
+    assert.equal(badKey.connects + waitOnReject.connects, 0);
+  });
+
+  it('approve falls back to the demo operator’s token that npm start keeps beside the operators file', async () => {
+    const demoDir = await mkdtemp(path.join(os.tmpdir(), 'ops-demo-'));
+    try {
+      const file = path.join(demoDir, 'operators.json');
+      const demo = await addOperator(file, 'demo');
+      await writeFile(path.join(demoDir, 'demo-operator.token'), `${demo.token}\n`);
+      const client = new FakeClient();
+      client.actions.set(KEY, snapshot({ status: 'awaiting_confirmation' }));
+      const r = await run(['approve', KEY], { client, env: { RETRYSAFE_OPERATORS_FILE: file } });
+      assert.equal(r.signatures.calls[0]?.token, demo.token, r.stderr);
+    } finally {
+      await rm(demoDir, { recursive: true, force: true });
+    }
+  });
+
+  it('show lists the dry run, every provider request with its answer, and how to decide', async () => {
+    const client = new FakeClient();
+    client.actions.set(
+      KEY,
+      snapshot({
+        status: 'awaiting_confirmation',
+        sends: 2,
+        requests: [
+          { kind: 'send', dispatch: 1, attempt: 1, at: NOW.toISOString(), answer: 'no answer recorded: …' },
+          { kind: 'send', dispatch: 1, attempt: 2, at: NOW.toISOString(), answer: 'committed msg_1 (replayed)' },
+        ],
+        dryRun: {
+          key: KEY,
+          operation: 'send-email',
+          target: 'a***@example.com',
+          payload: { to: 'a***@example.com', subject: 's' },
+          scope: 'one email',
+          summary: 'email',
+          policy: {
+            mode: 'confirm',
+            riskClass: 'customer-message',
+            rows: ['email.external'],
+            limits: {},
+            reasons: ['outside the company'],
+            exactPreview: true,
+          },
+          requestHash: HASH,
+          createdAt: NOW.toISOString(),
+        },
+      }),
+    );
+    const r = await run(['show', KEY], { client });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /target: +a\*\*\*@example\.com/);
+    assert.match(r.stdout, /because: +outside the company/);
+    assert.match(r.stdout, /send +no answer recorded/);
+    assert.match(r.stdout, /committed msg_1/);
+    assert.match(r.stdout, new RegExp(`npm run ops -- approve ${KEY}`));
+    assert.match(r.stdout, new RegExp(`npm run ops -- reject ${KEY}`));
+  });
+
   it('prints help per command on stdout and refuses unknown commands with exit 2', async () => {
     for (const name of ['queue', 'show', 'resolve', 'operators']) {
       const r = await run([name, '--help']);
@@ -478,9 +605,9 @@ describe('ops commands against a fake client', () => {
       assert.match(r.stdout, new RegExp(`^Usage: npm run ops -- ${name}`));
       assert.equal(r.connects, 0);
     }
-    const unknown = await run(['approve']);
+    const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /approve: unknown command/);
+    assert.match(unknown.stderr, /frobnicate: unknown command/);
   });
   it('operators add --tenant acme --role admin writes that scope into the file', async () => {
     const r = await run(['operators', 'add', 'olga', '--tenant', 'acme', '--role', 'admin']);
