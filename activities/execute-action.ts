@@ -108,7 +108,9 @@ export function createExecuteAction(deps: ExecuteDeps) {
         if (tool.dedupe === 'none') {
           return {
             status: 'unknown',
-            reason: 'an earlier attempt may have reached a provider with no key and no lookup',
+            reason: requests.sends
+              ? 'a request may have committed, and this provider has no key and no lookup to tell: never sent again blindly'
+              : 'an earlier attempt may have reached a provider with no key and no lookup',
             ...made(),
           };
         }
