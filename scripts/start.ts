@@ -101,6 +101,9 @@ async function main(): Promise<void> {
         privateKeyHex: demo.signingKey.privateKey,
         keyId: demo.signingKey.keyId,
         operators: await loadOperatorsFile(demo.operatorsFile),
+        // `ops operators add` while this runs counts at once: the service re-reads the file when it changes.
+        operatorsFile: demo.operatorsFile,
+        onReloadError: (message) => process.stderr.write(`approval service: ${message}\n`),
       }),
       {
         port: values.approvalsPort,

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { parseActionKey, parseRunWorkflowId } from '../../policies/action-key';
@@ -102,6 +103,13 @@ export function createApprovalSigner(options: {
   /** Defaults to approvalKeyId(public key). */
   keyId?: string;
   operators: z.input<typeof Operator>[];
+  /**
+   * The operators file the list came from: read again whenever it changes, so an operator added, narrowed
+   * or given a new token counts without a restart. A file that turns invalid keeps the last good list
+   * (and `onReloadError` hears why).
+   */
+  operatorsFile?: string;
+  onReloadError?: (message: string) => void;
   clock?: () => number;
   nonce?: () => string;
 }): ApprovalSigner {
@@ -110,8 +118,24 @@ export function createApprovalSigner(options: {
       field: 'privateKeyHex',
     });
   }
-  const operators = parseOperatorsFile({ operators: options.operators });
-  const digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
+  let operators = parseOperatorsFile({ operators: options.operators });
+  let digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
+  let stamp = options.operatorsFile ? fileStamp(options.operatorsFile) : undefined;
+  /** Re-reads the operators file when its modification time or size changed. */
+  const current = (): Operator[] => {
+    const file = options.operatorsFile;
+    if (!file) return operators;
+    const now = fileStamp(file);
+    if (now === stamp) return operators;
+    stamp = now;
+    try {
+      operators = parseOperatorsFile(JSON.parse(readFileSync(file, 'utf8')));
+      digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
+    } catch (err) {
+      options.onReloadError?.(`${file}: ${(err as Error).message}; still using the operators read before`);
+    }
+    return operators;
+  };
   const publicKeyHex = approvalPublicKey(options.privateKeyHex);
   const keyId = options.keyId ?? approvalKeyId(publicKeyHex);
   const clock = options.clock ?? Date.now;
@@ -120,9 +144,12 @@ export function createApprovalSigner(options: {
   return {
     keyId,
     publicKeyHex,
-    operators,
+    get operators() {
+      return current();
+    },
     authenticate(token) {
       if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return undefined;
+      current();
       const digest = createHash('sha256').update(token, 'utf8').digest();
       // Compare against every operator without stopping early, so timing does not reveal which one matched.
       let found = -1;
@@ -132,7 +159,7 @@ export function createApprovalSigner(options: {
       return found >= 0 ? operators[found] : undefined;
     },
     sign(operator, request) {
-      if (!operators.some((o) => o.name === operator.name && o.tokenSha256 === operator.tokenSha256)) {
+      if (!current().some((o) => o.name === operator.name && o.tokenSha256 === operator.tokenSha256)) {
         throw new RetrysafeError('DecisionRejected', 'only an authenticated operator can sign', { reason: 'unsigned' });
       }
       const body = parseApprovalRequest(request);
@@ -174,6 +201,15 @@ export function createApprovalSigner(options: {
       return signDecision(claims, options.privateKeyHex, keyId);
     },
   };
+}
+
+function fileStamp(file: string): string {
+  try {
+    const s = statSync(file);
+    return `${s.mtimeMs}:${s.size}`;
+  } catch {
+    return 'missing';
+  }
 }
 
 /** Validates a signing request; the error's `details.field` names the offending field. */

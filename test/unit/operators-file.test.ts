@@ -39,6 +39,12 @@ describe("the worker's operators file reader", () => {
   });
 });
 
+/** Moves a file's modification time on, as a later write would (some file systems keep whole seconds). */
+async function bump(file: string): Promise<void> {
+  const later = new Date(Date.now() + Math.floor(Math.random() * 100_000) + 10_000);
+  await utimes(file, later, later);
+}
+
 describe('one operators file for every tool', () => {
   let dir: string;
   before(async () => {
@@ -66,6 +72,36 @@ describe('one operators file for every tool', () => {
       alice: { tenants: ['acme'], roles: ['approver', 'resolver'] },
       bob: { tenants: ['*'], roles: ['admin'] },
     });
+  });
+
+  it('the approval service sees an operator added, or a token replaced, without a restart', async () => {
+    const file = path.join(dir, 'live.json');
+    const first = await addOperator(file, 'alice');
+    const reloadErrors: string[] = [];
+    const signer = createApprovalSigner({
+      privateKeyHex: '22'.repeat(32),
+      operators: await loadOperatorsFile(file),
+      operatorsFile: file,
+      onReloadError: (m) => reloadErrors.push(m),
+    });
+    assert.equal(signer.authenticate(first.token)?.name, 'alice');
+    const session = signer.authenticate(first.token)!;
+    const bob = await addOperator(file, 'bob');
+    await bump(file);
+    assert.equal(signer.authenticate(bob.token)?.name, 'bob', 'added while it runs');
+    const replaced = await addOperator(file, 'alice');
+    await bump(file);
+    assert.equal(signer.authenticate(first.token), undefined, 'the old token stopped working');
+    assert.equal(signer.authenticate(replaced.token)?.name, 'alice');
+    assert.throws(
+      () => signer.sign(session, { key: 'charge:v1:acme:e-1', requestHash: 'a'.repeat(64), decision: 'approve' }),
+      /only an authenticated operator can sign/,
+      'a session opened with the old token cannot sign',
+    );
+    await writeFile(file, '{ broken');
+    await bump(file);
+    assert.equal(signer.authenticate(bob.token)?.name, 'bob', 'a broken file keeps the last good list');
+    assert.match(reloadErrors.join('\n'), /live\.json: .*still using the operators read before/);
   });
 
   it('every reader refuses a misspelt field the same way, naming it', async () => {
