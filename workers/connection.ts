@@ -1,6 +1,7 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { dataConverterFromEnv } from '../codec/codec-config';
 
 /**
  * Standard Temporal environment configuration: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
@@ -15,13 +16,26 @@ export function loadConnectConfig(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 
-export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promise<{ client: Client; connection: Connection; namespace: string }> {
+/**
+ * A client with the payload codec that RETRYSAFE_PAYLOAD_KEYS_FILE / RETRYSAFE_PAYLOAD_KEYS configure (codec/), so it
+ * reads and writes the same encrypted payloads as the workers. A bad key setting throws before anything connects.
+ */
+export async function connectClient(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ client: Client; connection: Connection; namespace: string }> {
   const { connectionOptions, namespace } = loadConnectConfig(env);
+  const dataConverter = dataConverterFromEnv(env);
   const connection = await Connection.connect(connectionOptions);
-  return { client: new Client({ connection, namespace }), connection, namespace };
+  return {
+    client: new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),
+    connection,
+    namespace,
+  };
 }
 
-export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promise<{ connection: NativeConnection; namespace: string }> {
+export async function connectWorker(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ connection: NativeConnection; namespace: string }> {
   const { connectionOptions, namespace } = loadConnectConfig(env);
   return { connection: await NativeConnection.connect(connectionOptions), namespace };
 }

@@ -1,4 +1,5 @@
 import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection } from '@temporalio/worker';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
@@ -37,12 +38,18 @@ export interface CreateWorkerOptions {
   planner?: Planner;
   /** Overrides config.operatorScopes with a reader (the operators file, re-read on every policy load). */
   operatorScopes?: OperatorScopes | (() => Promise<OperatorScopes>);
+  /**
+   * Payload codecs (codec/: encryption at rest), used by the worker and by its activities' client alike; the entry
+   * point reads it from the environment (dataConverterFromEnv). Plain payloads when absent.
+   */
+  dataConverter?: DataConverter;
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const tools = 'parseIntent' in opts.tools ? opts.tools : createToolRegistry(opts.tools as readonly AnyTool[]);
   // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection.
-  const client = new Client({ connection: opts.connection, namespace: opts.namespace });
+  const dataConverter = opts.dataConverter ? { dataConverter: opts.dataConverter } : {};
+  const client = new Client({ connection: opts.connection, namespace: opts.namespace, ...dataConverter });
   const deps: ActivityDeps = {
     client,
     taskQueue: opts.config.taskQueue,
@@ -62,6 +69,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
     activities: { ...(opts.activities ?? {}), ...createActivities(deps) },
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
+    ...dataConverter,
     ...(opts.identity ? { identity: opts.identity } : {}),
   });
 }

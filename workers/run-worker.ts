@@ -5,6 +5,8 @@
  * examples/worker.ts); a configuration error exits 2 with the variable named, before anything connects.
  */
 import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
 import { parseWorkerConfig, ConfigError, type WorkerConfig } from './config';
 import { connectWorker } from './connection';
 import { createWorker, type CreateWorkerOptions } from './create-worker';
@@ -28,8 +30,11 @@ export async function runWorkerProcess(
   let tenantPolicies;
   let operatorScopes: OperatorScopes | (() => Promise<OperatorScopes>) | undefined;
   let options: WorkerSetup;
+  let dataConverter: DataConverter | undefined;
   try {
     config = parseWorkerConfig(process.env);
+    // Payload encryption (RETRYSAFE_PAYLOAD_KEYS_FILE / RETRYSAFE_PAYLOAD_KEYS): a bad key set stops the worker here.
+    dataConverter = dataConverterFromEnv(process.env);
     options = await setup(process.env, config);
     // An invalid policy file stops the worker here, naming the file and the field.
     if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
@@ -47,6 +52,7 @@ export async function runWorkerProcess(
       err instanceof ConfigError ||
       err instanceof OperatorsFileError ||
       err instanceof SetupError ||
+      err instanceof PayloadKeysError ||
       (err as { name?: string }).name === 'PlannerConfigError' ||
       (err as { code?: string }).code === 'InvalidTool'
     ) {
@@ -64,6 +70,7 @@ export async function runWorkerProcess(
     config,
     tenantPolicies,
     ...(operatorScopes ? { operatorScopes } : {}),
+    ...(dataConverter ? { dataConverter } : {}),
     ...options,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
     ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE
@@ -71,7 +78,10 @@ export async function runWorkerProcess(
       : {}),
     onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),
   });
-  await reportIncompleteActions(new Client({ connection, namespace }), logger);
+  await reportIncompleteActions(
+    new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),
+    logger,
+  );
   process.stdout.write(
     `${JSON.stringify({ event: 'worker-ready', taskQueue: config.taskQueue, namespace, pid: process.pid })}\n`,
   );

@@ -45,6 +45,11 @@ export interface StartDevServerOptions {
   logFile?: string;
   /** How long to wait for the frontend to answer; default 30 s. */
   readyTimeoutMs?: number;
+  /**
+   * A codec server's base URL (`<url>/decode`, `<url>/encode`) for the Web UI (`--ui-codec-endpoint`), so it shows
+   * encrypted payloads decoded (docs/payload-encryption.md). Ignored when headless.
+   */
+  uiCodecEndpoint?: string;
   log?: (msg: string) => void;
 }
 
@@ -67,6 +72,7 @@ const OptionsSchema = z.object({
   namespace: z.string().min(1).default('default'),
   logFile: z.string().min(1).optional(),
   readyTimeoutMs: z.number().int().positive().default(READY_TIMEOUT_MS),
+  uiCodecEndpoint: z.url({ protocol: /^https?$/ }).optional(),
 });
 
 /**
@@ -103,6 +109,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     namespace: options.namespace,
     logFile: options.logFile,
     readyTimeoutMs: options.readyTimeoutMs,
+    ...(options.uiCodecEndpoint !== undefined ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
     log,
   });
   await server.launch();
@@ -140,6 +147,7 @@ export function devServerArgs(config: {
   port: number;
   uiPort: number | null;
   namespace: string;
+  uiCodecEndpoint?: string;
 }): string[] {
   return [
     'server',
@@ -149,6 +157,9 @@ export function devServerArgs(config: {
     '--port',
     String(config.port),
     ...(config.uiPort === null ? ['--headless'] : ['--ui-port', String(config.uiPort)]),
+    ...(config.uiPort !== null && config.uiCodecEndpoint !== undefined
+      ? ['--ui-codec-endpoint', config.uiCodecEndpoint]
+      : []),
     '--db-filename',
     config.dbFile,
     // WAL lets the UI and visibility reads proceed during writes; NORMAL syncs at checkpoints, which WAL keeps
@@ -174,6 +185,7 @@ interface ProcessConfig {
   namespace: string;
   logFile?: string;
   readyTimeoutMs: number;
+  uiCodecEndpoint?: string;
   log: (msg: string) => void;
 }
 

@@ -3,6 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import {
+  PAYLOAD_KEYS_ENV,
+  PAYLOAD_KEYS_FILE_ENV,
+  dataConverterFromEnv,
+  generatePayloadKeysFile,
+  payloadKeysFileEnv,
+} from '../../codec/codec-config';
 import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import { PROVIDER_KINDS } from '../../examples/sandbox-providers/types';
 import { sandboxUrlsToEnv } from '../../examples/sandbox-env';
@@ -32,8 +40,12 @@ export interface Stack {
   webhookSecrets: Record<ProviderKind, string[]>;
   /** What a provider process needs to post signed events to this stack's router (for `configure`). */
   webhookConfig(kind: ProviderKind): { webhookUrl: string; webhookSecret: string };
-  /** Environment a worker process needs to join this stack. */
+  /** Environment a worker process needs to join this stack (the payload key setting included). */
   workerEnv: Record<string, string>;
+  /** The payload codecs the stack's client and workers use; undefined when payloads are plain. */
+  dataConverter?: DataConverter;
+  /** The key file the stack's client and workers read, when the stack chose one (`payloadEncryption`). */
+  payloadKeysFile?: string;
   startWorker(opts?: Omit<SpawnWorkerOptions, 'env'> & { env?: Record<string, string> }): Promise<WorkerProcess>;
   workers: WorkerProcess[];
   stop(): Promise<void>;
@@ -52,6 +64,21 @@ export interface StackOptions {
   worker?: { entry: string; workflowsPath: string };
   /** Added to every worker's environment (approval keys, operator scopes, tenant policies). */
   workerEnv?: Record<string, string>;
+  /**
+   * Payload encryption at rest (codec/, docs/payload-encryption.md). The stack's own client, its webhook router and
+   * every worker it spawns always use the same setting:
+   * - absent: what the environment says (RETRYSAFE_PAYLOAD_KEYS_FILE / RETRYSAFE_PAYLOAD_KEYS of this process and
+   *   `workerEnv`, which spawned workers inherit anyway); plain payloads when neither is set. Plain is the default
+   *   for tests on purpose: recorded replay histories, history-inspecting tests and helper processes that are
+   *   given only TEMPORAL_ADDRESS keep working unchanged.
+   * - `{ keysFile }`: that key file, created with one fresh key (mode 0600) when it does not exist yet.
+   * - `{}`: a fresh key file in the stack's temporary folder, gone with it; refused with `dbFile`, whose data would
+   *   be unreadable on the next start.
+   * - `false`: plain payloads, even when the environment names keys.
+   */
+  payloadEncryption?: false | { keysFile?: string };
+  /** The codec server the Web UI decodes through (`--ui-codec-endpoint`, e.g. `http://127.0.0.1:4180/codec`). */
+  uiCodecEndpoint?: string;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -59,11 +86,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const tmp = opts.dbFile ? undefined : await mkdtemp(path.join(os.tmpdir(), 'retrysafe-'));
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
+    const keys = await payloadKeysFor(opts, tmp);
     const [server, providers, bundle] = await Promise.all([
       startDevServer({
         dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'),
         port: opts.port ?? 0,
         uiPort: opts.uiPort === undefined ? null : opts.uiPort,
+        ...(opts.uiCodecEndpoint !== undefined ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
         log,
       }),
       startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs, startTimeoutMs: 30_000 }),
@@ -75,7 +104,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     );
     const connection = await Connection.connect({ address: server.address });
     cleanups.unshift(() => connection.close());
-    const client = new Client({ connection, namespace: server.namespace });
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      ...(keys.dataConverter ? { dataConverter: keys.dataConverter } : {}),
+    });
     // Random signing secrets per run, configured on both sides: each provider signs, the router verifies.
     const webhookSecrets = Object.fromEntries(
       PROVIDER_KINDS.map((kind) => [kind, [`whsec_${randomBytes(24).toString('hex')}`]]),
@@ -104,6 +137,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       RETRYSAFE_TASK_QUEUE: taskQueue,
       RETRYSAFE_WORKFLOW_BUNDLE: bundle,
       ...(opts.workerEnv ?? {}),
+      ...keys.workerEnv,
       ...sandboxUrlsToEnv(urls),
     };
     const workers: WorkerProcess[] = [];
@@ -118,6 +152,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       webhookSecrets,
       webhookConfig,
       workerEnv,
+      ...(keys.dataConverter ? { dataConverter: keys.dataConverter } : {}),
+      ...(keys.file ? { payloadKeysFile: keys.file } : {}),
       workers,
       async startWorker(w = {}) {
         const worker = await spawnWorker({
@@ -141,4 +177,26 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (tmp) await rm(tmp, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** The stack's payload key setting: the data converter for its client, and what its workers' environment needs. */
+async function payloadKeysFor(
+  opts: StackOptions,
+  tmp: string | undefined,
+): Promise<{ dataConverter?: DataConverter; workerEnv: Record<string, string>; file?: string }> {
+  const setting = opts.payloadEncryption;
+  if (setting === undefined) {
+    const dataConverter = dataConverterFromEnv({ ...process.env, ...(opts.workerEnv ?? {}) });
+    return { ...(dataConverter ? { dataConverter } : {}), workerEnv: {} };
+  }
+  if (setting === false) return { workerEnv: { [PAYLOAD_KEYS_FILE_ENV]: '', [PAYLOAD_KEYS_ENV]: '' } };
+  if (setting.keysFile === undefined && tmp === undefined) {
+    throw new Error(
+      'startStack: payloadEncryption needs a keysFile with a persistent dbFile; a temporary key would leave the ' +
+        'database unreadable on the next start',
+    );
+  }
+  const { path: file } = await generatePayloadKeysFile(setting.keysFile ?? path.join(tmp!, 'payload-keys.json'));
+  const workerEnv = payloadKeysFileEnv(file);
+  return { dataConverter: dataConverterFromEnv(workerEnv)!, workerEnv, file };
 }
