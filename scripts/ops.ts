@@ -11,13 +11,17 @@
 import type { Connection } from '@temporalio/client';
 import { RetrysafeClient } from '../client';
 import { connectClient, loadConnectConfig } from '../workers/connection';
+import path from 'node:path';
+import { withLocalPayloadKeys } from './lib/local-payload-keys';
 import { runOps } from './ops/cli';
+import { operatorsFilePath } from './ops/operator-auth';
 import type { OpsClient, OpsContext } from './ops/context';
 import { EXIT, OpsError } from './ops/errors';
 import { approvalServiceSignatures } from './ops/signatures';
 
 async function main(): Promise<void> {
-  const env = process.env;
+  // The payload keys `npm start` keeps beside the operators file are used when no key setting is given.
+  const env = withLocalPayloadKeys(process.env, path.dirname(operatorsFilePath(process.env)));
   let connection: Connection | undefined;
   let client: Promise<OpsClient> | undefined;
   const ctx: OpsContext = {

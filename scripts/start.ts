@@ -19,6 +19,7 @@ import { startApprovalServer, type ApprovalServer } from './lib/approval-http';
 import { createApprovalSigner, loadOperatorsFile } from './lib/approval-signer';
 import { DEMO_OPERATOR, ensureDemoOperator } from './lib/demo-operator';
 import { writeRunningStack } from './lib/running-stack';
+import { LOCAL_PAYLOAD_KEYS_FILE_NAME } from './lib/local-payload-keys';
 import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from './ops/signatures';
 
 /** The approval service's port unless --approvals-port says otherwise; `ops` looks there by default. */
@@ -93,6 +94,10 @@ async function main(): Promise<void> {
     uiPort,
     log: say,
     workerEnv: demo.workerEnv,
+    // Payloads are encrypted at rest with a key kept beside the database (made on first start); the Web UI
+    // decodes them through the approval service's codec endpoint, for a signed-in operator only.
+    payloadEncryption: { keysFile: path.join(dataDir, LOCAL_PAYLOAD_KEYS_FILE_NAME) },
+    ...(values.approvalsPort !== 0 ? { uiCodecEndpoint: `http://127.0.0.1:${values.approvalsPort}/codec` } : {}),
   });
   let approvals: ApprovalServer;
   try {

@@ -14,6 +14,8 @@ import type { ActionSnapshot } from '../../messages/action';
 import { ExampleClient } from '../../examples/client';
 import { exampleRegistry, type ChargeIntent, type SendEmailIntent } from '../../examples/tools';
 import { DEFAULT_DB_FILE } from '../lib/dev-server';
+import { dataConverterFromEnv } from '../../codec/codec-config';
+import { withLocalPayloadKeys } from '../lib/local-payload-keys';
 import { readRunningStack, type RunningStack } from '../lib/running-stack';
 import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from '../ops/signatures';
 
@@ -70,11 +72,13 @@ async function armLostReply(stack: RunningStack): Promise<void> {
 export async function createReviewState(
   state: ReviewState,
   stack: RunningStack,
+  dataDir: string,
   say: (line: string) => void,
 ): Promise<ActionSnapshot> {
   const connection = await Connection.connect({ address: stack.temporalAddress });
   try {
-    const client = new Client({ connection, namespace: stack.namespace });
+    const dataConverter = dataConverterFromEnv(withLocalPayloadKeys(process.env, dataDir));
+    const client = new Client({ connection, namespace: stack.namespace, ...(dataConverter ? { dataConverter } : {}) });
     const rs = new ExampleClient(client, { taskQueue: stack.taskQueue, tools: exampleRegistry() });
     const eventId = `${state}-${new Date()
       .toISOString()
@@ -144,7 +148,7 @@ async function main(argv: string[]): Promise<void> {
   const stack = await readRunningStack(dataDir);
   if (!stack)
     throw new UsageError(`no running stack found in ${dataDir}: start one with \`npm start\` in another shell`);
-  await createReviewState(state as ReviewState, stack, (line) => void process.stdout.write(`${line}\n`));
+  await createReviewState(state as ReviewState, stack, dataDir, (line) => void process.stdout.write(`${line}\n`));
 }
 
 if (require.main === module) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -203,6 +203,12 @@ describe('the approval loop out of the box: npm start, npm run demo, ops approve
   it('a second start reuses the demo operator and key, and stops cleanly', async () => {
     assert.equal(await stopStackProcess(started.child), 0, started.output());
     assert.equal(await readRunningStack(dir), undefined, 'the running-stack file is gone');
+    // npm start encrypts payloads at rest: the email body of the unknown recipe is nowhere in the database.
+    assert.equal((await stat(path.join(dir, 'payload-keys.json'))).mode & 0o777, 0o600);
+    const files = (await readdir(dir)).filter((f) => f.startsWith('temporal.sqlite'));
+    const bytes = Buffer.concat(await Promise.all(files.map((f) => readFile(path.join(dir, f)))));
+    assert.ok(bytes.length > 0 && bytes.includes('send-email:v1:acme:unknown-'), 'the database holds the email action');
+    assert.equal(bytes.includes('It is on its way.'), false, 'the email body is not stored in plain text');
     const token = await readFile(path.join(dir, 'demo-operator.token'), 'utf8');
     started = await startStackProcess(dbFile);
     assert.doesNotMatch(started.output(), /created now/);
