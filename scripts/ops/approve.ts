@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import type { ApprovalOutcome } from '../../messages/approval';
 import { actionKeyArg, durationArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
-import type { OpsCommand, OpsContext } from './context';
+import type { ActionSnapshot } from '../../messages/action';
+import type { OpsClient, OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError } from './errors';
 import { OPERATOR_TOKEN_ENV, authenticateOperator, operatorToken } from './operator-auth';
 import { refusal } from './resolve';
@@ -116,11 +117,24 @@ function approvalCommand(decision: 'approve' | 'reject'): OpsCommand {
       }
       const after =
         decision === 'approve'
-          ? await client.waitForOutcome(args.KEY, { timeoutMs: args.wait ?? DEFAULT_APPROVE_WAIT_MS })
+          ? await follow(client, args.KEY, args.wait ?? DEFAULT_APPROVE_WAIT_MS)
           : await client.getAction(args.KEY);
       report(ctx, args, decision, operator.name, before.status, after?.status ?? outcome.status, after?.providerRef);
     },
   };
+}
+
+/** Statuses where an approved action stops moving by itself: an outcome, or a person's turn again. */
+const SETTLED: readonly string[] = ['confirmed', 'failed', 'compensating', 'compensated', 'needs_review'];
+
+/** Follows an approved action until it settles (or `timeoutMs` passes), and answers it as it stands then. */
+async function follow(client: OpsClient, key: string, timeoutMs: number): Promise<ActionSnapshot | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = await client.getAction(key);
+    if (!now || SETTLED.includes(now.status) || Date.now() >= deadline) return now;
+    await new Promise((r) => setTimeout(r, 300));
+  }
 }
 
 function report(
@@ -139,7 +153,9 @@ function report(
   }
   const by = `${decision === 'approve' ? 'approved' : 'rejected'} by ${approver}${args.reason ? `: ${args.reason}` : ''}`;
   ctx.out(`action ${args.KEY}: ${before} → ${after} (${by})${providerRef ? `, provider ref ${providerRef}` : ''}`);
-  if (decision === 'approve' && !['confirmed', 'failed', 'compensated'].includes(after)) {
+  if (decision === 'approve' && after === 'needs_review') {
+    ctx.out(`it needs a person again; see why and how to decide with \`npm run ops -- show ${args.KEY}\``);
+  } else if (decision === 'approve' && !SETTLED.includes(after)) {
     ctx.out(`it has not finished yet; follow it with \`npm run ops -- show ${args.KEY}\``);
   }
 }

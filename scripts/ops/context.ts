@@ -8,7 +8,7 @@ import type { SignatureSource } from './signatures';
 /** The part of RetrysafeClient the ops commands use. */
 export type OpsClient = Pick<
   RetrysafeClient,
-  'listActions' | 'getAction' | 'resolveAction' | 'approveAction' | 'waitForOutcome' | 'listWaitingRuns'
+  'listActions' | 'getAction' | 'resolveAction' | 'approveAction' | 'listWaitingRuns'
 >;
 
 export interface OpsContext {

@@ -113,9 +113,6 @@ class FakeClient implements OpsClient {
     this.actions.set(key, { ...current, status, ...(status === 'confirmed' ? { providerRef: 'msg_9' } : {}) });
     return { key, decision: claims.decision as 'approve' | 'reject', approver: claims.operator, status };
   }
-  async waitForOutcome(key: string): Promise<ActionSnapshot> {
-    return this.actions.get(key)!;
-  }
   async resolveAction(signed: SignedDecision): Promise<ActionSnapshot> {
     this.submitted.push(signed);
     if (this.neverAnswer) return new Promise<never>(() => undefined);
