@@ -15,28 +15,34 @@
  * connects to Temporal with the standard environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …) and
  * links each action to the Web UI at --web-ui-url.
  *
- * sign and serve read RETRYSAFE_OPERATORS_FILE, RETRYSAFE_APPROVAL_SIGNING_KEY and (optionally)
- * RETRYSAFE_APPROVAL_KEY_ID; sign also takes the token from RETRYSAFE_OPERATOR_TOKEN, which keeps it
- * out of the process list.
+ * sign and serve read RETRYSAFE_OPERATORS_FILE (default .data/operators.json), RETRYSAFE_APPROVAL_SIGNING_KEY
+ * (default: the local key `npm start` makes in .data/) and (optionally) RETRYSAFE_APPROVAL_KEY_ID; sign also
+ * takes the token from RETRYSAFE_OPERATOR_TOKEN, which keeps it out of the process list. serve decodes payloads
+ * at /codec for signed-in operators when payload keys are configured (RETRYSAFE_PAYLOAD_KEYS_FILE, or .data/'s).
  */
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { connectClient } from '../workers/connection';
 import { startApprovalServer } from './lib/approval-http';
 import { generateApprovalKeyPair } from './lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, loadOperatorsFile, type ApprovalSigner } from './lib/approval-signer';
+import { SIGNING_KEY_FILE_NAME, readSigningKeyFile } from './lib/demo-operator';
+import { withLocalPayloadKeys } from './lib/local-payload-keys';
+import { operatorsFilePath } from './ops/operator-auth';
+import { payloadCodecFromEnv } from '../codec/codec-config';
 
 // 4180: next to the sandbox providers' 41xx ports and free on a developer machine.
 const DEFAULT_APPROVAL_PORT = 4180;
 
 const ServiceEnv = z.object({
-  RETRYSAFE_OPERATORS_FILE: z.string({ error: 'must name the operators JSON file' }).min(1, {
-    error: 'must name the operators JSON file',
-  }),
-  RETRYSAFE_APPROVAL_SIGNING_KEY: z.string({ error: 'must be set (see `keygen`)' }).regex(/^[0-9a-fA-F]{64}$/, {
-    error: 'must be the 32-byte hex Ed25519 private key printed by `keygen`',
-  }),
+  RETRYSAFE_APPROVAL_SIGNING_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, {
+      error: 'must be the 32-byte hex Ed25519 private key printed by `keygen`',
+    })
+    .optional(),
   RETRYSAFE_APPROVAL_KEY_ID: z.string().min(1).max(100).optional(),
 });
 
@@ -51,8 +57,9 @@ const USAGE = `Usage: npm run approvals -- <command>
         [--web-ui-url URL] [--secure-cookies] [--api-only]    and the approval page at /sign-in (needs Temporal:
                                                               TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …)
 
-sign and serve read RETRYSAFE_OPERATORS_FILE, RETRYSAFE_APPROVAL_SIGNING_KEY and RETRYSAFE_APPROVAL_KEY_ID;
-sign also takes the token from RETRYSAFE_OPERATOR_TOKEN. Workers trust the public key through
+sign and serve read RETRYSAFE_OPERATORS_FILE (default .data/operators.json), RETRYSAFE_APPROVAL_SIGNING_KEY
+(default: the local key that \`npm start\` makes in .data/) and RETRYSAFE_APPROVAL_KEY_ID; sign also takes the
+token from RETRYSAFE_OPERATOR_TOKEN. Workers trust the public key through
 RETRYSAFE_APPROVAL_PUBLIC_KEYS='{"<keyId>":"<publicKey>"}'.`;
 
 async function main(argv: string[]): Promise<void> {
@@ -150,10 +157,14 @@ async function main(argv: string[]): Promise<void> {
       if (values['api-only'] && webUiUrl !== undefined)
         throw new UsageError('--web-ui-url is for the page; drop --api-only');
       const signer = await signerFromEnv(process.env);
+      // The payload keys of `npm start`'s data folder count when none are configured: the page reads actions
+      // through the client, and the codec endpoint decodes for the Web UI.
+      const env = withLocalPayloadKeys(process.env, path.dirname(operatorsFilePath(process.env)));
+      const codec = payloadCodecFromEnv(env);
       // The page lists and decides actions, so it needs Temporal; the JSON API alone does not.
       const temporal = values['api-only']
         ? undefined
-        : await connectClient(process.env).catch((err: unknown) => {
+        : await connectClient(env).catch((err: unknown) => {
             throw new Error(
               `the approval page cannot reach Temporal at ${process.env.TEMPORAL_ADDRESS ?? 'the configured address'} ` +
                 `(${err instanceof Error ? err.message : String(err)}); set TEMPORAL_ADDRESS, or serve only the JSON API ` +
@@ -174,10 +185,19 @@ async function main(argv: string[]): Promise<void> {
             }
           : {}),
         secureCookies: values['secure-cookies'] === true,
+        ...(codec
+          ? { codec: { codec, allowedOrigins: webUiUrl !== undefined ? [new URL(webUiUrl).origin] : [] } }
+          : {}),
+        onDecoded: (e) => process.stdout.write(`${JSON.stringify({ msg: 'payloads served', ...e })}\n`),
       });
       process.stdout.write(`approval service on ${server.url} (key ${signer.keyId})\n`);
       if (temporal) {
         process.stdout.write(`approval page: ${server.url}/sign-in (Temporal namespace ${temporal.namespace})\n`);
+      }
+      if (codec) {
+        process.stdout.write(
+          `codec endpoint: ${server.url}/codec (for signed-in operators${webUiUrl ? `; Web UI ${webUiUrl} allowed` : ''})\n`,
+        );
       }
       const stop = () =>
         void server
@@ -193,6 +213,11 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+/**
+ * The signer: the key from RETRYSAFE_APPROVAL_SIGNING_KEY (+ RETRYSAFE_APPROVAL_KEY_ID), else the local one
+ * `npm start` made beside the operators file; the operators file from RETRYSAFE_OPERATORS_FILE, else
+ * .data/operators.json, the same default as the ops CLI's. The file is read again whenever it changes.
+ */
 async function signerFromEnv(env: NodeJS.ProcessEnv): Promise<ApprovalSigner> {
   const parsed = ServiceEnv.safeParse(env);
   if (!parsed.success) {
@@ -200,10 +225,29 @@ async function signerFromEnv(env: NodeJS.ProcessEnv): Promise<ApprovalSigner> {
     throw new Error(`invalid approval service configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const operatorsFile = operatorsFilePath(env);
+  let privateKeyHex = e.RETRYSAFE_APPROVAL_SIGNING_KEY;
+  let keyId = e.RETRYSAFE_APPROVAL_KEY_ID;
+  if (privateKeyHex === undefined) {
+    const localFile = path.join(path.dirname(operatorsFile), SIGNING_KEY_FILE_NAME);
+    const local = await readSigningKeyFile(localFile);
+    if (!local) {
+      throw new Error(
+        'invalid approval service configuration:\n' +
+          '  RETRYSAFE_APPROVAL_SIGNING_KEY: must be set (make a key pair with `npm run approvals -- keygen`), ' +
+          `or run \`npm start\` once to create the local demo key in ${localFile}`,
+      );
+    }
+    process.stderr.write(`signing with the local key in ${localFile} (RETRYSAFE_APPROVAL_SIGNING_KEY is not set)\n`);
+    privateKeyHex = local.privateKey;
+    keyId ??= local.keyId;
+  }
   return createApprovalSigner({
-    privateKeyHex: e.RETRYSAFE_APPROVAL_SIGNING_KEY,
-    keyId: e.RETRYSAFE_APPROVAL_KEY_ID,
-    operators: await loadOperatorsFile(e.RETRYSAFE_OPERATORS_FILE),
+    privateKeyHex,
+    ...(keyId !== undefined ? { keyId } : {}),
+    operators: await loadOperatorsFile(operatorsFile),
+    operatorsFile,
+    onReloadError: (message) => process.stderr.write(`approval service: ${message}\n`),
   });
 }
 

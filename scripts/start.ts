@@ -20,6 +20,13 @@ import { createApprovalSigner, loadOperatorsFile } from './lib/approval-signer';
 import { DEMO_OPERATOR, ensureDemoOperator } from './lib/demo-operator';
 import { writeRunningStack } from './lib/running-stack';
 import { LOCAL_PAYLOAD_KEYS_FILE_NAME } from './lib/local-payload-keys';
+import { payloadCodecFromEnv, payloadKeysFileEnv } from '../codec/codec-config';
+
+/** The Web UI as a browser may name it: the address it was started on, and the same port on localhost. */
+function webUiOrigins(uiUrl: string): string[] {
+  const url = new URL(uiUrl);
+  return [url.origin, `${url.protocol}//localhost:${url.port}`];
+}
 import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from './ops/signatures';
 
 /** The approval service's port unless --approvals-port says otherwise; `ops` looks there by default. */
@@ -99,6 +106,8 @@ async function main(): Promise<void> {
     payloadEncryption: { keysFile: path.join(dataDir, LOCAL_PAYLOAD_KEYS_FILE_NAME) },
     ...(values.approvalsPort !== 0 ? { uiCodecEndpoint: `http://127.0.0.1:${values.approvalsPort}/codec` } : {}),
   });
+  // The Web UI decodes through the approval service's /codec, for a signed-in operator only.
+  const codec = stack.payloadKeysFile ? payloadCodecFromEnv(payloadKeysFileEnv(stack.payloadKeysFile)) : undefined;
   let approvals: ApprovalServer;
   try {
     approvals = await startApprovalServer(
@@ -112,6 +121,7 @@ async function main(): Promise<void> {
       }),
       {
         port: values.approvalsPort,
+        ...(codec && stack.server.uiUrl ? { codec: { codec, allowedOrigins: webUiOrigins(stack.server.uiUrl) } } : {}),
         temporal: {
           client: stack.client,
           namespace: stack.server.namespace,

@@ -1,10 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { RetrysafeError } from '../../policies/errors';
 import type { Decision } from '../../policies/signed-decision';
 import { createApprovalPage } from './approval-page/approval-page';
 import { readBody } from './approval-page/request-body';
+import { createCodecHandler } from './codec-http';
 import type { ApprovalSigner } from './approval-signer';
 
 /**
@@ -17,6 +19,8 @@ import type { ApprovalSigner } from './approval-signer';
  *   GET  /public-key  → { keyId, publicKey }, what workers put in their trusted keys (public, unauthenticated)
  * It binds to loopback by default: bearer tokens need TLS in front of it before it listens anywhere else.
  *
+ * Given `codec`, POST /codec/encode and /codec/decode serve Temporal's remote codec protocol to authenticated
+ * operators (the page's session or a bearer token), for the Web UI.
  * Given `temporal`, the same server also serves the approval page for people (approval-page/approval-page.ts:
  * GET /sign-in, GET /queue, …), which signs decisions for the signed-in operator and delivers them to the actions.
  */
@@ -41,10 +45,23 @@ export interface ApprovalServerOptions {
   port: number;
   host?: string;
   onSigned?: (event: SignedEvent) => void;
+  /** Hears every codec request served (who, encode or decode, how many payloads), for an audit log. */
+  onDecoded?: (event: {
+    operator: string;
+    operation: 'encode' | 'decode';
+    namespace?: string;
+    payloads: number;
+  }) => void;
   /** Serve the approval page too, listing and deciding actions through this client. */
   temporal?: { client: Client; namespace: string; webUiUrl?: string };
   /** Mark the page's session cookie Secure (and `__Host-`): set it when TLS terminates in front of the server. */
   secureCookies?: boolean;
+  /**
+   * Serve Temporal's remote codec protocol at /codec/encode and /codec/decode (scripts/lib/codec-http.ts), for
+   * the Web UI and `temporal --codec-endpoint`: only to an operator signed in to the page (its session cookie,
+   * sent by the Web UI with "include cross-origin credentials") or one sending its token as a bearer.
+   */
+  codec?: { codec: PayloadCodec; allowedOrigins: string[] };
 }
 
 export async function startApprovalServer(
@@ -68,9 +85,27 @@ export async function startApprovalServer(
     });
   });
 
+  const codec = options.codec
+    ? createCodecHandler({
+        codec: options.codec.codec,
+        allowedOrigins: options.codec.allowedOrigins,
+        // Any authenticated operator may decode: payloads name no tenant the codec could check.
+        authorize: async (req) => {
+          const operator = page?.signedInOperator(req) ?? bearerOperator(req);
+          return operator ? { operator: operator.name } : undefined;
+        },
+        onServed: (e) => options.onDecoded?.(e),
+      })
+    : undefined;
+  const bearerOperator = (req: http.IncomingMessage) => {
+    const match = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(req.headers.authorization ?? '');
+    return match ? signer.authenticate(match[1]) : undefined;
+  };
+
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (page?.handles(path)) return page.handle(req, res, path);
+    if (codec && path.startsWith('/codec/')) return codec(req, res, path.slice('/codec'.length));
     if (path === '/public-key') {
       req.resume();
       if (req.method !== 'GET')
@@ -88,7 +123,7 @@ export async function startApprovalServer(
 
     // Authenticate before reading the body: an unauthenticated caller learns nothing about its request.
     const match = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(req.headers.authorization ?? '');
-    const operator = match ? signer.authenticate(match[1]) : undefined;
+    const operator = bearerOperator(req);
     if (!operator) {
       req.resume();
       return send(

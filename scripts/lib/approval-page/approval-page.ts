@@ -55,6 +55,8 @@ export interface ApprovalPage {
   handle(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void>;
   /** Where the server listens, once it does (for the Host check). */
   listening(address: { host: string; port: number }): void;
+  /** The operator signed in on the request's session cookie, as the operators file lists them now. */
+  signedInOperator(req: http.IncomingMessage): Operator | undefined;
 }
 
 const PAGE_ROUTES = new Set(['/', '/sign-in', '/sign-out', '/queue', '/queue/decide', '/queue/resolve']);
@@ -259,6 +261,7 @@ export function createApprovalPage(options: ApprovalPageOptions): ApprovalPage {
   }
 
   return {
+    signedInOperator: (req) => operatorOf(sessionOf(req)),
     handles: (path) => PAGE_ROUTES.has(path) || path.startsWith(STATIC_PREFIX),
     async handle(req, res, path) {
       try {
