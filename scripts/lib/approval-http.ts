@@ -3,11 +3,10 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { RetrysafeError } from '../../policies/errors';
-import type { Decision } from '../../policies/signed-decision';
 import { createApprovalPage } from './approval-page/approval-page';
 import { readBody } from './approval-page/request-body';
 import { createCodecHandler } from './codec-http';
-import type { ApprovalSigner } from './approval-signer';
+import type { ApprovalSigner, SignedEvent } from './approval-signer';
 
 /**
  * The approval service over HTTP:
@@ -28,13 +27,7 @@ import type { ApprovalSigner } from './approval-signer';
 /** 16 KiB: a signing request is four short fields; anything larger is refused unread. */
 export const MAX_APPROVAL_BODY_BYTES = 16 * 1024;
 
-export interface SignedEvent {
-  operator: string;
-  key: string;
-  decision: Decision;
-  keyId: string;
-  expiresAt: string;
-}
+export type { SignedEvent } from './approval-signer';
 
 export interface ApprovalServer {
   url: string;

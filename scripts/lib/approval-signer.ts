@@ -9,6 +9,7 @@ import {
   DEFAULT_APPROVAL_TTL_MS,
   MAX_APPROVAL_TTL_MS,
   ROLE_FOR,
+  type Decision,
   decisionClaims,
   approvalKeyId,
   approvalPublicKey,
@@ -85,6 +86,15 @@ export async function loadOperatorsFile(path: string): Promise<Operator[]> {
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}`);
   }
+}
+
+/** What the service reports of each decision it signed (for its log), never the signature itself. */
+export interface SignedEvent {
+  operator: string;
+  key: string;
+  decision: Decision;
+  keyId: string;
+  expiresAt: string;
 }
 
 export interface ApprovalSigner {

@@ -1,8 +1,7 @@
 import type http from 'node:http';
 import type { Client } from '@temporalio/client';
 import { RetrysafeClient } from '../../../client';
-import type { SignedEvent } from '../approval-http';
-import type { ApprovalSigner, Operator } from '../approval-signer';
+import type { ApprovalSigner, Operator, SignedEvent } from '../approval-signer';
 import { loadQueue, type ActionQueue } from './action-queues';
 import {
   DECIDE_FIELDS,
