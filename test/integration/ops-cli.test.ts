@@ -115,12 +115,14 @@ describe('ops CLI against the real dev server', () => {
     assert.match(refused.stderr, /operator token is required/);
     assert.equal((await stack.retrysafe.getAction(key))?.status, 'needs_review', 'nothing reached the action');
 
+    // No approval service where the CLI looks: it says where it looked, and nothing reaches the action.
     const unsignable = await ops(
       ['resolve', key, '--decision', 'confirmed', '--provider-ref', 'msg_1', '--reason', 'seen in provider dashboard'],
-      { RETRYSAFE_OPERATOR_TOKEN: token },
+      { RETRYSAFE_OPERATOR_TOKEN: token, RETRYSAFE_APPROVAL_URL: 'http://127.0.0.1:9' },
     );
-    assert.equal(unsignable.code, 2, unsignable.stderr);
-    assert.match(unsignable.stderr, /RETRYSAFE_APPROVAL_URL is not set/);
+    assert.equal(unsignable.code, 1, unsignable.stderr);
+    assert.match(unsignable.stderr, /cannot reach the approval service at http:\/\/127\.0\.0\.1:9/);
+    assert.equal((await stack.retrysafe.getAction(key))?.status, 'needs_review', 'nothing reached the action');
 
     // An operator of another tenant: the approval service will not sign, and the action hears nothing.
     const crossTenant = await ops(
