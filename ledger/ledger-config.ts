@@ -1,0 +1,101 @@
+import path from 'node:path';
+
+import type { ActionLedger } from './action-ledger';
+import { LedgerConfigError, LedgerSchemaError } from './action-ledger';
+import type { LedgerMigration } from './migrations';
+import { LEDGER_MIGRATIONS } from './migrations';
+import { PostgresLedger } from './postgres-ledger';
+import { SqliteLedger } from './sqlite-ledger';
+
+/**
+ * Where the durable ledger lives, from one environment variable:
+ *
+ *   RETRYSAFE_LEDGER=sqlite:.data/ledger.sqlite          a SQLite file, relative to the working directory
+ *   RETRYSAFE_LEDGER=sqlite:/var/lib/retrysafe/ledger.db an absolute path
+ *   RETRYSAFE_LEDGER=postgres://user:pass@host:5432/db   PostgreSQL (also postgresql://)
+ *
+ * Unset or empty: no ledger (action keys protect only while their workflows are retained).
+ */
+
+export const LEDGER_ENV_VAR = 'RETRYSAFE_LEDGER';
+
+export type LedgerConfig =
+  | { kind: 'sqlite'; /** absolute, or `:memory:` */ path: string }
+  | { kind: 'postgres'; connectionString: string; poolSize?: number };
+
+export function ledgerConfigFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): LedgerConfig | undefined {
+  const raw = env[LEDGER_ENV_VAR];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = raw.trim();
+  const bad = (why: string) =>
+    new LedgerConfigError(
+      `${LEDGER_ENV_VAR}=${redact(value)} ${why}; expected sqlite:<path> or postgres://user@host:port/database`,
+    );
+
+  if (value.startsWith('sqlite:')) {
+    const file = value.slice('sqlite:'.length);
+    if (file === '') throw bad('names no file');
+    if (file.startsWith('//')) throw bad('looks like a URL; write sqlite:<path>, e.g. sqlite:.data/ledger.sqlite');
+    return { kind: 'sqlite', path: file === ':memory:' ? file : path.resolve(cwd, file) };
+  }
+  if (/^postgres(ql)?:\/\//i.test(value)) {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw bad('is not a valid URL');
+    }
+    if (url.hostname === '' && !url.searchParams.has('host')) throw bad('names no host');
+    return { kind: 'postgres', connectionString: value };
+  }
+  throw bad('has an unknown scheme');
+}
+
+/** `value` with any password masked: what stands between the user name and the last `@`, and `password=` parameters. */
+export function redact(value: string): string {
+  return value
+    .replace(/^([a-z][a-z0-9+.-]*:\/*)(.*)@/i, (_all, scheme: string, userinfo: string) => {
+      const colon = userinfo.indexOf(':');
+      return `${scheme}${colon === -1 ? userinfo : `${userinfo.slice(0, colon)}:***`}@`;
+    })
+    .replace(/([?&;\s]password=)[^&;\s]*/gi, '$1***');
+}
+
+export interface OpenLedgerOptions {
+  /** The schema to migrate to (tests); default the code's. */
+  migrations?: readonly LedgerMigration[];
+  /**
+   * false: leave the schema alone (a reader such as the ops CLI) and only check it: a version other than the code's
+   * is a LedgerSchemaError naming both. Default true: apply the missing migrations (a worker).
+   */
+  migrate?: boolean;
+}
+
+/** Opens the configured ledger and brings its schema up to date (or checks it); closes it again when that fails. */
+export async function openLedger(config: LedgerConfig, options: OpenLedgerOptions = {}): Promise<ActionLedger> {
+  const migrations = options.migrations ?? LEDGER_MIGRATIONS;
+  const ledger =
+    config.kind === 'sqlite'
+      ? new SqliteLedger(config.path, { migrations })
+      : new PostgresLedger({
+          connectionString: config.connectionString,
+          ...(config.poolSize !== undefined ? { poolSize: config.poolSize } : {}),
+          migrations,
+        });
+  try {
+    if (options.migrate === false) {
+      const version = await ledger.schemaVersion();
+      const codeVersion = migrations.length;
+      if (version !== codeVersion) throw new LedgerSchemaError(version, codeVersion);
+    } else {
+      await ledger.migrate();
+    }
+  } catch (err) {
+    await ledger.close().catch(() => undefined);
+    throw err;
+  }
+  return ledger;
+}

@@ -1,0 +1,225 @@
+import type { PoolClient } from 'pg';
+import { Pool } from 'pg';
+
+import type {
+  ActionLedger,
+  ClaimRecord,
+  HistoryFilter,
+  LedgerAuditEntry,
+  LedgerRow,
+  LedgerStatus,
+  StatusRecord,
+} from './action-ledger';
+import { LedgerError, checkedClaim, checkedStatus, historyQuery } from './action-ledger';
+import type { LedgerMigration, MigrationResult } from './migrations';
+import { ACTIONS_TABLE, AUDIT_TABLE, LEDGER_MIGRATIONS, postgresSchemaVersion, migratePostgres } from './migrations';
+
+/**
+ * The ledger in a PostgreSQL database (node-postgres), over a small pool: a worker's writes are short and few, one
+ * per status change. Times are `timestamptz` and come back as ISO strings. Several workers may share the database;
+ * the row of one key is locked while a status is applied to it, so concurrent updates apply in sequence order.
+ */
+
+export const POSTGRES_POOL_SIZE = 4;
+
+export interface PostgresLedgerOptions {
+  /** `postgres://user:password@host:port/database` (see ledger-config.ts). */
+  connectionString: string;
+  poolSize?: number;
+  connectionTimeoutMs?: number;
+  /** The schema to migrate to; tests pass a longer list to play a newer release. */
+  migrations?: readonly LedgerMigration[];
+  /** Called with errors of idle pooled connections (the server restarted, the network dropped); default ignores. */
+  onPoolError?: (err: Error) => void;
+}
+
+interface ActionRowRecord {
+  action_key: string;
+  tenant: string;
+  operation: string;
+  tool_version: number;
+  request_hash: string;
+  status: string;
+  provider_ref: string | null;
+  outcome: string | null;
+  owner: string;
+  claimed_at: Date;
+  settled_at: Date | null;
+  updated_at: Date;
+  seq: number;
+}
+
+interface AuditRowRecord {
+  action_key: string;
+  seq: number;
+  status: string;
+  at: Date;
+  reason: string;
+  actor: string | null;
+}
+
+const ROW_COLUMNS =
+  'action_key, tenant, operation, tool_version, request_hash, status, provider_ref, outcome, owner, claimed_at, settled_at, updated_at, seq';
+
+export class PostgresLedger implements ActionLedger {
+  readonly kind = 'postgres' as const;
+  private readonly pool: Pool;
+  private readonly migrations: readonly LedgerMigration[];
+  private closed = false;
+
+  constructor(options: PostgresLedgerOptions) {
+    this.migrations = options.migrations ?? LEDGER_MIGRATIONS;
+    this.pool = new Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? POSTGRES_POOL_SIZE,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'retrysafe-ledger',
+    });
+    // Without a listener an idle connection's error would crash the process; the next query reconnects.
+    this.pool.on('error', options.onPoolError ?? (() => undefined));
+  }
+
+  async migrate(): Promise<MigrationResult> {
+    return migratePostgres(this.open(), this.migrations);
+  }
+
+  /** The schema version the database holds (0: no ledger yet), without changing it. */
+  async schemaVersion(): Promise<number> {
+    return postgresSchemaVersion(this.open());
+  }
+
+  async recordClaim(claim: ClaimRecord): Promise<LedgerRow> {
+    const c = checkedClaim(claim);
+    const pool = this.open();
+    // A concurrent insert of the same key waits for the first to commit, then does nothing; the read below sees it.
+    await pool.query(
+      `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
+         claimed_at, updated_at, seq)
+       VALUES ($1, $2, $3, $4, $5, 'planned', $6, $7, $7, 0)
+       ON CONFLICT (action_key) DO NOTHING`,
+      [c.key, c.tenant, c.operation, c.toolVersion, c.requestHash, c.owner, c.claimedAt],
+    );
+    const row = await this.select(c.key);
+    if (!row) throw new Error(`the ledger lost the row of ${c.key} it just wrote`);
+    return row;
+  }
+
+  async recordStatus(update: StatusRecord): Promise<void> {
+    const u = checkedStatus(update);
+    await this.transaction(async (client) => {
+      const current = await client.query<{ seq: number }>(
+        `SELECT seq FROM ${ACTIONS_TABLE} WHERE action_key = $1 FOR UPDATE`,
+        [u.key],
+      );
+      if (current.rowCount === 0) throw unknownAction(u.key);
+      const inserted = await client.query(
+        `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (action_key, seq) DO NOTHING`,
+        [u.key, u.seq, u.status, u.at, u.reason, u.by ?? null, u.providerRef ?? null, u.outcome ?? null],
+      );
+      // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
+      // a repeated entry, or an older one arriving late, only completes the audit log.
+      if (inserted.rowCount !== 1 || u.seq < current.rows[0].seq) return;
+      await client.query(
+        `UPDATE ${ACTIONS_TABLE}
+            SET status = $2, seq = $3, provider_ref = COALESCE($4, provider_ref), outcome = COALESCE($5, outcome),
+                settled_at = $6, updated_at = $7
+          WHERE action_key = $1`,
+        [u.key, u.status, u.seq, u.providerRef ?? null, u.outcome ?? null, u.settled ? u.at : null, u.at],
+      );
+    });
+  }
+
+  async get(key: string): Promise<LedgerRow | undefined> {
+    return this.select(key);
+  }
+
+  async audit(key: string): Promise<LedgerAuditEntry[]> {
+    const { rows } = await this.open().query<AuditRowRecord>(
+      `SELECT action_key, seq, status, at, reason, actor FROM ${AUDIT_TABLE} WHERE action_key = $1 ORDER BY seq`,
+      [key],
+    );
+    return rows.map(toAuditEntry);
+  }
+
+  async history(filter: HistoryFilter): Promise<LedgerRow[]> {
+    const q = historyQuery(filter, (n, kind) => (kind === 'time' ? `$${n}::timestamptz` : `$${n}`));
+    if (q.none) return [];
+    const { rows } = await this.open().query<ActionRowRecord>(
+      `SELECT ${ROW_COLUMNS} FROM ${ACTIONS_TABLE} ${q.where}
+        ORDER BY claimed_at DESC, action_key DESC
+        LIMIT $${q.params.length + 1}`,
+      [...q.params, q.limit],
+    );
+    return rows.map(toRow);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  private async select(key: string): Promise<LedgerRow | undefined> {
+    const { rows } = await this.open().query<ActionRowRecord>(
+      `SELECT ${ROW_COLUMNS} FROM ${ACTIONS_TABLE} WHERE action_key = $1`,
+      [key],
+    );
+    return rows[0] ? toRow(rows[0]) : undefined;
+  }
+
+  private async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.open().connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private open(): Pool {
+    if (this.closed) throw new LedgerError('Closed', 'the PostgreSQL ledger is closed');
+    return this.pool;
+  }
+}
+
+function unknownAction(key: string): LedgerError {
+  return new LedgerError('UnknownAction', `the ledger has no row for ${key}: record its claim before its statuses`);
+}
+
+function toRow(r: ActionRowRecord): LedgerRow {
+  return {
+    key: r.action_key,
+    tenant: r.tenant,
+    operation: r.operation,
+    toolVersion: r.tool_version,
+    requestHash: r.request_hash,
+    status: r.status as LedgerStatus,
+    ...(r.provider_ref !== null ? { providerRef: r.provider_ref } : {}),
+    ...(r.outcome !== null ? { outcome: r.outcome } : {}),
+    owner: r.owner,
+    claimedAt: r.claimed_at.toISOString(),
+    ...(r.settled_at !== null ? { settledAt: r.settled_at.toISOString() } : {}),
+    updatedAt: r.updated_at.toISOString(),
+    seq: r.seq,
+  };
+}
+
+function toAuditEntry(r: AuditRowRecord): LedgerAuditEntry {
+  return {
+    key: r.action_key,
+    seq: r.seq,
+    status: r.status as LedgerStatus,
+    at: r.at.toISOString(),
+    reason: r.reason,
+    ...(r.actor !== null ? { by: r.actor } : {}),
+  };
+}

@@ -1,0 +1,210 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+import Database from 'better-sqlite3';
+
+import type {
+  ActionLedger,
+  ClaimRecord,
+  HistoryFilter,
+  LedgerAuditEntry,
+  LedgerRow,
+  LedgerStatus,
+  StatusRecord,
+} from './action-ledger';
+import { LedgerError, checkedClaim, checkedStatus, historyQuery } from './action-ledger';
+import type { LedgerMigration, MigrationResult } from './migrations';
+import { ACTIONS_TABLE, AUDIT_TABLE, LEDGER_MIGRATIONS, sqliteSchemaVersion, migrateSqlite } from './migrations';
+
+/**
+ * The ledger in one SQLite file (better-sqlite3): WAL journal, so readers never wait for the writer;
+ * `synchronous=NORMAL`, which in WAL mode loses at most the last transactions on a power cut, never the file;
+ * and a busy timeout, so several workers on one machine may share the file and wait for each other's writes.
+ * Times are stored as canonical ISO strings, which sort as the times they name.
+ */
+
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+export interface SqliteLedgerOptions {
+  busyTimeoutMs?: number;
+  /** The schema to migrate to; tests pass a longer list to play a newer release. */
+  migrations?: readonly LedgerMigration[];
+}
+
+interface ActionRowRecord {
+  action_key: string;
+  tenant: string;
+  operation: string;
+  tool_version: number;
+  request_hash: string;
+  status: string;
+  provider_ref: string | null;
+  outcome: string | null;
+  owner: string;
+  claimed_at: string;
+  settled_at: string | null;
+  updated_at: string;
+  seq: number;
+}
+
+interface AuditRowRecord {
+  action_key: string;
+  seq: number;
+  status: string;
+  at: string;
+  reason: string;
+  actor: string | null;
+}
+
+const ROW_COLUMNS =
+  'action_key, tenant, operation, tool_version, request_hash, status, provider_ref, outcome, owner, claimed_at, settled_at, updated_at, seq';
+
+export class SqliteLedger implements ActionLedger {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly migrations: readonly LedgerMigration[];
+
+  /** Opens (creating it and its folder when missing) the ledger file; `:memory:` for a private in-memory one. */
+  constructor(
+    readonly file: string,
+    options: SqliteLedgerOptions = {},
+  ) {
+    const busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
+    this.migrations = options.migrations ?? LEDGER_MIGRATIONS;
+    if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.db = new Database(file, { timeout: busyTimeoutMs });
+    try {
+      this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('foreign_keys = ON');
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+  }
+
+  async migrate(): Promise<MigrationResult> {
+    return migrateSqlite(this.open(), this.migrations);
+  }
+
+  /** The schema version the database holds (0: no ledger yet), without changing it. */
+  async schemaVersion(): Promise<number> {
+    return sqliteSchemaVersion(this.open());
+  }
+
+  async recordClaim(claim: ClaimRecord): Promise<LedgerRow> {
+    const c = checkedClaim(claim);
+    const db = this.open();
+    db.prepare(
+      `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
+         claimed_at, updated_at, seq)
+       VALUES (?, ?, ?, ?, ?, 'planned', ?, ?, ?, 0)
+       ON CONFLICT (action_key) DO NOTHING`,
+    ).run(c.key, c.tenant, c.operation, c.toolVersion, c.requestHash, c.owner, c.claimedAt, c.claimedAt);
+    const row = this.select(c.key);
+    if (!row) throw new Error(`the ledger lost the row of ${c.key} it just wrote`);
+    return row;
+  }
+
+  async recordStatus(update: StatusRecord): Promise<void> {
+    const u = checkedStatus(update);
+    const db = this.open();
+    // IMMEDIATE: take the write lock before reading, so a second writer waits rather than failing to upgrade.
+    db.transaction(() => {
+      const current = db.prepare(`SELECT seq FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(u.key) as
+        { seq: number } | undefined;
+      if (!current) throw unknownAction(u.key);
+      const inserted = db
+        .prepare(
+          `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (action_key, seq) DO NOTHING`,
+        )
+        .run(u.key, u.seq, u.status, u.at, u.reason, u.by ?? null, u.providerRef ?? null, u.outcome ?? null);
+      // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
+      // a repeated entry, or an older one arriving late, only completes the audit log.
+      if (inserted.changes !== 1 || u.seq < current.seq) return;
+      db.prepare(
+        `UPDATE ${ACTIONS_TABLE}
+            SET status = ?, seq = ?, provider_ref = COALESCE(?, provider_ref), outcome = COALESCE(?, outcome),
+                settled_at = ?, updated_at = ?
+          WHERE action_key = ?`,
+      ).run(u.status, u.seq, u.providerRef ?? null, u.outcome ?? null, u.settled ? u.at : null, u.at, u.key);
+    }).immediate();
+  }
+
+  async get(key: string): Promise<LedgerRow | undefined> {
+    return this.select(key);
+  }
+
+  async audit(key: string): Promise<LedgerAuditEntry[]> {
+    const rows = this.open()
+      .prepare(
+        `SELECT action_key, seq, status, at, reason, actor FROM ${AUDIT_TABLE} WHERE action_key = ? ORDER BY seq`,
+      )
+      .all(key) as AuditRowRecord[];
+    return rows.map(toAuditEntry);
+  }
+
+  async history(filter: HistoryFilter): Promise<LedgerRow[]> {
+    const q = historyQuery(filter, () => '?');
+    if (q.none) return [];
+    const rows = this.open()
+      .prepare(
+        `SELECT ${ROW_COLUMNS} FROM ${ACTIONS_TABLE} ${q.where}
+          ORDER BY claimed_at DESC, action_key DESC
+          LIMIT ?`,
+      )
+      .all(...q.params, q.limit) as ActionRowRecord[];
+    return rows.map(toRow);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private select(key: string): LedgerRow | undefined {
+    const row = this.open().prepare(`SELECT ${ROW_COLUMNS} FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(key) as
+      ActionRowRecord | undefined;
+    return row ? toRow(row) : undefined;
+  }
+
+  private open(): Database.Database {
+    if (!this.db.open) throw new LedgerError('Closed', `the SQLite ledger ${this.file} is closed`);
+    return this.db;
+  }
+}
+
+function unknownAction(key: string): LedgerError {
+  return new LedgerError('UnknownAction', `the ledger has no row for ${key}: record its claim before its statuses`);
+}
+
+function toRow(r: ActionRowRecord): LedgerRow {
+  return {
+    key: r.action_key,
+    tenant: r.tenant,
+    operation: r.operation,
+    toolVersion: r.tool_version,
+    requestHash: r.request_hash,
+    status: r.status as LedgerStatus,
+    ...(r.provider_ref !== null ? { providerRef: r.provider_ref } : {}),
+    ...(r.outcome !== null ? { outcome: r.outcome } : {}),
+    owner: r.owner,
+    claimedAt: r.claimed_at,
+    ...(r.settled_at !== null ? { settledAt: r.settled_at } : {}),
+    updatedAt: r.updated_at,
+    seq: r.seq,
+  };
+}
+
+function toAuditEntry(r: AuditRowRecord): LedgerAuditEntry {
+  return {
+    key: r.action_key,
+    seq: r.seq,
+    status: r.status as LedgerStatus,
+    at: r.at,
+    reason: r.reason,
+    ...(r.actor !== null ? { by: r.actor } : {}),
+  };
+}

@@ -1,0 +1,382 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import Database from 'better-sqlite3';
+
+import type { ActionLedger, ClaimRecord, LedgerMigration, LedgerRow, StatusRecord } from '../../ledger';
+import {
+  LEDGER_MIGRATIONS,
+  LEDGER_SCHEMA_VERSION,
+  LedgerError,
+  LedgerSchemaError,
+  PostgresLedger,
+  SqliteLedger,
+  ledgerConfigFromEnv,
+  openLedger,
+} from '../../ledger';
+import type { PostgresServer } from '../support/postgres';
+import { startPostgres } from '../support/postgres';
+
+/**
+ * One suite, run against both back ends of the durable action ledger: SQLite in a temporary file and PostgreSQL on
+ * a throw-away server of this test's own. Each case gets a database of its own; `open` makes another ledger
+ * instance on that same database (as a second worker would).
+ */
+
+interface TestDatabase {
+  /** RETRYSAFE_LEDGER's value for this database. */
+  url: string;
+  /** A new, unmigrated ledger instance on this database. */
+  open(options?: { migrations?: readonly LedgerMigration[] }): ActionLedger;
+}
+
+type DatabaseFactory = () => Promise<TestDatabase>;
+
+const T0 = Date.parse('2026-08-28T09:00:00.000Z');
+const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
+
+function claim(key: string, overrides: Partial<ClaimRecord> = {}): ClaimRecord {
+  const [operation, version, tenant] = key.split(':');
+  return {
+    key,
+    tenant: tenant ?? 'acme',
+    operation: operation ?? 'charge',
+    toolVersion: Number((version ?? 'v1').slice(1)),
+    requestHash: `hash-of-${key}`,
+    owner: 'run:acme:renewal',
+    claimedAt: at(0),
+    ...overrides,
+  };
+}
+
+function status(key: string, seq: number, s: StatusRecord['status'], overrides: Partial<StatusRecord> = {}) {
+  return { key, seq, status: s, at: at(seq), reason: `step ${seq}: ${s}`, ...overrides } satisfies StatusRecord;
+}
+
+/** A v2 that a later release might append: one index, in both dialects. */
+const V2: LedgerMigration = {
+  version: 2,
+  name: 'test: an index on status',
+  sqlite: ['CREATE INDEX retrysafe_actions_by_status ON retrysafe_actions (status)'],
+  postgres: ['CREATE INDEX retrysafe_actions_by_status ON retrysafe_actions (status)'],
+};
+
+function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory): void {
+  describe(`action ledger on ${name}`, () => {
+    const opened: ActionLedger[] = [];
+    async function fresh(): Promise<{ db: TestDatabase; ledger: ActionLedger }> {
+      const db = await makeDatabase();
+      const ledger = track(db.open());
+      await ledger.migrate();
+      return { db, ledger };
+    }
+    function track(ledger: ActionLedger): ActionLedger {
+      opened.push(ledger);
+      return ledger;
+    }
+    after(async () => {
+      await Promise.all(opened.map((l) => l.close()));
+    });
+
+    it('migrates an empty database to the code version, and a second migrate is a no-op', async () => {
+      const db = await makeDatabase();
+      const ledger = track(db.open());
+      assert.equal(ledger.kind, name);
+      assert.deepEqual(await ledger.migrate(), { from: 0, to: LEDGER_SCHEMA_VERSION });
+      assert.deepEqual(await ledger.migrate(), { from: LEDGER_SCHEMA_VERSION, to: LEDGER_SCHEMA_VERSION });
+      // Another instance (another worker) finds the schema in place.
+      const second = track(db.open());
+      assert.deepEqual(await second.migrate(), { from: LEDGER_SCHEMA_VERSION, to: LEDGER_SCHEMA_VERSION });
+      assert.equal(await ledger.get('charge:v1:acme:nothing'), undefined);
+      assert.deepEqual(await ledger.history({}), []);
+    });
+
+    it('two instances migrating an empty database at once both end at the code version', async () => {
+      const db = await makeDatabase();
+      const [a, b] = [track(db.open()), track(db.open())];
+      const results = await Promise.all([a.migrate(), b.migrate()]);
+      for (const r of results) assert.equal(r.to, LEDGER_SCHEMA_VERSION);
+      assert.ok(results.some((r) => r.from === 0));
+      await a.recordClaim(claim('charge:v1:acme:after-race'));
+      assert.equal((await b.get('charge:v1:acme:after-race'))?.status, 'planned');
+    });
+
+    it('applies an appended v2 from v1, then refuses code that knows only v1 with LedgerSchemaError', async () => {
+      const { db, ledger } = await fresh();
+      await ledger.recordClaim(claim('charge:v1:acme:kept'));
+      const newer = track(db.open({ migrations: [...LEDGER_MIGRATIONS, V2] }));
+      assert.deepEqual(await newer.migrate(), { from: 1, to: 2 });
+
+      const older = track(db.open());
+      await assert.rejects(older.migrate(), (err: unknown) => {
+        assert.ok(err instanceof LedgerSchemaError);
+        assert.equal(err.databaseVersion, 2);
+        assert.equal(err.codeVersion, 1);
+        assert.match(err.message, /version 2, newer than the 1/);
+        return true;
+      });
+      const config = ledgerConfigFromEnv({ RETRYSAFE_LEDGER: db.url });
+      assert.ok(config);
+      await assert.rejects(openLedger(config), LedgerSchemaError);
+      await assert.rejects(openLedger(config, { migrate: false }), LedgerSchemaError);
+      // Refused, not damaged: the newer code still reads the row.
+      assert.equal((await newer.get('charge:v1:acme:kept'))?.requestHash, 'hash-of-charge:v1:acme:kept');
+    });
+
+    it('a failing migration leaves the database at the version before it', async () => {
+      const { db } = await fresh();
+      const broken: LedgerMigration = {
+        version: 2,
+        name: 'test: fails halfway',
+        sqlite: ['CREATE TABLE half_done (x INTEGER)', 'SELECT * FROM no_such_table'],
+        postgres: ['CREATE TABLE half_done (x integer)', 'SELECT * FROM no_such_table'],
+      };
+      await assert.rejects(track(db.open({ migrations: [...LEDGER_MIGRATIONS, broken] })).migrate());
+      // The table the broken migration created went with its transaction, so v2 can run cleanly later.
+      const fixed: LedgerMigration = { ...broken, sqlite: [broken.sqlite[0]], postgres: [broken.postgres[0]] };
+      assert.deepEqual(await track(db.open({ migrations: [...LEDGER_MIGRATIONS, fixed] })).migrate(), {
+        from: 1,
+        to: 2,
+      });
+    });
+
+    it('opens from RETRYSAFE_LEDGER with migrations, and with migrate: false only when the schema is current', async () => {
+      const db = await makeDatabase();
+      const config = ledgerConfigFromEnv({ RETRYSAFE_LEDGER: db.url });
+      assert.equal(config?.kind, name);
+      await assert.rejects(openLedger(config!, { migrate: false }), (err: unknown) => {
+        assert.ok(err instanceof LedgerSchemaError);
+        assert.deepEqual([err.databaseVersion, err.codeVersion], [0, LEDGER_SCHEMA_VERSION]);
+        return true;
+      });
+      const ledger = track(await openLedger(config!));
+      await ledger.recordClaim(claim('charge:v1:acme:opened'));
+      const reader = track(await openLedger(config!, { migrate: false }));
+      assert.equal((await reader.get('charge:v1:acme:opened'))?.status, 'planned');
+    });
+
+    it('recordClaim inserts once; a second claim of the key returns the stored row unchanged', async () => {
+      const { ledger } = await fresh();
+      const key = 'charge:v1:acme:renewal-2026-08-28-01';
+      const first = await ledger.recordClaim(claim(key));
+      assert.deepEqual(first, {
+        key,
+        tenant: 'acme',
+        operation: 'charge',
+        toolVersion: 1,
+        requestHash: `hash-of-${key}`,
+        status: 'planned',
+        owner: 'run:acme:renewal',
+        claimedAt: at(0),
+        updatedAt: at(0),
+        seq: 0,
+      });
+      const second = await ledger.recordClaim(
+        claim(key, { requestHash: 'another-hash', owner: 'run:acme:other', claimedAt: at(5), toolVersion: 2 }),
+      );
+      assert.deepEqual(second, first, 'the stored row, with its own request hash, for the caller to compare');
+      assert.deepEqual(await ledger.get(key), first);
+      assert.equal((await ledger.history({})).length, 1);
+    });
+
+    it('20 concurrent claims of one key across two instances leave one row', async () => {
+      const { db, ledger } = await fresh();
+      const other = track(db.open());
+      const key = 'refund:v1:acme:race';
+      const rows = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? other : ledger).recordClaim(claim(key, { requestHash: `hash-${i}`, owner: `run:${i}` })),
+        ),
+      );
+      const winner = rows[0];
+      for (const row of rows) assert.deepEqual(row, winner);
+      assert.match(winner.requestHash, /^hash-\d+$/);
+      assert.equal(winner.owner, `run:${winner.requestHash.slice('hash-'.length)}`, 'one claim, whole');
+      assert.equal((await other.history({})).length, 1);
+    });
+
+    it('recordStatus is idempotent per (key, seq), moves the row forward only, and settles', async () => {
+      const { db, ledger } = await fresh();
+      const key = 'charge:v1:acme:statuses';
+      await ledger.recordClaim(claim(key));
+      await ledger.recordStatus(status(key, 0, 'planned', { reason: 'intent persisted' }));
+      await ledger.recordStatus(status(key, 1, 'dispatching', { by: 'worker-1' }));
+      await ledger.recordStatus(status(key, 1, 'dispatching', { reason: 'a retried activity says it again' }));
+      assert.equal((await ledger.audit(key)).length, 2, 'the same (key, seq) twice is one entry');
+
+      // seq 3 arrives before seq 2 (a replay on another worker): the late, older one only fills the audit log.
+      const confirmed = status(key, 3, 'confirmed', { providerRef: 'ch_1', outcome: 'confirmed: ch_1', settled: true });
+      await ledger.recordStatus(confirmed);
+      await ledger.recordStatus(status(key, 2, 'unknown', { outcome: 'unknown: reply lost' }));
+      await track(db.open()).recordStatus(confirmed);
+
+      const settled: LedgerRow = {
+        ...claim(key),
+        status: 'confirmed',
+        providerRef: 'ch_1',
+        outcome: 'confirmed: ch_1',
+        settledAt: at(3),
+        updatedAt: at(3),
+        seq: 3,
+      };
+      assert.deepEqual(await ledger.get(key), settled);
+      assert.deepEqual(await ledger.audit(key), [
+        { key, seq: 0, status: 'planned', at: at(0), reason: 'intent persisted' },
+        { key, seq: 1, status: 'dispatching', at: at(1), reason: 'step 1: dispatching', by: 'worker-1' },
+        { key, seq: 2, status: 'unknown', at: at(2), reason: 'step 2: unknown' },
+        { key, seq: 3, status: 'confirmed', at: at(3), reason: 'step 3: confirmed' },
+      ]);
+
+      // A later, non-final status clears settledAt and keeps what it does not replace.
+      await ledger.recordStatus(status(key, 4, 'compensating'));
+      const compensating = await ledger.get(key);
+      assert.equal(compensating?.status, 'compensating');
+      assert.equal(compensating?.settledAt, undefined);
+      assert.equal(compensating?.providerRef, 'ch_1');
+      assert.equal(compensating?.outcome, 'confirmed: ch_1');
+    });
+
+    it('concurrent statuses from two instances end at the highest seq with every entry once', async () => {
+      const { db, ledger } = await fresh();
+      const other = track(db.open());
+      const key = 'ship:v1:acme:busy';
+      await ledger.recordClaim(claim(key));
+      const seqs = [5, 1, 9, 3, 7, 2, 8, 4, 6, 10];
+      await Promise.all(
+        [...seqs, ...seqs].map((seq, i) =>
+          (i % 2 ? other : ledger).recordStatus(status(key, seq, seq === 10 ? 'confirmed' : 'dispatching')),
+        ),
+      );
+      const row = await ledger.get(key);
+      assert.equal(row?.seq, 10);
+      assert.equal(row?.status, 'confirmed');
+      assert.deepEqual(
+        (await other.audit(key)).map((e) => e.seq),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
+    });
+
+    it('a status for a key without a row is a LedgerError, and writes nothing', async () => {
+      const { ledger } = await fresh();
+      await assert.rejects(ledger.recordStatus(status('charge:v1:acme:ghost', 1, 'dispatching')), (err: unknown) => {
+        assert.ok(err instanceof LedgerError);
+        assert.equal(err.code, 'UnknownAction');
+        return true;
+      });
+      assert.deepEqual(await ledger.audit('charge:v1:acme:ghost'), []);
+      await assert.rejects(ledger.recordStatus({ ...status('x', 1, 'dispatching'), status: 'done' as never }), {
+        code: 'InvalidRecord',
+      });
+      await assert.rejects(ledger.recordStatus(status('x', -1, 'dispatching')), { code: 'InvalidRecord' });
+    });
+
+    it('history filters by tenant, operation, time and status, newest first, up to a limit', async () => {
+      const { ledger } = await fresh();
+      const keys = [
+        ['charge:v1:acme:a', 1],
+        ['charge:v1:acme:b', 2],
+        ['refund:v1:acme:c', 3],
+        ['charge:v1:globex:d', 4],
+        ['charge:v2:acme:e', 5],
+      ] as const;
+      for (const [key, minute] of keys) await ledger.recordClaim(claim(key, { claimedAt: at(minute) }));
+      await ledger.recordStatus(status('charge:v1:acme:b', 1, 'failed', { settled: true }));
+      const history = async (filter: Parameters<ActionLedger['history']>[0]) =>
+        (await ledger.history(filter)).map((r) => r.key);
+
+      assert.deepEqual(await history({}), [
+        'charge:v2:acme:e',
+        'charge:v1:globex:d',
+        'refund:v1:acme:c',
+        'charge:v1:acme:b',
+        'charge:v1:acme:a',
+      ]);
+      assert.deepEqual(await history({ tenant: 'acme' }), [
+        'charge:v2:acme:e',
+        'refund:v1:acme:c',
+        'charge:v1:acme:b',
+        'charge:v1:acme:a',
+      ]);
+      assert.deepEqual(await history({ tenant: 'acme', operation: 'charge' }), [
+        'charge:v2:acme:e',
+        'charge:v1:acme:b',
+        'charge:v1:acme:a',
+      ]);
+      assert.deepEqual(await history({ since: new Date(at(2)), until: new Date(at(4)) }), [
+        'refund:v1:acme:c',
+        'charge:v1:acme:b',
+      ]);
+      assert.deepEqual(await history({ status: ['failed'] }), ['charge:v1:acme:b']);
+      assert.deepEqual(await history({ status: ['planned', 'failed'], limit: 2 }), [
+        'charge:v2:acme:e',
+        'charge:v1:globex:d',
+      ]);
+      assert.deepEqual(await history({ status: [] }), []);
+      assert.deepEqual(await history({ tenant: 'initech' }), []);
+      await assert.rejects(ledger.history({ limit: 0 }), { code: 'InvalidRecord' });
+      const failed = (await ledger.history({ status: ['failed'] }))[0];
+      assert.equal(failed.settledAt, at(1));
+      assert.equal(failed.claimedAt, at(2));
+    });
+
+    it('close() releases the database: later calls fail as Closed, a second close is harmless, data stays', async () => {
+      const { db, ledger } = await fresh();
+      await ledger.recordClaim(claim('charge:v1:acme:durable'));
+      await ledger.close();
+      await ledger.close();
+      await assert.rejects(ledger.get('charge:v1:acme:durable'), { name: 'LedgerError', code: 'Closed' });
+      const reopened = track(db.open());
+      assert.equal((await reopened.get('charge:v1:acme:durable'))?.requestHash, 'hash-of-charge:v1:acme:durable');
+    });
+  });
+}
+
+// ── the back ends ──
+
+let tmp: string;
+let postgres: PostgresServer | undefined;
+let databases = 0;
+
+before(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-ledger-'));
+});
+after(async () => {
+  await postgres?.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+ledgerSuite('sqlite', async () => {
+  // A folder that does not exist yet: the ledger makes it.
+  const file = path.join(tmp, `db-${++databases}`, 'ledger.sqlite');
+  return { url: `sqlite:${file}`, open: (options) => new SqliteLedger(file, options) };
+});
+
+ledgerSuite('postgres', async () => {
+  if (!postgres) {
+    postgres = await startPostgres();
+    console.error(
+      `# postgres from ${postgres.binaries.path} (${postgres.binaries.source}) ready in ${postgres.startupMs} ms`,
+    );
+  }
+  const url = await postgres.createDatabase(`ledger_${++databases}`);
+  return { url, open: (options) => new PostgresLedger({ connectionString: url, ...options }) };
+});
+
+describe('the SQLite ledger file', () => {
+  it('is created with its folder, in WAL mode', async () => {
+    const file = path.join(tmp, 'nested', 'deeper', 'ledger.sqlite');
+    const ledger = await openLedger({ kind: 'sqlite', path: file });
+    await ledger.recordClaim(claim('charge:v1:acme:file'));
+    const outside = new Database(file, { readonly: true });
+    try {
+      assert.equal(outside.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal((outside.prepare('SELECT COUNT(*) AS n FROM retrysafe_actions').get() as { n: number }).n, 1);
+    } finally {
+      outside.close();
+      await ledger.close();
+    }
+  });
+});
