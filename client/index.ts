@@ -346,14 +346,28 @@ export async function withTrustRefresh<T>(client: Client, target: string, send: 
     return await send();
   } catch (err) {
     if (!isRefreshableRefusal(err)) throw err;
-    await client.workflow
+    const refreshed = client.workflow
       .getHandle(target)
       .executeUpdate(refreshTrustUpdate, { args: [] })
-      // Refused as refreshed-recently: someone else's refresh did it; the second delivery shows.
-      .catch(() => undefined);
+      .then(
+        () => true,
+        // Refused (refreshed recently by someone else, or the worker could not answer): the second delivery shows.
+        () => true,
+      );
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), TRUST_REFRESH_WAIT_MS)));
+    try {
+      // A refresh that does not come back in time leaves the refusal as it was, rather than hang the caller.
+      if (!(await Promise.race([refreshed, gaveUp]))) throw err;
+    } finally {
+      clearTimeout(timer);
+    }
     return send();
   }
 }
+
+/** How long a client waits for a workflow to re-read its trust before it reports the refusal as it stands. */
+export const TRUST_REFRESH_WAIT_MS = 15_000;
 
 function isRefreshableRefusal(err: unknown): boolean {
   if (!(err instanceof WorkflowUpdateFailedError) || errorCodeOf(err) !== 'DecisionRejected') return false;

@@ -34,12 +34,15 @@ export interface TrustSummary {
 /**
  * Asks a workflow that waits for a decision to re-read what its worker trusts now (approval keys and
  * operator scopes), from the worker's configuration. It carries nothing, so anyone may send it: it can
- * only make the workflow agree with its worker. Refused while the workflow is not waiting for a
- * decision, and more often than once per TRUST_REFRESH_INTERVAL_MS (each one is a history event).
+ * only make the workflow agree with a worker of its task queue. Refused while the workflow is not waiting
+ * for a person's decision, more often than once per TRUST_REFRESH_INTERVAL_MS, and beyond
+ * MAX_TRUST_REFRESHES_PER_WAIT in one wait (each one is a few history events).
  * Clients send it, then the decision once more, when a decision is refused for an unknown key or
  * operator scope (client/index.ts does this for every decision it submits).
  */
 export const refreshTrustUpdate = defineUpdate<TrustSummary, []>('retrysafe.refreshTrust');
 export const TRUST_REFRESH_INTERVAL_MS = 5_000;
+/** At most this many refreshes per wait for a person: a wait's history cannot be grown without bound. */
+export const MAX_TRUST_REFRESHES_PER_WAIT = 20;
 /** Refusals a refresh can fix: the key or the operator's scope may have been added since the wait began. */
 export const REFRESHABLE_REFUSALS = ['unknown-key', 'unknown-operator', 'missing-role', 'missing-tenant'] as const;

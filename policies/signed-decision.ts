@@ -109,7 +109,14 @@ export const DECISION_REJECTION_REASONS = [
  * Refusals a workflow gives before verifying (workflows/signed-decisions.ts, action-state.ts): it is not at
  * a point that takes this decision.
  */
-export const NOT_WAITING_REASONS = ['not-awaiting-confirmation', 'not-ready', 'refreshed-recently'] as const;
+export const NOT_WAITING_REASONS = [
+  'not-awaiting-confirmation',
+  'not-ready',
+  'not-waiting',
+  'refreshed-recently',
+  'refreshed-too-often',
+  'trust-unavailable',
+] as const;
 
 /** What one operator may do: the tenants it acts for (`*` for all) and its roles. */
 export const OperatorScope = z.strictObject({

@@ -409,7 +409,7 @@ export class ActionRun {
     // Only a signed acceptance lets it through: load what this worker trusts to check one.
     await this.decisions.load();
     this.pendingReplans.set(newKey, newHash);
-    await this.waitVisibly(previousKey, () => safe() || this.acceptedRisks.has(newKey));
+    await this.decisions.during(() => this.waitVisibly(previousKey, () => safe() || this.acceptedRisks.has(newKey)));
     this.pendingReplans.delete(newKey);
   }
 

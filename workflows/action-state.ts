@@ -108,7 +108,9 @@ export class ActionState {
     const dispatch = this.snap.dispatches;
     const entries = (made.requests ?? []).map((r) => ({ ...r, dispatch }));
     if (entries.length === 0) return;
-    this.snap.requests = [...(this.snap.requests ?? []), ...entries].slice(-MAX_SHOWN_REQUESTS);
+    const all = [...(this.snap.requests ?? []), ...entries];
+    // The first request (was it ever sent?) and the latest ones: the count in `sends` is kept whatever is cut.
+    this.snap.requests = all.length <= MAX_SHOWN_REQUESTS ? all : [all[0], ...all.slice(-(MAX_SHOWN_REQUESTS - 1))];
   }
 
   /** Installs every handler. Validators refuse before anything enters history. */

@@ -183,7 +183,9 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   async function awaitConfirmation(d: PolicyDecision): Promise<boolean> {
     showDryRun(d);
     await state.move('awaiting_confirmation', `${d.mode}: ${d.reasons.join('; ') || d.rows.join(', ')}`);
-    const decided = await condition(() => state.approval !== undefined, CONFIRMATION_WINDOW);
+    const decided = await state.decisions.during(() =>
+      condition(() => state.approval !== undefined, CONFIRMATION_WINDOW),
+    );
     if (!decided || !state.approval) {
       await fail(
         'DecisionRejected',
@@ -428,6 +430,10 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   async function awaitReview(): Promise<'done' | 'dispatch'> {
     // A review may wait for days: decide with the keys and operator scopes in force now, not at the start.
     await state.decisions.load();
+    return state.decisions.during(reviewed);
+  }
+
+  async function reviewed(): Promise<'done' | 'dispatch'> {
     // A late event wakes the review. It confirms only when a lookup agrees; without a lookup it is recorded
     // for the person deciding.
     const lateEvent = () => state.unweighedEvent(!tool.hasLookup);

@@ -245,7 +245,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     stage = 'needs_review';
     operatorCommand = undefined;
     upsertSearchAttributes([{ key: SA_STATUS, value: 'needs_review' }]);
-    await condition(() => operatorCommand !== undefined);
+    await gate.during(() => condition(() => operatorCommand !== undefined));
     const command = operatorCommand!;
     pausedFor = undefined;
     upsertSearchAttributes([{ key: SA_STATUS, value: command.kind === 'cancel' ? 'cancelled' : 'running' }]);

@@ -23,7 +23,12 @@ import {
   type ExpectedDecision,
 } from '../policies/signed-decision';
 import { POLICY_START_TO_CLOSE } from '../policies/timeouts';
-import { refreshTrustUpdate, TRUST_REFRESH_INTERVAL_MS, type TrustSummary } from '../messages/approval';
+import {
+  MAX_TRUST_REFRESHES_PER_WAIT,
+  refreshTrustUpdate,
+  TRUST_REFRESH_INTERVAL_MS,
+  type TrustSummary,
+} from '../messages/approval';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -32,9 +37,20 @@ export class DecisionGate {
   trust: DecisionTrust | undefined;
   private readonly usedNonces = new Set<string>();
   private lastRefreshMs: number | undefined;
+  /** True while the workflow waits for a person (`during`): only then is a refresh taken. */
+  private waiting = false;
+  private refreshesThisWait = 0;
+  /** The load at the start of a wait retries until the worker can answer: nothing is decided meanwhile. */
   private readonly policy = proxyLocalActivities<Activities>({
     startToCloseTimeout: POLICY_START_TO_CLOSE,
     summary: 'approval keys and operator scopes',
+  });
+  /** A refresh is someone's request: it gives up after a few tries and is refused, rather than hang. */
+  private readonly refreshPolicy = proxyLocalActivities<Activities>({
+    startToCloseTimeout: POLICY_START_TO_CLOSE,
+    scheduleToCloseTimeout: '30s',
+    retry: { maximumAttempts: 3 },
+    summary: 'approval keys and operator scopes (refresh)',
   });
 
   constructor(
@@ -49,21 +65,51 @@ export class DecisionGate {
     return this.trust;
   }
 
+  /** Runs `wait` (the workflow waiting for a person's decision); refreshes are taken only meanwhile. */
+  async during<T>(wait: () => Promise<T>): Promise<T> {
+    this.waiting = true;
+    this.refreshesThisWait = 0;
+    try {
+      return await wait();
+    } finally {
+      this.waiting = false;
+    }
+  }
+
   /** Installs the refreshTrust update (once per workflow; the gate's owner calls it at start). */
   acceptRefreshes(): void {
     setHandler(
       refreshTrustUpdate,
       async (): Promise<TrustSummary> => {
         this.lastRefreshMs = Date.now();
-        const trust = await this.load();
-        return { keyIds: Object.keys(trust.keys).sort(), operators: Object.keys(trust.operators).sort() };
+        this.refreshesThisWait++;
+        let current;
+        try {
+          current = await this.refreshPolicy.loadVolatilePolicy({ tenant: this.tenant });
+        } catch (err) {
+          throw new RetrysafeError(
+            'DecisionRejected',
+            `${this.target} could not re-read its worker's trust (${(err as Error).message}); it keeps what it had`,
+            { reason: 'trust-unavailable' },
+          ).toFailure();
+        }
+        this.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
+        return { keyIds: Object.keys(this.trust.keys).sort(), operators: Object.keys(this.trust.operators).sort() };
       },
       {
         validator: () => {
-          if (!this.trust) {
+          if (!this.waiting || !this.trust) {
             throw new RetrysafeError('DecisionRejected', `${this.target} is not waiting for a decision`, {
-              reason: 'not-ready',
+              reason: 'not-waiting',
             }).toFailure();
+          }
+          if (this.refreshesThisWait >= MAX_TRUST_REFRESHES_PER_WAIT) {
+            throw new RetrysafeError(
+              'DecisionRejected',
+              `${this.target} has re-read its trust ${MAX_TRUST_REFRESHES_PER_WAIT} times during this wait; ` +
+                'restart the worker with the new keys, or let the wait end',
+              { reason: 'refreshed-too-often' },
+            ).toFailure();
           }
           if (this.lastRefreshMs !== undefined && Date.now() - this.lastRefreshMs < TRUST_REFRESH_INTERVAL_MS) {
             throw new RetrysafeError(

@@ -80,10 +80,12 @@ export async function createReviewState(
     const dataConverter = dataConverterFromEnv(withLocalPayloadKeys(process.env, dataDir));
     const client = new Client({ connection, namespace: stack.namespace, ...(dataConverter ? { dataConverter } : {}) });
     const rs = new ExampleClient(client, { taskQueue: stack.taskQueue, tools: exampleRegistry() });
-    const eventId = `${state}-${new Date()
+    // To the millisecond, plus a random tail: two demos in the same second are two actions.
+    const stamp = new Date()
       .toISOString()
       .replace(/[-:.TZ]/g, '')
-      .slice(0, 14)}`;
+      .slice(0, 17);
+    const eventId = `${state}-${stamp}-${Math.random().toString(36).slice(2, 6)}`;
     const env = stack.approvalsUrl === DEFAULT_APPROVAL_URL ? '' : `${APPROVAL_URL_ENV}=${stack.approvalsUrl} `;
     const ops = (args: string) => `${env}npm run ops -- ${args}`;
     switch (state) {

@@ -82,10 +82,13 @@ export async function startApprovalServer(
     ? createCodecHandler({
         codec: options.codec.codec,
         allowedOrigins: options.codec.allowedOrigins,
-        // Any authenticated operator may decode: payloads name no tenant the codec could check.
+        // A payload names no tenant the codec could check, so only an operator of every tenant ("*") with a role
+        // may read decoded payloads; anyone else is refused as unauthenticated.
         authorize: async (req) => {
           const operator = page?.signedInOperator(req) ?? bearerOperator(req);
-          return operator ? { operator: operator.name } : undefined;
+          return operator && operator.tenants.includes('*') && operator.roles.length > 0
+            ? { operator: operator.name }
+            : undefined;
         },
         onServed: (e) => options.onDecoded?.(e),
       })

@@ -115,8 +115,8 @@ export function createApprovalSigner(options: {
   operators: z.input<typeof Operator>[];
   /**
    * The operators file the list came from: read again whenever it changes, so an operator added, narrowed
-   * or given a new token counts without a restart. A file that turns invalid keeps the last good list
-   * (and `onReloadError` hears why).
+   * or given a new token counts without a restart. A file that is deleted or turns invalid recognizes
+   * nobody until it is fixed (`onReloadError` hears why).
    */
   operatorsFile?: string;
   onReloadError?: (message: string) => void;
@@ -140,10 +140,12 @@ export function createApprovalSigner(options: {
     stamp = now;
     try {
       operators = parseOperatorsFile(JSON.parse(readFileSync(file, 'utf8')));
-      digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
     } catch (err) {
-      options.onReloadError?.(`${file}: ${(err as Error).message}; still using the operators read before`);
+      // Fail closed: a file deleted or broken (maybe to revoke someone) authenticates nobody until it is fixed.
+      operators = [];
+      options.onReloadError?.(`${file}: ${(err as Error).message}; no operator is recognized until it is fixed`);
     }
+    digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
     return operators;
   };
   const publicKeyHex = approvalPublicKey(options.privateKeyHex);

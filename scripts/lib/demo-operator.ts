@@ -45,7 +45,14 @@ export async function readSigningKeyFile(file: string): Promise<SigningKeyFile |
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new Error(`${file}: cannot read the approval signing key: ${(err as Error).message}`);
   }
-  const parsed = SigningKeyFile.safeParse(JSON.parse(text));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    // Not the parser's message: it quotes the file's first characters, which here are key material.
+    throw new Error(`${file}: not valid JSON (delete it to have a new key made)`);
+  }
+  const parsed = SigningKeyFile.safeParse(raw);
   if (!parsed.success || approvalPublicKey(parsed.data.privateKey) !== parsed.data.publicKey) {
     throw new Error(`${file}: not an approval signing key file (delete it to have a new key made)`);
   }

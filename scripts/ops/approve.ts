@@ -10,7 +10,7 @@ import { actionKeyArg, durationArg, expectPositionals, jsonSwitch, parseArgv, va
 import type { ActionSnapshot } from '../../messages/action';
 import type { OpsClient, OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError } from './errors';
-import { OPERATOR_TOKEN_ENV, authenticateOperator, operatorToken } from './operator-auth';
+import { OPERATOR_TOKEN_ENV, authenticateOperator, operatorTokenAndSource } from './operator-auth';
 import { refusal } from './resolve';
 import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from './signatures';
 
@@ -20,6 +20,7 @@ export const DEFAULT_APPROVE_WAIT_MS = 60_000;
 const FLAGS = {
   reason: { type: 'string' },
   'operator-token': { type: 'string' },
+  hash: { type: 'string' },
   wait: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -33,6 +34,10 @@ export const ApproveArgs = z.object({
     .max(500, 'must be at most 500 characters')
     .optional(),
   'operator-token': z.string().optional(),
+  hash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, { error: 'must be the 64 hex digits of the request hash that ops show printed' })
+    .optional(),
   wait: durationArg.optional(),
   json: jsonSwitch,
 });
@@ -56,6 +61,8 @@ ${decision === 'approve' ? 'Approves' : 'Rejects'} an action awaiting confirmati
 
   KEY                      the action key
   --reason TEXT            why, for the audit trail (quote it)
+  --hash H                 the request hash you reviewed in \`ops show KEY\`; the action refuses the decision
+                           if its request is another one (default: the hash its dry run shows now)
   --operator-token TOKEN   your operator token; prefer ${OPERATOR_TOKEN_ENV}. Without either, the demo
                            operator's token that \`npm start\` keeps in .data/ is used
 ${decision === 'approve' ? `  --wait D                 how long to follow the action to its outcome (default ${DEFAULT_APPROVE_WAIT_MS / 1000}s)\n` : ''}  --json                   print { decision, approver, before, after } as JSON
@@ -82,7 +89,7 @@ function approvalCommand(decision: 'approve' | 'reject'): OpsCommand {
         throw new OpsError('--wait: only applies to approve (a rejection is final at once)', EXIT.usage);
       }
       const operator = await authenticateOperator(ctx.env, args['operator-token']);
-      const token = (await operatorToken(ctx.env, args['operator-token']))!;
+      const { token, source } = (await operatorTokenAndSource(ctx.env, args['operator-token']))!;
       const client = await ctx.client();
 
       const before = await client.getAction(args.KEY);
@@ -94,14 +101,19 @@ function approvalCommand(decision: 'approve' | 'reject'): OpsCommand {
           EXIT.failed,
         );
       }
-      // Sign the hash of the dry run the operator was shown: if the request changed since, the action refuses.
-      const requestHash = before.dryRun?.requestHash ?? before.requestHash;
-      const signed = await ctx.signatures.sign(token, {
-        decision,
-        key: args.KEY,
-        requestHash,
-        ...(args.reason ? { params: { reason: args.reason } } : {}),
-      });
+      // With --hash, exactly the request the operator reviewed (ops show): the action refuses it if the request
+      // differs; without, the one its dry run shows now.
+      const requestHash = args.hash ?? before.dryRun?.requestHash ?? before.requestHash;
+      const signed = await ctx.signatures.sign(
+        token,
+        {
+          decision,
+          key: args.KEY,
+          requestHash,
+          ...(args.reason ? { params: { reason: args.reason } } : {}),
+        },
+        { local: source === 'demo' },
+      );
       let outcome: ApprovalOutcome;
       try {
         outcome = await client.approveAction(signed);

@@ -93,10 +93,20 @@ export async function operatorToken(
   env: NodeJS.ProcessEnv,
   tokenFlag: string | undefined,
 ): Promise<string | undefined> {
-  if (tokenFlag !== undefined) return tokenFlag;
-  if (env[OPERATOR_TOKEN_ENV] !== undefined) return env[OPERATOR_TOKEN_ENV];
+  return (await operatorTokenAndSource(env, tokenFlag))?.token;
+}
+
+/** The token and where it came from: only the demo operator's may be sent to the default approval URL. */
+export async function operatorTokenAndSource(
+  env: NodeJS.ProcessEnv,
+  tokenFlag: string | undefined,
+): Promise<{ token: string; source: 'flag' | 'env' | 'demo' } | undefined> {
+  if (tokenFlag !== undefined) return { token: tokenFlag, source: 'flag' };
+  const fromEnv = env[OPERATOR_TOKEN_ENV];
+  if (fromEnv !== undefined) return { token: fromEnv, source: 'env' };
   try {
-    return (await readFile(demoTokenFile(env), 'utf8')).trim() || undefined;
+    const token = (await readFile(demoTokenFile(env), 'utf8')).trim();
+    return token ? { token, source: 'demo' } : undefined;
   } catch {
     return undefined;
   }

@@ -19,7 +19,7 @@ import {
   OPERATORS_FILE_ENV,
   DEFAULT_OPERATORS_FILE,
   authenticateOperator,
-  operatorToken,
+  operatorTokenAndSource,
 } from './operator-auth';
 
 export const DECISIONS = [
@@ -129,7 +129,7 @@ export const resolveCommand: OpsCommand = {
     const args = parseResolveArgs(argv);
     if (args.help) return ctx.out(USAGE);
     const operator = await authenticateOperator(ctx.env, args['operator-token']);
-    const token = (await operatorToken(ctx.env, args['operator-token']))!;
+    const { token, source } = (await operatorTokenAndSource(ctx.env, args['operator-token']))!;
     const client = await ctx.client();
 
     const before = await client.getAction(args.KEY);
@@ -143,16 +143,20 @@ export const resolveCommand: OpsCommand = {
     }
 
     // The approval service signs the decision for this operator, bound to the action's key and request hash.
-    const signed = await ctx.signatures.sign(token, {
-      decision: 'resolve',
-      key: args.KEY,
-      requestHash: before.requestHash,
-      params: {
-        outcome: args.decision,
-        reason: args.reason,
-        ...(args['provider-ref'] ? { providerRef: args['provider-ref'] } : {}),
+    const signed = await ctx.signatures.sign(
+      token,
+      {
+        decision: 'resolve',
+        key: args.KEY,
+        requestHash: before.requestHash,
+        params: {
+          outcome: args.decision,
+          reason: args.reason,
+          ...(args['provider-ref'] ? { providerRef: args['provider-ref'] } : {}),
+        },
       },
-    });
+      { local: source === 'demo' },
+    );
     const after = await sendResolution(ctx, args.KEY, signed, before, args.wait ?? DEFAULT_RESOLVE_WAIT_MS);
     if (args.json) return ctx.out(JSON.stringify(after, null, 2));
     ctx.out(

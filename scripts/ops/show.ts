@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { ActionSnapshot } from '../../messages/action';
 import type { DryRun } from '../../messages/approval';
+import { maskForDisplay } from '../lib/approval-page/display-masking';
 import { actionKeyArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
 import type { OpsCommand } from './context';
 import { EXIT, OpsError } from './errors';
@@ -110,7 +111,7 @@ function renderDryRun(d: DryRun): string {
         ['target', d.target],
         ['amount', amount],
         ['scope', d.scope],
-        ['payload', JSON.stringify(d.payload)],
+        ['payload', JSON.stringify(maskForDisplay(d.payload))],
         ['policy', `${d.policy.mode} (${d.policy.rows.join(', ')})`],
         ['because', d.policy.reasons.join('; ') || undefined],
         ['request hash', d.requestHash],
@@ -130,8 +131,23 @@ export function nextSteps(a: ActionSnapshot): string[] {
         `reject it (nothing is sent):               npm run ops -- reject ${key} --reason "…"`,
       );
       break;
-    case 'needs_review':
     case 'unknown':
+      // Resolutions are taken in needs_review only: reconciliation either settles it or hands it over.
+      lines.push(
+        'reconciliation is still asking the provider (lookups after its read lag, webhooks); nothing is sent blindly.',
+        `it settles by itself, or moves to needs_review for a person: look again with npm run ops -- show ${key}`,
+      );
+      break;
+    case 'needs_review':
+      if (a.decisionMode === 'human-only') {
+        // The agent may never perform it: a person does it, or decides it must not happen.
+        lines.push(
+          'the agent never performs this action; do it yourself, or decide it must not happen:',
+          `  you did it:     npm run ops -- resolve ${key} --decision confirmed --provider-ref REF --reason "…"`,
+          `  it must not:    npm run ops -- resolve ${key} --decision failed --reason "…"`,
+        );
+        break;
+      }
       lines.push(
         'check the provider for this key first, then record what you found:',
         `  it happened:        npm run ops -- resolve ${key} --decision confirmed --provider-ref REF --reason "…"`,
@@ -139,8 +155,6 @@ export function nextSteps(a: ActionSnapshot): string[] {
         `  give up:            npm run ops -- resolve ${key} --decision failed --reason "…"`,
         `  undo it:            npm run ops -- resolve ${key} --decision compensate --reason "…"`,
       );
-      if (a.status === 'unknown')
-        lines.unshift('reconciliation is still looking; a resolution is applied when it stops.');
       break;
     default:
       return [];

@@ -12,14 +12,26 @@ export const APPROVAL_URL_ENV = 'RETRYSAFE_APPROVAL_URL';
 export const DEFAULT_APPROVAL_URL = 'http://127.0.0.1:4180';
 
 export interface SignatureSource {
-  /** A signed decision for `request` ({ decision, key, requestHash?, params? }), as the operator of `token`. */
-  sign(token: string, request: Record<string, unknown>): Promise<SignedDecision>;
+  /**
+   * A signed decision for `request` ({ decision, key, requestHash?, params? }), as the operator of `token`.
+   * `local`: the token is `npm start`'s demo token, which may go to the default local service URL.
+   */
+  sign(token: string, request: Record<string, unknown>, options?: { local?: boolean }): Promise<SignedDecision>;
 }
 
 export function approvalServiceSignatures(env: NodeJS.ProcessEnv): SignatureSource {
   return {
-    async sign(token, request) {
-      const base = env[APPROVAL_URL_ENV] || DEFAULT_APPROVAL_URL;
+    async sign(token, request, options = {}) {
+      const configured = env[APPROVAL_URL_ENV];
+      if (!configured && !options.local) {
+        // A real token goes only where it is told to: on a shared host anyone could listen on the default port.
+        throw new OpsError(
+          `${APPROVAL_URL_ENV} is not set: decisions are signed by the approval service (npm run approvals -- serve ` +
+            `prints its URL); the default ${DEFAULT_APPROVAL_URL} is used only with npm start's demo token`,
+          EXIT.usage,
+        );
+      }
+      const base = configured || DEFAULT_APPROVAL_URL;
       let res: Response;
       try {
         res = await fetch(new URL('/decisions', base), {

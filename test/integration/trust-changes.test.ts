@@ -153,5 +153,20 @@ describe('trust that changes while an action waits for a person', () => {
     await assert.rejects(handle.executeUpdate(refreshTrustUpdate, { args: [] }), (err) => {
       return refusalReason(err) === 'refreshed-recently';
     });
+
+    // An action that waits for no person (an automatic charge, confirmed and open for its settlement) takes none.
+    const quiet = uniqueEvent('refresh-not-waiting');
+    const done = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: quiet }, charge(quiet, 1_990), {
+      wait: true,
+      timeoutMs: 30_000,
+    });
+    assert.equal(done.status, 'confirmed');
+    const open = stack.client.workflow.getHandle(done.key);
+    assert.equal((await open.describe()).status.name, 'RUNNING', 'still open, waiting for its settlement');
+    const before = (await open.fetchHistory()).events?.length ?? 0;
+    await assert.rejects(open.executeUpdate(refreshTrustUpdate, { args: [] }), (err) => {
+      return refusalReason(err) === 'not-waiting';
+    });
+    assert.equal((await open.fetchHistory()).events?.length ?? 0, before, 'a refused refresh adds nothing to history');
   });
 });

@@ -30,8 +30,11 @@ import { waitForStatus } from '../support/wait';
  */
 const KEYS = generateApprovalKeyPair();
 const TOKEN = `web-ui-codec-${randomBytes(8).toString('hex')}`;
+const SCOPED_TOKEN = `web-ui-codec-acme-${randomBytes(8).toString('hex')}`;
 const OPERATORS = [
-  { name: 'dana', tokenSha256: hashOperatorToken(TOKEN), tenants: ['acme'], roles: ['approver' as const] },
+  // Payloads name no tenant, so only an operator of every tenant may read them decoded.
+  { name: 'ava', tokenSha256: hashOperatorToken(SCOPED_TOKEN), tenants: ['acme'], roles: ['approver' as const] },
+  { name: 'dana', tokenSha256: hashOperatorToken(TOKEN), tenants: ['*'], roles: ['approver' as const] },
 ];
 const signer = createApprovalSigner({ privateKeyHex: KEYS.privateKeyHex, keyId: KEYS.keyId, operators: OPERATORS });
 const MARKER = `marker-${randomBytes(12).toString('hex')}`;
@@ -187,6 +190,30 @@ describe('the Web UI decodes payloads through the codec endpoint, for a signed-i
 
     // The same request from the Web UI's page now carries the session cookie (SameSite=Strict: same site).
     assert.match(decodedText(await decodeFrom(ui)), new RegExp(MARKER));
+  });
+
+  it('decodes for a bearer token of an operator of every tenant, and for no operator of one tenant', async () => {
+    const call = (token: string) =>
+      fetch(`${approvals.url}/codec/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          payloads: [
+            {
+              metadata: Object.fromEntries(
+                Object.entries(stored.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+              ),
+              data: Buffer.from(stored.data ?? []).toString('base64'),
+            },
+          ],
+        }),
+      });
+    const scoped = await call(SCOPED_TOKEN);
+    assert.equal(scoped.status, 401, 'an operator of acme only cannot read payloads that name no tenant');
+    assert.equal((await scoped.text()).includes(MARKER), false);
+    const all = await call(TOKEN);
+    assert.equal(all.status, 200);
+    assert.match(await all.text(), /"data"/);
   });
 
   it('gives another origin nothing, even with the operator signed in', async () => {

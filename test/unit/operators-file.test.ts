@@ -74,7 +74,7 @@ describe('one operators file for every tool', () => {
     });
   });
 
-  it('the approval service sees an operator added, or a token replaced, without a restart', async () => {
+  it('the approval service sees an operator added, a token replaced or a file broken, without a restart', async () => {
     const file = path.join(dir, 'live.json');
     const first = await addOperator(file, 'alice');
     const reloadErrors: string[] = [];
@@ -100,8 +100,12 @@ describe('one operators file for every tool', () => {
     );
     await writeFile(file, '{ broken');
     await bump(file);
-    assert.equal(signer.authenticate(bob.token)?.name, 'bob', 'a broken file keeps the last good list');
-    assert.match(reloadErrors.join('\n'), /live\.json: .*still using the operators read before/);
+    assert.equal(signer.authenticate(bob.token), undefined, 'a broken file recognizes nobody (fail closed)');
+    assert.match(reloadErrors.join('\n'), /live\.json: .*no operator is recognized until it is fixed/);
+    await rm(file);
+    assert.equal(signer.authenticate(bob.token), undefined, 'nor does a deleted one');
+    await addOperator(file, 'carol');
+    assert.equal(signer.authenticate(bob.token), undefined, 'a new file lists only its own operators');
   });
 
   it('every reader refuses a misspelt field the same way, naming it', async () => {

@@ -14,7 +14,7 @@ import { runOps } from '../../scripts/ops/cli';
 import type { OpsClient, OpsContext } from '../../scripts/ops/context';
 import { OpsError, UnauthorizedError } from '../../scripts/ops/errors';
 import { addOperator } from '../../scripts/ops/operator-auth';
-import type { SignatureSource } from '../../scripts/ops/signatures';
+import { approvalServiceSignatures, type SignatureSource } from '../../scripts/ops/signatures';
 import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
 import type { ApprovalOutcome } from '../../messages/approval';
 
@@ -526,6 +526,27 @@ describe('ops commands against a fake client', () => {
     assert.equal(again.code, 1);
     assert.match(again.stderr, /is failed, not awaiting confirmation \(nothing sent\)/);
     assert.equal(again.signatures.calls.length, 0, 'nothing was signed');
+  });
+
+  it('approve --hash signs the hash the operator reviewed, which the action refuses once its request is another', async () => {
+    const client = new FakeClient();
+    client.actions.set(KEY, snapshot({ status: 'awaiting_confirmation' }));
+    const reviewed = 'e'.repeat(64);
+    const r = await run(['approve', KEY, '--hash', reviewed], { client, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(r.signatures.calls[0].request.requestHash, reviewed);
+    assert.equal(r.code, 1, 'refused: the action carries another request');
+    assert.equal(client.approvals.length, 0);
+    const bad = await run(['approve', KEY, '--hash', 'abc'], { env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--hash: must be the 64 hex digits/);
+  });
+
+  it('sends a real token only to a configured approval service; the default URL is for the demo token', async () => {
+    const signatures = approvalServiceSignatures({});
+    await assert.rejects(
+      signatures.sign('rso_real', { decision: 'approve', key: KEY, requestHash: HASH }),
+      (err: unknown) => err instanceof OpsError && /RETRYSAFE_APPROVAL_URL is not set/.test(err.message),
+    );
   });
 
   it('approve without a token exits 3, and with a bad key or flag exits 2, before connecting', async () => {

@@ -260,7 +260,8 @@ export function createApprovalPage(options: ApprovalPageOptions): ApprovalPage {
   }
 
   return {
-    signedInOperator: (req) => operatorOf(sessionOf(req)),
+    // The Web UI's codec calls run in the background of an open tab: they must not keep a session from idling out.
+    signedInOperator: (req) => operatorOf(sessions.peek(sessionIdOf(req, secure))),
     handles: (path) => PAGE_ROUTES.has(path) || path.startsWith(STATIC_PREFIX),
     async handle(req, res, path) {
       try {

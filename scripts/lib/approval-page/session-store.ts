@@ -45,6 +45,8 @@ export interface SessionStore {
   signIn(previous: Session | undefined, operator: Operator): Session;
   /** The live session with this id, its idle clock restarted; undefined when unknown or expired. */
   get(id: string | undefined): Session | undefined;
+  /** Like `get`, but not a sign of activity: the idle clock keeps running (background calls, e.g. the codec). */
+  peek(id: string | undefined): Session | undefined;
   end(id: string): void;
   readonly size: number;
 }
@@ -115,6 +117,12 @@ export function createSessionStore(
         return undefined;
       }
       session.lastSeenAt = at;
+      return session;
+    },
+    peek(id) {
+      if (id === undefined) return undefined;
+      const session = sessions.get(id);
+      if (!session || expired(session, now())) return undefined;
       return session;
     },
     end(id) {
