@@ -3,8 +3,11 @@ import type { Client } from '@temporalio/client';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
+import type { ActionLedger, LedgerAuditEntry, LedgerRow } from '../ledger';
+import type { ActionStatus } from '../policies/action-status';
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
 import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
@@ -20,6 +23,8 @@ export interface ClaimDeps {
   client: Client;
   taskQueue: string;
   tools: ToolRegistry;
+  /** The durable ledger, consulted when the key is known there but its workflow is gone. */
+  ledger?: ActionLedger;
 }
 
 /**
@@ -34,12 +39,34 @@ export interface ClaimDeps {
 export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Promise<ActionSnapshot> {
   const { action, claim } = input;
   const { client, tools } = deps;
+  // A key the ledger knows, whose workflow is gone (deleted, or past the namespace's retention), is answered
+  // from the ledger: its outcome when it settled, a refusal for another request, a person when it did not.
+  // While the workflow exists it is the record, so a key the ledger knows costs one describe on a re-claim.
+  const recorded = deps.ledger ? await deps.ledger.get(action.key) : undefined;
+  let recovered: ActionInput['recovered'];
+  if (recorded && !(await workflowExists(client, action.key))) {
+    if (recorded.requestHash !== claim.requestHash) {
+      throw new RetrysafeError(
+        'IntentMismatch',
+        `action ${action.key} was claimed with request hash ${recorded.requestHash.slice(0, 12)}… (the ledger's record; ` +
+          `its workflow is gone); this claim carries ${claim.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
+        { key: action.key, expected: recorded.requestHash, got: claim.requestHash },
+      );
+    }
+    if (SETTLED_IN_LEDGER.includes(recorded.status)) return snapshotFromLedger(deps.ledger!, recorded);
+    recovered = {
+      status: recorded.status,
+      ...(recorded.providerRef ? { providerRef: recorded.providerRef } : {}),
+      at: recorded.updatedAt,
+    };
+  }
+  const started: ActionInput = recovered ? { ...action, recovered } : action;
   const reference = tools.reference(action.intent, action.key);
   const summary = tools.summarize(action.intent);
   const startWorkflowOperation = new WithStartWorkflowOperation('actionWorkflow', {
     workflowId: action.key,
     taskQueue: deps.taskQueue,
-    args: [action],
+    args: [started],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
@@ -64,6 +91,45 @@ export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Pro
     if (isAlreadyClosed(err)) return answerFromClosedAction(client, action, claim);
     throw err;
   }
+}
+
+/** Ledger statuses that are an answer: the action settled, and its workflow closed after recording it. */
+const SETTLED_IN_LEDGER: readonly ActionStatus[] = ['confirmed', 'failed', 'compensated'];
+
+async function workflowExists(client: Client, key: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(key).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/** The action as the ledger holds it, in the snapshot's shape (`source: 'ledger'`): its outcome and audit trail. */
+export async function snapshotFromLedger(ledger: ActionLedger, row: LedgerRow): Promise<ActionSnapshot> {
+  const audit = await ledger.audit(row.key);
+  let previous: ActionStatus | null = null;
+  return {
+    key: row.key,
+    operation: row.operation,
+    tenant: row.tenant,
+    status: row.status,
+    requestHash: row.requestHash,
+    owner: row.owner,
+    claimants: [row.owner],
+    summary: row.outcome ?? row.key,
+    ...(row.providerRef ? { providerRef: row.providerRef } : {}),
+    sends: 0,
+    dispatches: 0,
+    checks: [],
+    audit: audit.map((e: LedgerAuditEntry) => {
+      const entry = { at: e.at, from: previous, to: e.status, reason: e.reason, ...(e.by ? { by: e.by } : {}) };
+      previous = e.status;
+      return entry;
+    }),
+    source: 'ledger',
+  };
 }
 
 function isAlreadyClosed(err: unknown): boolean {

@@ -3,7 +3,9 @@ import type { Client } from '@temporalio/client';
 import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { ToolRegistry } from '../policies/tool-registry';
+import type { ActionLedger } from '../ledger';
 import { createClaimActionActivity } from './claim-action';
+import { createRecordLedger } from './record-ledger';
 import type { CrashHook } from './crash-points';
 import { noCrashes } from './crash-points';
 import { createExecuteAction } from './execute-action';
@@ -27,6 +29,11 @@ export interface ActivityDeps {
   operatorScopes?: OperatorScopes | (() => Promise<OperatorScopes>);
   /** The model (or script) agent runs plan with; agent runs fail with NoPlanner without one. */
   planner?: Planner;
+  /**
+   * The durable action ledger (ledger/): actions write their row and every status change to it, and a
+   * claim whose workflow is gone (deleted, past retention) is answered from it instead of sending again.
+   */
+  ledger?: ActionLedger;
 }
 
 /** The engine's activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
@@ -34,8 +41,14 @@ export function createActivities(deps: ActivityDeps) {
   return {
     executeAction: createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes }),
     lookupAction: createLookupAction({ tools: deps.tools }),
-    claimAction: createClaimActionActivity({ client: deps.client, taskQueue: deps.taskQueue, tools: deps.tools }),
+    claimAction: createClaimActionActivity({
+      client: deps.client,
+      taskQueue: deps.taskQueue,
+      tools: deps.tools,
+      ...(deps.ledger ? { ledger: deps.ledger } : {}),
+    }),
     ...createLoadActionPolicy(deps),
+    recordLedger: createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
     watchAction: createWatchAction({ client: deps.client }),
     ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies }),
     planNextAction: deps.planner

@@ -9,7 +9,8 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { claimAction } from '../activities/claim-action';
+import { claimAction, snapshotFromLedger } from '../activities/claim-action';
+import type { ActionLedger } from '../ledger';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
 import type { ActionStatus } from '../policies/action-status';
@@ -71,6 +72,11 @@ export interface RetrysafeClientOptions {
   tools?: readonly AnyTool[] | ToolRegistry;
   /** The workers' tenant policies, so a claim treats card numbers in free text as the tenant chose. */
   tenantPolicies?: TenantPolicyConfig;
+  /**
+   * The durable ledger the workers write (ledger/, the same RETRYSAFE_LEDGER): a claim of a key whose
+   * workflow is gone is answered from it, and getAction falls back to it.
+   */
+  ledger?: ActionLedger;
 }
 
 export class RetrysafeClient {
@@ -180,7 +186,12 @@ export class RetrysafeClient {
     const hash = tools.hash(intent);
     const claimant = where.claimant ?? 'client:application';
     const snapshot = await claimAction(
-      { client: this.client, taskQueue: this.taskQueue, tools },
+      {
+        client: this.client,
+        taskQueue: this.taskQueue,
+        tools,
+        ...(this.options.ledger ? { ledger: this.options.ledger } : {}),
+      },
       {
         action: { key, intent, requestHash: hash, tenant: where.tenant, owner: claimant },
         claim: { requestHash: hash, claimant },
@@ -221,7 +232,10 @@ export class RetrysafeClient {
     }
   }
 
-  /** The action's current snapshot (status, provider reference, checks, audit), or undefined if no such key. */
+  /**
+   * The action's current snapshot (status, provider reference, checks, audit), or undefined if no such key.
+   * Once its workflow is gone, the ledger's record of it (`source: 'ledger'`) when the client has the ledger.
+   */
   async getAction(key: string): Promise<ActionSnapshot | undefined> {
     parseActionKey(key);
     const handle = this.client.workflow.getHandle(key);
@@ -231,8 +245,9 @@ export class RetrysafeClient {
       if (description.status.name === 'COMPLETED') return (await handle.result()) as ActionSnapshot;
       return await handle.query(statusQuery);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
-      throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const row = await this.options.ledger?.get(key);
+      return row && this.options.ledger ? snapshotFromLedger(this.options.ledger, row) : undefined;
     }
   }
 

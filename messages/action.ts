@@ -19,6 +19,11 @@ export interface ActionInput {
   owner: string;
   /** A saga's undo: a permanent failure goes to needs_review (a person decides), never to another attempt. */
   compensation?: boolean;
+  /**
+   * Set by the claim when the durable ledger holds this key unresolved but its workflow is gone: the new
+   * workflow sends nothing and waits in needs_review for a person to say whether the effect happened.
+   */
+  recovered?: { status: ActionStatus; providerRef?: string; at: string };
 }
 
 export interface ClaimRequest {
@@ -83,6 +88,8 @@ export interface ActionSnapshot {
   events?: ProviderEvent[];
   /** Events that contradict the action's outcome or each other, kept for a person to decide (`ops show`). */
   conflicts?: EventConflict[];
+  /** `ledger` when the workflow is gone and this is the durable ledger's record of it. */
+  source?: 'workflow' | 'ledger';
 }
 
 /** Evidence from the provider (webhook, settlement event) routed to the action by its key. */

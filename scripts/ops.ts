@@ -12,7 +12,8 @@ import type { Connection } from '@temporalio/client';
 import { RetrysafeClient } from '../client';
 import { connectClient, loadConnectConfig } from '../workers/connection';
 import path from 'node:path';
-import { withLocalPayloadKeys } from './lib/local-payload-keys';
+import { ledgerConfigFromEnv, openLedger, type ActionLedger } from '../ledger';
+import { withLocalLedger, withLocalPayloadKeys } from './lib/local-payload-keys';
 import { runOps } from './ops/cli';
 import { operatorsFilePath } from './ops/operator-auth';
 import type { OpsClient, OpsContext } from './ops/context';
@@ -20,10 +21,17 @@ import { EXIT, OpsError } from './ops/errors';
 import { approvalServiceSignatures } from './ops/signatures';
 
 async function main(): Promise<void> {
-  // The payload keys `npm start` keeps beside the operators file are used when no key setting is given.
-  const env = withLocalPayloadKeys(process.env, path.dirname(operatorsFilePath(process.env)));
+  // The payload keys and ledger `npm start` keeps beside the operators file count when none are configured.
+  const dataDir = path.dirname(operatorsFilePath(process.env));
+  const env = withLocalLedger(withLocalPayloadKeys(process.env, dataDir), dataDir);
   let connection: Connection | undefined;
   let client: Promise<OpsClient> | undefined;
+  let ledger: Promise<ActionLedger | undefined> | undefined;
+  const openLedgerOnce = () =>
+    (ledger ??= (async () => {
+      const config = ledgerConfigFromEnv(env);
+      return config ? openLedger(config, { migrate: false }) : undefined;
+    })());
   const ctx: OpsContext = {
     env,
     out: (text) => void process.stdout.write(`${text}\n`),
@@ -31,6 +39,7 @@ async function main(): Promise<void> {
     now: () => new Date(),
     client: () => (client ??= connect()),
     signatures: approvalServiceSignatures(env),
+    ledger: openLedgerOnce,
   };
 
   async function connect(): Promise<OpsClient> {
@@ -39,7 +48,8 @@ async function main(): Promise<void> {
       address = loadConnectConfig(env).connectionOptions.address ?? 'localhost:7233';
       const connected = await connectClient(env);
       connection = connected.connection;
-      return new RetrysafeClient(connected.client);
+      const recorded = await openLedgerOnce();
+      return new RetrysafeClient(connected.client, recorded ? { ledger: recorded } : {});
     } catch (err) {
       throw new OpsError(`cannot reach Temporal at ${address}: ${(err as Error).message}`, EXIT.failed);
     }
@@ -47,6 +57,7 @@ async function main(): Promise<void> {
 
   const code = await runOps(process.argv.slice(2), ctx, (line) => void process.stderr.write(`${line}\n`));
   await connection?.close().catch(() => undefined);
+  await (await ledger?.catch(() => undefined))?.close().catch(() => undefined);
   process.exitCode = code;
   // An update still in flight (resolve --wait ran out) must not keep the process alive; normal runs exit first.
   setTimeout(() => process.exit(code), 2_000).unref();

@@ -19,13 +19,15 @@ import { startApprovalServer, type ApprovalServer } from './lib/approval-http';
 import { createApprovalSigner, loadOperatorsFile } from './lib/approval-signer';
 import { DEMO_OPERATOR, ensureDemoOperator } from './lib/demo-operator';
 import { writeRunningStack } from './lib/running-stack';
-import { LOCAL_PAYLOAD_KEYS_FILE_NAME } from './lib/local-payload-keys';
+import { LOCAL_LEDGER_FILE_NAME, LOCAL_PAYLOAD_KEYS_FILE_NAME } from './lib/local-payload-keys';
 import { payloadCodecFromEnv, payloadKeysFileEnv } from '../codec/codec-config';
 
-/** The Web UI as a browser may name it: the address it was started on, and the same port on localhost. */
+/**
+ * The Web UI's origin as `npm start` prints it. Only that one: the session cookie belongs to 127.0.0.1, so a
+ * Web UI opened as localhost would be another site and get no cookie sent anyway.
+ */
 function webUiOrigins(uiUrl: string): string[] {
-  const url = new URL(uiUrl);
-  return [url.origin, `${url.protocol}//localhost:${url.port}`];
+  return [new URL(uiUrl).origin];
 }
 import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from './ops/signatures';
 
@@ -104,6 +106,8 @@ async function main(): Promise<void> {
     // Payloads are encrypted at rest with a key kept beside the database (made on first start); the Web UI
     // decodes them through the approval service's codec endpoint, for a signed-in operator only.
     payloadEncryption: { keysFile: path.join(dataDir, LOCAL_PAYLOAD_KEYS_FILE_NAME) },
+    // The durable ledger beside the database: keys stay protected after their workflows are gone.
+    ledger: `sqlite:${path.join(dataDir, LOCAL_LEDGER_FILE_NAME)}`,
     ...(values.approvalsPort !== 0 ? { uiCodecEndpoint: `http://127.0.0.1:${values.approvalsPort}/codec` } : {}),
   });
   // The Web UI decodes through the approval service's /codec, for a signed-in operator only.

@@ -1,5 +1,6 @@
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import type { ActionLedger } from '../ledger';
 import type { NativeConnection } from '@temporalio/worker';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
@@ -43,6 +44,8 @@ export interface CreateWorkerOptions {
    * point reads it from the environment (dataConverterFromEnv). Plain payloads when absent.
    */
   dataConverter?: DataConverter;
+  /** The durable action ledger (ledger/; the entry point opens RETRYSAFE_LEDGER and migrates it). */
+  ledger?: ActionLedger;
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
@@ -59,6 +62,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     trustedApprovalKeys: opts.config.trustedApprovalKeys,
     operatorScopes: opts.operatorScopes ?? opts.config.operatorScopes,
     planner: opts.planner,
+    ...(opts.ledger ? { ledger: opts.ledger } : {}),
   };
   return Worker.create({
     connection: opts.connection,

@@ -4,6 +4,7 @@
  * reports incomplete actions at start. An application's entry point is a few lines calling this (see
  * examples/worker.ts); a configuration error exits 2 with the variable named, before anything connects.
  */
+import { LedgerConfigError, LedgerSchemaError, ledgerConfigFromEnv, openLedger, type ActionLedger } from '../ledger';
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
@@ -31,11 +32,15 @@ export async function runWorkerProcess(
   let operatorScopes: OperatorScopes | (() => Promise<OperatorScopes>) | undefined;
   let options: WorkerSetup;
   let dataConverter: DataConverter | undefined;
+  let ledger: ActionLedger | undefined;
   try {
     config = parseWorkerConfig(process.env);
     // Payload encryption (RETRYSAFE_PAYLOAD_KEYS_FILE / RETRYSAFE_PAYLOAD_KEYS): a bad key set stops the worker here.
     dataConverter = dataConverterFromEnv(process.env);
     options = await setup(process.env, config);
+    // The durable ledger (RETRYSAFE_LEDGER): opened and migrated now; a schema newer than this code stops the worker.
+    const ledgerConfig = ledgerConfigFromEnv(process.env);
+    if (ledgerConfig) ledger = await openLedger(ledgerConfig);
     // An invalid policy file stops the worker here, naming the file and the field.
     if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
     // The operators file is read now (a bad one stops the worker, naming the field) and again on every
@@ -53,6 +58,8 @@ export async function runWorkerProcess(
       err instanceof OperatorsFileError ||
       err instanceof SetupError ||
       err instanceof PayloadKeysError ||
+      err instanceof LedgerSchemaError ||
+      err instanceof LedgerConfigError ||
       (err as { name?: string }).name === 'PlannerConfigError' ||
       (err as { code?: string }).code === 'InvalidTool'
     ) {
@@ -71,6 +78,7 @@ export async function runWorkerProcess(
     tenantPolicies,
     ...(operatorScopes ? { operatorScopes } : {}),
     ...(dataConverter ? { dataConverter } : {}),
+    ...(ledger ? { ledger } : {}),
     ...options,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
     ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE
@@ -88,6 +96,7 @@ export async function runWorkerProcess(
   // The Runtime shuts the worker down gracefully on SIGINT / SIGTERM.
   await worker.run();
   await connection.close();
+  await ledger?.close();
 }
 
 /** Runs `runWorkerProcess` as a process's main, exiting 1 with the stack on an unexpected failure. */

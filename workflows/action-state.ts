@@ -31,6 +31,7 @@ import {
   watchUpdate,
   type ActionInput,
   type ActionSnapshot,
+  type AuditEntry,
   type EventConflict,
   type OperatorResolution,
   type ProviderEvent,
@@ -336,10 +337,18 @@ export class ActionState {
   }
 
   /** The one way status changes: checked by the status machine, audited, published, told to claimants. */
+  /**
+   * Writes one status change to the durable ledger (set when the worker keeps one); awaited by `move`, so a
+   * status is on record there before the action acts on it. The sequence number is the audit index.
+   */
+  recordStatus: ((seq: number, entry: AuditEntry) => Promise<void>) | undefined;
+
   async move(to: ActionStatus, reason: string, by?: string): Promise<void> {
     const from = this.snap.status;
     this.snap.status = transition(from, to);
-    this.snap.audit.push({ at: nowIso(), from, to, reason, ...(by ? { by } : {}) });
+    const entry: AuditEntry = { at: nowIso(), from, to, reason, ...(by ? { by } : {}) };
+    this.snap.audit.push(entry);
+    if (this.recordStatus) await this.recordStatus(this.snap.audit.length - 1, entry);
     log.info('action status', { key: this.input.key, from, to, reason });
     this.publish();
     // Claimants learn of each change by signal, in the background: the action's state lives in this

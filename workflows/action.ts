@@ -28,6 +28,7 @@ import type { createActivities } from '../activities';
 import type { ActionPolicy } from '../activities/load-action-policy';
 import { decide, type PolicyDecision } from '../policies/decision-table';
 import { buildDryRun } from '../policies/dry-run';
+import { isFinal } from '../policies/action-status';
 import { errorCodeOf, errorDetailsOf } from '../policies/errors';
 import { requestLogIn } from '../policies/provider-requests';
 import type { TenantPolicy } from '../policies/tenant-policy';
@@ -98,20 +99,61 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   });
   let lastDispatchEndedMs = 0;
 
+  if (policy.ledger) {
+    // The durable ledger outlives this history: the row now, then every status change before it takes effect
+    // (so `dispatching` is on record before anything is sent).
+    const { recordLedger } = proxyLocalActivities<Activities>({
+      startToCloseTimeout: POLICY_START_TO_CLOSE,
+      summary: `ledger: ${input.key}`,
+    });
+    const claimedAt = state.snap.audit[0]?.at ?? nowIso();
+    state.recordStatus = (seq, entry) =>
+      recordLedger({
+        key: input.key,
+        tenant: input.tenant,
+        requestHash: input.requestHash,
+        owner: input.owner,
+        claimedAt,
+        status: {
+          seq,
+          status: entry.to,
+          at: entry.at,
+          reason: entry.reason,
+          ...(entry.by ? { by: entry.by } : {}),
+          ...(state.snap.providerRef ? { providerRef: state.snap.providerRef } : {}),
+          outcome: ledgerOutcome(state.snap),
+          settled: isFinal(entry.to),
+        },
+      });
+    await state.recordStatus(0, state.snap.audit[0]);
+  }
+
   const decision = policyDecision(policy.tenantPolicy);
   state.snap.decisionMode = decision.mode;
-  if (decision.mode === 'human-only') {
+  // act starts as a first send, unless a person already cleared a resend (a recovered action).
+  let mode: DispatchMode = 'first';
+  if (input.recovered) {
+    // The ledger held this key unresolved and its workflow is gone: whether it happened is unknown, and only a
+    // person may say. Nothing is sent until one does; their signed resolution binds this exact request, so a
+    // "did not happen" clears one resend with the same key (never for an action the agent may not perform).
+    const r = input.recovered;
+    await state.move(
+      'needs_review',
+      `recovered from the ledger: its workflow is gone and the ledger held it as ${r.status}` +
+        `${r.providerRef ? ` (${r.providerRef})` : ''} at ${r.at}; a person decides whether it happened`,
+    );
+    if ((await awaitReview()) !== 'dispatch' || decision.mode === 'human-only') return state.finish();
+    mode = 'operator-cleared';
+  } else if (decision.mode === 'human-only') {
     // Above the limits one approval click is not enough scrutiny: the agent never performs this action.
     // A person does it (or decides it must not happen) and records the outcome here.
     showDryRun(decision);
     await state.move('needs_review', `human-only: ${decision.reasons.join('; ') || decision.rows.join(', ')}`);
     await awaitReview();
     return state.finish();
-  }
-  if (decision.mode === 'confirm' && !(await awaitConfirmation(decision))) return state.finish();
+  } else if (decision.mode === 'confirm' && !(await awaitConfirmation(decision))) return state.finish();
 
   // ── act ──
-  let mode: DispatchMode = 'first';
   for (;;) {
     await state.move(
       'dispatching',
@@ -145,6 +187,13 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   return state.finish();
 
   // ── helpers ──
+
+  /** One line for the ledger's outcome column. */
+  function ledgerOutcome(s: ActionSnapshot): string {
+    if (s.status === 'confirmed' || s.status === 'compensated') return `${s.status}: ${s.providerRef ?? s.summary}`;
+    if (s.error) return `${s.status}: ${s.error.code}: ${s.error.message}`;
+    return `${s.status}: ${s.summary}`;
+  }
 
   function policyDecision(tenantPolicy: TenantPolicy | undefined): PolicyDecision {
     const base = decide(tool, input.intent, { tenantPolicy });

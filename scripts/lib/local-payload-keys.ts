@@ -15,3 +15,12 @@ export function withLocalPayloadKeys(env: NodeJS.ProcessEnv, dataDir: string): N
   const file = path.join(dataDir, LOCAL_PAYLOAD_KEYS_FILE_NAME);
   return existsSync(file) ? { ...env, [PAYLOAD_KEYS_FILE_ENV]: file } : env;
 }
+
+export const LOCAL_LEDGER_FILE_NAME = 'ledger.sqlite';
+
+/** `env`, with the data folder's ledger named (RETRYSAFE_LEDGER) when none is and `npm start` made one there. */
+export function withLocalLedger(env: NodeJS.ProcessEnv, dataDir: string): NodeJS.ProcessEnv {
+  if (env.RETRYSAFE_LEDGER) return env;
+  const file = path.join(dataDir, LOCAL_LEDGER_FILE_NAME);
+  return existsSync(file) ? { ...env, RETRYSAFE_LEDGER: `sqlite:${file}` } : env;
+}

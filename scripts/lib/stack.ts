@@ -19,6 +19,7 @@ import { DEFAULT_TASK_QUEUE } from '../../workers/config';
 import { ExampleClient } from '../../examples/client';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
 import { startDevServer, type DevServer } from './dev-server';
+import { ledgerConfigFromEnv, openLedger, type ActionLedger } from '../../ledger';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from './worker-process';
 import { writeWorkflowBundle } from './workflow-bundle';
 
@@ -40,6 +41,8 @@ export interface Stack {
   webhookSecrets: Record<ProviderKind, string[]>;
   /** What a provider process needs to post signed events to this stack's router (for `configure`). */
   webhookConfig(kind: ProviderKind): { webhookUrl: string; webhookSecret: string };
+  /** The stack's handle on the durable ledger, when it has one (StackOptions.ledger). */
+  ledger?: ActionLedger;
   /** Environment a worker process needs to join this stack (the payload key setting included). */
   workerEnv: Record<string, string>;
   /** The payload codecs the stack's client and workers use; undefined when payloads are plain. */
@@ -79,6 +82,11 @@ export interface StackOptions {
   payloadEncryption?: false | { keysFile?: string };
   /** The codec server the Web UI decodes through (`--ui-codec-endpoint`, e.g. `http://127.0.0.1:4180/codec`). */
   uiCodecEndpoint?: string;
+  /**
+   * The durable action ledger, as RETRYSAFE_LEDGER spells it (`sqlite:<file>` or `postgres://…`): every worker
+   * the stack spawns writes it, and the stack's client claims and reads through it. None when absent.
+   */
+  ledger?: string;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -125,6 +133,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         .map((p) => p.configure(webhookConfig(p.kind))),
     );
     const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+    const ledgerConfig = opts.ledger ? ledgerConfigFromEnv({ RETRYSAFE_LEDGER: opts.ledger }) : undefined;
+    const ledger = ledgerConfig ? await openLedger(ledgerConfig) : undefined;
+    if (ledger) cleanups.push(() => ledger.close());
     const urls = Object.fromEntries(
       (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [
         k,
@@ -138,6 +149,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       RETRYSAFE_WORKFLOW_BUNDLE: bundle,
       ...(opts.workerEnv ?? {}),
       ...keys.workerEnv,
+      ...(opts.ledger ? { RETRYSAFE_LEDGER: opts.ledger } : {}),
       ...sandboxUrlsToEnv(urls),
     };
     const workers: WorkerProcess[] = [];
@@ -146,7 +158,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       providers,
       connection,
       client,
-      retrysafe: new ExampleClient(client, { taskQueue, tools: exampleRegistry(urls) }),
+      retrysafe: new ExampleClient(client, { taskQueue, tools: exampleRegistry(urls), ...(ledger ? { ledger } : {}) }),
+      ...(ledger ? { ledger } : {}),
       taskQueue,
       webhookBaseUrl: webhooks.url,
       webhookSecrets,

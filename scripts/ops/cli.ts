@@ -5,6 +5,7 @@
 import type { OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError, UsageError, type ExitCode } from './errors';
 import { approveCommand, rejectCommand } from './approve';
+import { historyCommand } from './history';
 import { operatorsCommand } from './operators';
 import { queueCommand } from './queue';
 import { resolveCommand } from './resolve';
@@ -18,6 +19,7 @@ export const COMMANDS: readonly OpsCommand[] = [
   rejectCommand,
   resolveCommand,
   waitingCommand,
+  historyCommand,
   operatorsCommand,
 ];
 

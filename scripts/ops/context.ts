@@ -4,6 +4,7 @@
  */
 import type { RetrysafeClient } from '../../client';
 import type { SignatureSource } from './signatures';
+import type { ActionLedger } from '../../ledger';
 
 /** The part of RetrysafeClient the ops commands use. */
 export type OpsClient = Pick<
@@ -22,6 +23,8 @@ export interface OpsContext {
   client(): Promise<OpsClient>;
   /** Where decisions get signed (the approval service); the CLI holds no key. */
   signatures: SignatureSource;
+  /** The durable ledger the workers write, opened on first use; undefined when none is configured. */
+  ledger(): Promise<ActionLedger | undefined>;
 }
 
 export interface OpsCommand {

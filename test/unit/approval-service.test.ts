@@ -554,6 +554,7 @@ describe('operators files written by `ops operators add`', () => {
       now: () => new Date(NOW),
       client: () => Promise.reject(new Error('operators add must not connect')),
       signatures: { sign: () => Promise.reject(new Error('operators add must not sign')) },
+      ledger: () => Promise.reject(new Error('operators add must not open the ledger')),
     };
     const code = await runOps(['operators', 'add', ...args, '--json'], ctx, (line) => err.push(line));
     assert.equal(code, 0, err.join('\n'));

@@ -197,6 +197,7 @@ describe('ops commands against a fake client', () => {
         return client;
       },
       signatures,
+      ledger: async () => undefined,
     };
     const code = await runOps(argv, ctx, (line) => err.push(line));
     return { code, stdout: out.join('\n'), stderr: err.join('\n'), client, connects, signatures };

@@ -1,0 +1,46 @@
+import type { ActionLedger } from '../ledger';
+import type { ActionStatus } from '../policies/action-status';
+import { parseActionKey } from '../policies/action-key';
+
+/**
+ * The action workflow's writes to the durable ledger (ledger/): its row at the start, then one audit
+ * entry per status change, each keyed by the action key and the entry's sequence number (its index in
+ * the action's audit trail). Both writes are idempotent, so a retried local activity, or a replay on
+ * another worker after a crash between the provider's commit and this write, writes nothing twice.
+ */
+export interface RecordLedgerInput {
+  key: string;
+  tenant: string;
+  requestHash: string;
+  owner: string;
+  claimedAt: string;
+  status: {
+    seq: number;
+    status: ActionStatus;
+    at: string;
+    reason: string;
+    by?: string;
+    providerRef?: string;
+    outcome?: string;
+    settled?: boolean;
+  };
+}
+
+export function createRecordLedger(deps: { ledger?: ActionLedger }) {
+  return async function recordLedger(input: RecordLedgerInput): Promise<void> {
+    const { ledger } = deps;
+    if (!ledger) return;
+    const { operation, version } = parseActionKey(input.key);
+    // Insert-if-absent: the first write makes the row; every later one finds it.
+    await ledger.recordClaim({
+      key: input.key,
+      tenant: input.tenant,
+      operation,
+      toolVersion: version,
+      requestHash: input.requestHash,
+      owner: input.owner,
+      claimedAt: input.claimedAt,
+    });
+    await ledger.recordStatus({ key: input.key, ...input.status });
+  };
+}
