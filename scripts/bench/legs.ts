@@ -31,6 +31,8 @@ export interface BenchContext {
   retrysafe: ExampleClient;
   taskQueue: string;
   approver: Approver;
+  /** A task queue whose workers keep the durable ledger (RETRYSAFE_LEDGER), for the ledger's cost. */
+  ledgerTaskQueue?: string;
 }
 
 export type Pair = 'action' | 'signal';
@@ -40,6 +42,8 @@ export const COMPARISONS = [
   { name: 'action', bare: 'bare-activity', retrysafe: 'retrysafe-action' },
   { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
+  // Not bare against retrysafe: the same action without and with the durable ledger (SQLite) on its workers.
+  { name: 'ledger', bare: 'retrysafe-action', retrysafe: 'retrysafe-action-ledger' },
 ] as const;
 
 export interface Leg {
@@ -131,6 +135,24 @@ export function benchLegs(ctx: BenchContext): Leg[] {
           });
           if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} ended ${r.status}`);
         }),
+    },
+    {
+      id: 'retrysafe-action-ledger',
+      label: 'retrysafe action, workers keep the ledger (SQLite)',
+      side: 'retrysafe',
+      prepare: async (name) => {
+        const queue = ctx.ledgerTaskQueue;
+        if (!queue) throw new LegUnavailable('no ledger workers in this run');
+        return () =>
+          timed(async () => {
+            const r = await client.workflow.execute(retrysafeChargeWorkflow, {
+              workflowId: runWorkflowId('bench', `${name}-ledger`),
+              taskQueue: queue,
+              args: [chargeFor(`${name}-ledger`)],
+            });
+            if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (ledger) ended ${r.status}`);
+          });
+      },
     },
     {
       id: 'retrysafe-renewal',

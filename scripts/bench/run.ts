@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { msToNumber } from '@temporalio/common/lib/time';
@@ -70,6 +70,7 @@ const COLORS: Record<string, string> = {
   'bare-activity': '#1f77b4',
   'bare-child-activity': '#17becf',
   'retrysafe-action': '#d62728',
+  'retrysafe-action-ledger': '#8c564b',
   'retrysafe-renewal': '#9467bd',
   'bare-signal': '#2ca02c',
   'retrysafe-confirmation': '#ff7f0e',
@@ -95,11 +96,23 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       pool.workers[i] = await spawn(i);
     },
   };
+  // The same workers again on a second queue, keeping the durable ledger in a throw-away SQLite file.
+  const ledgerTaskQueue = `${taskQueue}-ledger`;
+  const ledgerDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bench-ledger-'));
+  const ledgerEnv = {
+    ...env,
+    RETRYSAFE_TASK_QUEUE: ledgerTaskQueue,
+    RETRYSAFE_LEDGER: `sqlite:${path.join(ledgerDir, 'ledger.sqlite')}`,
+  };
+  await Promise.all(
+    Array.from({ length: WORKERS }, (_, i) => stack.startWorker({ name: `${ledgerTaskQueue}-w${i}`, env: ledgerEnv })),
+  );
   const ctx: BenchContext = {
     client: stack.client,
     retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
     taskQueue,
     approver,
+    ledgerTaskQueue,
   };
   const levels: Array<[string, number]> = [
     ['seq', 1],
