@@ -45,6 +45,7 @@ async function main(): Promise<number> {
     scenarios: args.scenario,
     concurrency: args.concurrency,
     baseline: args.baseline,
+    ledger: args.ledger,
     restartRate: args['restart-rate'],
     ...(args.only ? { only: args.only } : {}),
     log: progress,
@@ -58,6 +59,9 @@ async function main(): Promise<number> {
       `${report.serverRestarts} dev-server restart(s), ${report.workersReplacedAfterRestart} worker(s) replaced after one · ` +
       `${(report.durationMs / 1000).toFixed(0)} s`,
   );
+  if (t.ledgerRows !== undefined) {
+    say(`ledger: ${t.ledgerRows} row(s) checked against the providers, ${t.ledgerOutOfStep ?? 0} out of step`);
+  }
   if (report.stoppedEarly)
     say(`stopped early (${report.stoppedEarly}): the table covers the ${t.crashes} crashes that ran`);
   say(formatTable(report));

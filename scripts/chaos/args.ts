@@ -15,6 +15,7 @@ export const CHAOS_FLAGS: FlagSpecs = {
   scenario: { type: 'string', multiple: true },
   concurrency: { type: 'string' },
   baseline: { type: 'boolean' },
+  ledger: { type: 'boolean' },
   'restart-rate': { type: 'string' },
   only: { type: 'string', multiple: true },
   minutes: { type: 'string' },
@@ -48,6 +49,7 @@ export const ChaosArgs = z.object({
     .pipe(z.array(z.string()).min(1, 'needs a scenario name')),
   concurrency: wholeNumber('a whole number of iterations in flight', 1, MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
   baseline: z.boolean().default(false),
+  ledger: z.boolean().default(false),
   minutes: wholeNumber('a whole number of minutes', 1, 10_000).optional(),
   'restart-rate': z
     .string()
@@ -90,6 +92,8 @@ export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --scenario NAME    repeatable; one of ${SCENARIOS.map((s) => s.name).join(', ')} (default: all of them)
   --concurrency K    iterations in flight at once, each with its own event ID and providers (default ${DEFAULT_CONCURRENCY})
   --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)
+  --ledger           workers keep the durable ledger (SQLite in the run's log folder); each iteration checks it
+                     against the providers: no row claims an effect they lack, no effect without an honest row
   --restart-rate P   chance per iteration of a dev-server restart during recovery (default ${DEFAULT_RESTART_RATE})
   --only I[,J]       run only these iteration indexes of the seeded sequence
   --minutes M        start no batch after M minutes; the report covers the iterations that ran

@@ -1,3 +1,4 @@
+import { ledgerAgreement } from './ledger-agreement';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExampleClient } from '../../examples/client';
@@ -135,6 +136,17 @@ export class Iteration {
       this.abort.abort();
       if (settled) this.mark('settled');
       tally = await this.work!.verify();
+      const ledger = this.setup.stack.ledger;
+      if (ledger && this.setup.variant === 'retrysafe') {
+        const agreement = await ledgerAgreement(ledger, this.setup.lane.providers, 'chaos', this.eventId);
+        tally.notes = [
+          ...(tally.notes ?? []),
+          `ledger: ${agreement.rows} row(s), ${agreement.outOfStep.length} out of step`,
+        ];
+        tally.unexplained.push(...agreement.outOfStep.map((line) => `ledger out of step: ${line}`));
+        tally.ledgerRows = agreement.rows;
+        tally.ledgerOutOfStep = agreement.outOfStep.length;
+      }
       this.mark('verified');
       if (!settled) tally.unexplained.push(`not settled within ${ITERATION_DEADLINE_MS / 1000} s`);
       if (settleError) tally.unexplained.push(`the work failed to start or settle: ${(settleError as Error).message}`);

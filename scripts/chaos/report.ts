@@ -16,6 +16,9 @@ export interface Counts {
   needsReview: number;
   /** Iteration findings no scenario predicted (each reason counts once). */
   unexplained: number;
+  /** With --ledger: the ledger rows checked against the providers, and those out of step. */
+  ledgerRows?: number;
+  ledgerOutOfStep?: number;
   byMode: Partial<Record<CrashMode, { iterations: number; duplicates: number; lost: number; unexplained: number }>>;
 }
 
@@ -80,6 +83,10 @@ export function addResult(c: Counts, r: IterationResult): void {
   c.unknown += t.unknown;
   c.needsReview += t.needsReview;
   c.unexplained += t.unexplained.length;
+  if (t.ledgerRows !== undefined) {
+    c.ledgerRows = (c.ledgerRows ?? 0) + t.ledgerRows;
+    c.ledgerOutOfStep = (c.ledgerOutOfStep ?? 0) + (t.ledgerOutOfStep ?? 0);
+  }
   const m = (c.byMode[r.plan.crash.mode] ??= { iterations: 0, duplicates: 0, lost: 0, unexplained: 0 });
   m.iterations++;
   m.duplicates += t.duplicates;

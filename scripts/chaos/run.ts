@@ -24,6 +24,8 @@ export interface ChaosOptions {
   concurrency: number;
   /** Also run every plan of scenarios that have one on bare Temporal. */
   baseline?: boolean;
+  /** Workers keep the durable ledger; every iteration checks it against the providers (ledger-agreement.ts). */
+  ledger?: boolean;
   /** Probability per iteration of a dev-server restart during its batch's recovery. */
   restartRate?: number;
   /** Run only these iteration indexes of the seeded sequence (a rerun of failures). */
@@ -60,7 +62,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     `chaos: seed ${seed}, ${plans.length} iteration(s), concurrency ${options.concurrency}, logs in ${path.relative(ROOT, logDir)}`,
   );
 
-  const stack = options.stack ?? (await startStack({ log: (m) => log(`  ${m}`) }));
+  const stack =
+    options.stack ??
+    (await startStack({
+      log: (m) => log(`  ${m}`),
+      ...(options.ledger ? { ledger: `sqlite:${path.join(logDir, 'ledger.sqlite')}` } : {}),
+    }));
   const faulted = [...new Set(scenarios.flatMap((s) => s.providers))];
   const approver = createApprover();
   const results: IterationResult[] = [];
