@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { planIteration } from '../../scripts/chaos/plan';
 import { scenarioByName } from '../../scripts/chaos/registry';
@@ -20,11 +23,15 @@ describe('chaos harness on the real dev server, providers and worker processes',
   let stack: Stack;
   const progress: string[] = [];
 
+  let dir: string;
   before(async () => {
-    stack = await startStack();
+    // With the durable ledger, as `npm run chaos -- --ledger`: each iteration checks it against the providers.
+    dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-chaos-ledger-'));
+    stack = await startStack({ ledger: `sqlite:${path.join(dir, 'ledger.sqlite')}` });
   });
   after(async () => {
     await stack?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('SIGKILLs a worker once per requested crash and finds no duplicate, no lost effect and nothing unexplained', async () => {
@@ -45,6 +52,8 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.equal(t.lost, 0, why);
     assert.equal(t.unexplained, 0, why);
     assert.equal(t.expectedEffects, t.actualEffects, why);
+    assert.ok((t.ledgerRows ?? 0) >= CRASHES, `the ledger holds the iterations' actions${why}`);
+    assert.equal(t.ledgerOutOfStep, 0, `the ledger agrees with the providers${why}`);
     const modes = new Set(report.iterations.map((r) => r.plan.crash.mode));
     assert.deepEqual([...modes].sort(), ['after-commit', 'before-lookup', 'before-send', 'in-flight', 'random-time']);
     const plannedRestarts = [0, 1].filter((b) =>
