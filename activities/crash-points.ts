@@ -25,7 +25,9 @@ export function parseCrashSpecs(value: string | undefined): CrashSpec[] {
     .map((entry) => {
       const [point, operation] = entry.split(':');
       if (!(CRASH_POINTS as readonly string[]).includes(point)) {
-        throw new Error(`RETRYSAFE_CRASH_AT: unknown crash point ${JSON.stringify(point)}; use one of ${CRASH_POINTS.join(', ')}`);
+        throw new Error(
+          `RETRYSAFE_CRASH_AT: unknown crash point ${JSON.stringify(point)}; use one of ${CRASH_POINTS.join(', ')}`,
+        );
       }
       return { point: point as CrashPoint, ...(operation ? { operation } : {}) };
     });

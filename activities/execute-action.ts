@@ -15,8 +15,12 @@ import { outcomeOfError } from './transport/http';
  *
  *   attempt 1 ─▶ execute ─▶ committed ─▶ confirmed
  *   attempt N>1 (the previous attempt died and may have reached the provider):
- *     idempotency-key, transactional ─▶ execute again with the same key (the provider or the dedupe row
- *                                        answers with the original)
+ *     idempotency-key, transactional, inside the key horizon ─▶ execute again with the same key (the
+ *                                        provider or the dedupe row answers with the original)
+ *     idempotency-key, transactional, past the key horizon (the tool's keyRetentionMs, less a margin, since
+ *       the first possible send: the key may be forgotten and a resend taken as new):
+ *         with a lookup    ─▶ as `lookup` below: found ─▶ confirmed; reliably absent ─▶ execute
+ *         without a lookup ─▶ unknown, nothing sent
  *     lookup ─▶ look up; found ─▶ confirmed; empty inside the lag window ─▶ wait, look again;
  *               reliably absent ─▶ execute
  *     none   ─▶ unknown, nothing sent
@@ -33,7 +37,8 @@ export interface ExecuteInput {
    * `first` when no earlier dispatch of this action can have reached the provider; `maybe-sent` when
    * an earlier dispatch may have (reconciliation proved absence): then the contract's rules for retries
    * apply from the first attempt; `operator-cleared` when an authorized operator established that the
-   * earlier dispatch did not happen: the first attempt sends, even on a provider with no key.
+   * earlier dispatch did not happen: the first attempt sends, even on a provider with no key. The key horizon
+   * counts from this dispatch's first attempt: whatever an earlier one sent was proven absent before it.
    */
   mode: 'first' | 'maybe-sent' | 'operator-cleared';
 }
@@ -63,6 +68,22 @@ const REJECTION_CODES: Record<RejectionReason, ErrorCode> = {
 };
 
 type Attempt = { state: 'not-sent' | 'maybe-sent'; lastError?: string; lastAmbiguousAtMs?: number };
+
+/**
+ * How much earlier than its declared retention a key is treated as possibly forgotten: a tenth of it, at most
+ * an hour (24 h keys are looked up from 23 h on). It absorbs clock skew between us, Temporal and the provider,
+ * and a provider that counts its retention from a moment slightly before ours.
+ */
+export const KEY_HORIZON_MARGIN = { fraction: 0.1, maxMs: 60 * 60 * 1000 } as const;
+
+/**
+ * When a key sent at `firstPossibleSendMs` may no longer be remembered by a provider that keeps keys for
+ * `keyRetentionMs`: from its retention less the margin.
+ */
+export function keyHorizonMs(firstPossibleSendMs: number, keyRetentionMs: number): number {
+  const margin = Math.min(keyRetentionMs * KEY_HORIZON_MARGIN.fraction, KEY_HORIZON_MARGIN.maxMs);
+  return firstPossibleSendMs + keyRetentionMs - margin;
+}
 
 export function createExecuteAction(deps: ExecuteDeps) {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -114,7 +135,18 @@ export function createExecuteAction(deps: ExecuteDeps) {
             ...made(),
           };
         }
-        if (tool.dedupe === 'lookup') {
+        const horizon = tool.dedupe === 'lookup' ? undefined : keyHorizonPassed();
+        if (horizon && !tool.lookup) {
+          return {
+            status: 'unknown',
+            reason:
+              `${horizon}: a resend under it could be taken as a new request, and ${tool.name} has no lookup ` +
+              'to tell whether the first one committed: never sent again blindly',
+            ...made(),
+          };
+        }
+        if (tool.dedupe === 'lookup' || horizon) {
+          if (horizon) log.info('past the key horizon: looking up before any resend', { key, horizon });
           let answer: LookupAnswer | undefined;
           try {
             answer = await lookUpUntilLagPassed();
@@ -151,7 +183,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
             throw new RetrysafeError(
               'ProviderValidationRejected',
               `${tool.name} answered committed without a providerRef`,
-              { key },
+              { key, ...made() },
             ).toFailure();
           }
           return {
@@ -185,9 +217,36 @@ export function createExecuteAction(deps: ExecuteDeps) {
           throw new RetrysafeError(
             'ProviderValidationRejected',
             `${tool.name} answered ${JSON.stringify(outcome)}, which is not a tool outcome`,
-            { key },
+            { key, ...made() },
           ).toFailure();
       }
+    }
+
+    /**
+     * Why the provider may have forgotten the key, or undefined while it is bound to remember it. Counted from
+     * the earliest moment anything of this dispatch can have been sent (its first attempt's scheduling, or the
+     * first send in the request log if that reads earlier) to now, taking the later of this worker's clock and
+     * Temporal's scheduling of this attempt: on skewed clocks the key counts as forgotten sooner, never later.
+     * Earlier dispatches need not count: the action workflow redispatches only after a lookup proved absence.
+     */
+    function keyHorizonPassed(): string | undefined {
+      const retention = tool.keyRetentionMs;
+      if (retention === undefined || (tool.dedupe !== 'idempotency-key' && tool.dedupe !== 'transactional')) {
+        return undefined;
+      }
+      const firstSend = requests.details().requests.find((r) => r.kind === 'send');
+      const firstSendMs = firstSend ? Date.parse(firstSend.at) : Number.NaN;
+      const firstPossibleSendMs = Math.min(
+        ctx.info.scheduledTimestampMs,
+        Number.isFinite(firstSendMs) ? firstSendMs : Number.POSITIVE_INFINITY,
+      );
+      const nowMs = Math.max(now(), ctx.info.currentAttemptScheduledTimestampMs);
+      if (nowMs < keyHorizonMs(firstPossibleSendMs, retention)) return undefined;
+      return (
+        `the provider keeps keys for ${readableDuration(retention)} and the first request may have gone ` +
+        `${readableDuration(nowMs - firstPossibleSendMs)} ago (${new Date(firstPossibleSendMs).toISOString()}), so it may ` +
+        'have forgotten the key'
+      );
     }
 
     async function lookUpUntilLagPassed(): Promise<LookupAnswer | undefined> {
@@ -220,6 +279,11 @@ export function createExecuteAction(deps: ExecuteDeps) {
       await withHeartbeat(ctx, () => sleep(Math.round(cap / 2 + (random() * cap) / 2)), log_);
     }
   };
+}
+
+/** A duration for a reason: hours with one decimal from an hour on, else seconds. */
+function readableDuration(ms: number): string {
+  return ms >= 3_600_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${Math.round(ms / 1000)} s`;
 }
 
 /** One line for the request log: what the provider answered, in the four outcomes' words. */

@@ -40,7 +40,9 @@ export function createLogger(
         return method.apply(this, masked);
       },
     },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
+    ...(pretty
+      ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } }
+      : {}),
   };
   return options.destination ? pino(settings, options.destination as pino.DestinationStream) : pino(settings);
 }

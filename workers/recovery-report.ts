@@ -3,7 +3,14 @@ import type { Logger } from 'pino';
 import { SA_KIND, SA_OPERATION, SA_STATUS } from '../policies/search-attributes';
 
 /** Statuses of actions that are not settled; a restarted worker lists them before it takes work. */
-export const INCOMPLETE_STATUSES = ['planned', 'awaiting_confirmation', 'dispatching', 'unknown', 'needs_review', 'compensating'];
+export const INCOMPLETE_STATUSES = [
+  'planned',
+  'awaiting_confirmation',
+  'dispatching',
+  'unknown',
+  'needs_review',
+  'compensating',
+];
 
 export interface IncompleteSummary {
   total: number;
@@ -30,7 +37,11 @@ export async function reportIncompleteActions(client: Client, logger: Logger): P
   try {
     const summary = await listIncompleteActions(client);
     if (summary.total === 0) logger.info('recovery: no incomplete actions');
-    else logger.warn({ byStatus: summary.byStatus, keys: summary.keys.slice(0, 20) }, `recovery: ${summary.total} incomplete actions; they reconcile before their runs continue`);
+    else
+      logger.warn(
+        { byStatus: summary.byStatus, keys: summary.keys.slice(0, 20) },
+        `recovery: ${summary.total} incomplete actions; they reconcile before their runs continue`,
+      );
     return summary;
   } catch (err) {
     logger.warn({ error: (err as Error).message }, 'recovery: could not list incomplete actions');

@@ -181,6 +181,8 @@ export interface ProviderServer {
 interface KeyedResult {
   fingerprint: string;
   record: StoredRecord;
+  /** When the key was stored (Date.now()): a key retention counts from here. */
+  storedAtMs: number;
 }
 
 type MutationContext = Omit<LedgerRequest, 'outcome' | 'status' | 'recordId' | 'at'>;
@@ -192,7 +194,7 @@ export function createProviderServer(
   initial: ProviderConfig,
   log: Logger,
 ): ProviderServer {
-  let config: ProviderConfig = { ...initial };
+  let config: ProviderConfig = { keyRetentionMs: null, ...initial };
   const faults = new FaultBook();
   let requests: LedgerRequest[] = [];
   const keyed = new Map<string, Map<string, KeyedResult>>();
@@ -211,14 +213,25 @@ export function createProviderServer(
     return entry;
   }
 
-  function storedUnder(op: string, key: string): KeyedResult | undefined {
-    return keyed.get(op)?.get(key);
+  /**
+   * What a key (or natural reference) answers with. An Idempotency-Key older than the configured retention is
+   * forgotten here, as a provider that prunes keys would: the request becomes a new one; the record stays.
+   */
+  function storedUnder(op: string, key: string, isIdempotencyKey: boolean): KeyedResult | undefined {
+    const stored = keyed.get(op)?.get(key);
+    const retention = config.keyRetentionMs;
+    if (stored && isIdempotencyKey && retention != null && Date.now() - stored.storedAtMs >= retention) {
+      keyed.get(op)?.delete(key);
+      log.info({ op, idempotencyKey: key, keyRetentionMs: retention }, 'idempotency key forgotten');
+      return undefined;
+    }
+    return stored;
   }
 
-  function remember(op: string, key: string, result: KeyedResult): void {
+  function remember(op: string, key: string, result: Omit<KeyedResult, 'storedAtMs'>): void {
     if (!keyed.has(op)) keyed.set(op, new Map());
     // A snapshot: a replay answers what the first request answered, even if the record changed since.
-    keyed.get(op)?.set(key, { ...result, record: structuredClone(result.record) });
+    keyed.get(op)?.set(key, { ...result, record: structuredClone(result.record), storedAtMs: Date.now() });
   }
 
   async function handleMutation(route: MutationRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -276,7 +289,7 @@ export function createProviderServer(
     context: MutationContext,
   ): HttpError | { entry: LedgerRequest; record: StoredRecord } {
     const dedupeKey = route.requiresKey ? context.idempotencyKey : prepared.naturalKey;
-    const previous = dedupeKey === undefined ? undefined : storedUnder(route.op, dedupeKey);
+    const previous = dedupeKey === undefined ? undefined : storedUnder(route.op, dedupeKey, route.requiresKey);
     if (previous && previous.fingerprint !== prepared.fingerprint) {
       logRequest({ ...context, outcome: 'conflict', status: route.conflict.status, at: now() });
       return reject(route.conflict);

@@ -6,7 +6,9 @@ import type { Charge, Refund } from './resources';
 /**
  * A Stripe-like card processor: every mutation needs an Idempotency-Key, a repeated key with the same
  * parameters replays the stored answer, with other parameters it is a 409. Lists are lagged, so a
- * lookup right after a lost reply may not see the charge yet.
+ * lookup right after a lost reply may not see the charge yet. Like Stripe, which may remove keys once they
+ * are 24 h old, it can forget keys (admin config `keyRetentionMs`): a key older than that is a new charge,
+ * while the charge it first made stays listed under `idempotencyKey`.
  */
 export function createPaymentsProvider(): ProviderDefinition {
   const charges = new Collection<Charge>('charges', 'ch');

