@@ -58,6 +58,7 @@ export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Pro
       status: recorded.status,
       ...(recorded.providerRef ? { providerRef: recorded.providerRef } : {}),
       at: recorded.updatedAt,
+      seq: recorded.seq,
     };
   }
   const started: ActionInput = recovered ? { ...action, recovered } : action;

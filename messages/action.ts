@@ -23,7 +23,13 @@ export interface ActionInput {
    * Set by the claim when the durable ledger holds this key unresolved but its workflow is gone: the new
    * workflow sends nothing and waits in needs_review for a person to say whether the effect happened.
    */
-  recovered?: { status: ActionStatus; providerRef?: string; at: string };
+  recovered?: {
+    status: ActionStatus;
+    providerRef?: string;
+    at: string;
+    /** The ledger's last sequence number for the key: this workflow's entries are numbered after it. */
+    seq: number;
+  };
 }
 
 export interface ClaimRequest {

@@ -107,7 +107,9 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       summary: `ledger: ${input.key}`,
     });
     const claimedAt = state.snap.audit[0]?.at ?? nowIso();
-    state.recordStatus = (seq, entry) =>
+    // A workflow that recovers a key from the ledger numbers its entries after the ones already there.
+    const seqBase = input.recovered ? input.recovered.seq + 1 : 0;
+    state.recordStatus = (index, entry) =>
       recordLedger({
         key: input.key,
         tenant: input.tenant,
@@ -115,7 +117,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         owner: input.owner,
         claimedAt,
         status: {
-          seq,
+          seq: seqBase + index,
           status: entry.to,
           at: entry.at,
           reason: entry.reason,

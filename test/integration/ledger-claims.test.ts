@@ -147,6 +147,9 @@ for (const backend of BACKENDS) {
       assert.match(review.audit.at(-1)!.reason, /recovered from the ledger: .* awaiting_confirmation/);
       assert.equal(review.sends, 0);
       assert.deepEqual(await atProvider(claimed.key), { charges: 0, requests: 0 });
+      await waitUntil('the ledger to follow the new workflow into needs_review', async () => {
+        return (await stack.ledger!.get(claimed.key))?.status === 'needs_review';
+      });
 
       // A person decides; the ledger follows the new workflow.
       const resolved = await stack.retrysafe.resolveAction(
