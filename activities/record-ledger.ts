@@ -1,5 +1,4 @@
-import type { ActionLedger } from '../ledger';
-import type { ActionStatus } from '../policies/action-status';
+import type { ActionLedger, StatusRecord } from '../ledger';
 import { parseActionKey } from '../policies/action-key';
 
 /**
@@ -14,16 +13,8 @@ export interface RecordLedgerInput {
   requestHash: string;
   owner: string;
   claimedAt: string;
-  status: {
-    seq: number;
-    status: ActionStatus;
-    at: string;
-    reason: string;
-    by?: string;
-    providerRef?: string;
-    outcome?: string;
-    settled?: boolean;
-  };
+  /** The status change, as the ledger records it (its key is the action's). */
+  status: Omit<StatusRecord, 'key'>;
 }
 
 export function createRecordLedger(deps: { ledger?: ActionLedger }) {

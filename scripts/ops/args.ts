@@ -172,3 +172,8 @@ export const actionKeyArg = z
   });
 
 export const jsonSwitch = z.boolean().default(false);
+
+/** A tool name, as `--operation` takes it. */
+export const operationArg = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, {
+  error: (i) => `must be a tool name (lower-case letters, digits, "-"), got ${JSON.stringify(i.input)}`,
+});

@@ -10,6 +10,7 @@ import {
   expectPositionals,
   jsonSwitch,
   limitArg,
+  operationArg,
   parseArgv,
   statusesArg,
   tenantArg,
@@ -33,12 +34,7 @@ const FLAGS = {
 
 export const HistoryArgs = z.object({
   tenant: tenantArg.optional(),
-  operation: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]{0,39}$/, {
-      error: (i) => `must be a tool name (lower-case letters, digits, "-"), got ${JSON.stringify(i.input)}`,
-    })
-    .optional(),
+  operation: operationArg.optional(),
   since: durationArg.optional(),
   status: statusesArg.optional(),
   limit: limitArg(MAX_HISTORY_LIMIT).optional(),

@@ -10,6 +10,7 @@ import {
   expectPositionals,
   jsonSwitch,
   limitArg,
+  operationArg,
   parseArgv,
   statusesArg,
   tenantArg,
@@ -45,12 +46,7 @@ const FLAGS = {
 export const QueueArgs = z.object({
   tenant: tenantArg.optional(),
   status: statusesArg.optional(),
-  operation: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]{0,39}$/, {
-      error: (i) => `must be a tool name (lower-case letters, digits, "-"), got ${JSON.stringify(i.input)}`,
-    })
-    .optional(),
+  operation: operationArg.optional(),
   'older-than': durationArg.optional(),
   limit: limitArg(MAX_QUEUE_LIMIT).optional(),
   json: jsonSwitch,

@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { ChargeIntent } from '../../examples/tools';
 import { errorCodeOf } from '../../policies/errors';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { decisionKit } from '../support/decisions';
 import { runOpsProcess } from '../support/ops-process';
 import { startPostgres, type PostgresServer } from '../support/postgres';
+import { acmeCharge } from '../support/intents';
 import { uniqueEvent } from '../support/renewal-input';
 import { waitForStatus, waitUntil } from '../support/wait';
 
@@ -20,16 +20,7 @@ import { waitForStatus, waitUntil } from '../support/wait';
  */
 const kit = decisionKit();
 
-function charge(name: string, amountCents: number): ChargeIntent {
-  return {
-    operation: 'charge',
-    amountCents,
-    currency: 'usd',
-    customerId: 'cus_acme',
-    paymentMethod: 'pm_7',
-    merchantReference: `ord-${name}`,
-  };
-}
+const charge = acmeCharge;
 
 const BACKENDS = ['sqlite', 'postgres'] as const;
 

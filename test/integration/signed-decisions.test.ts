@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import type { ChargeIntent } from '../../examples/tools';
 import { errorCodeOf } from '../../policies/errors';
 import type { SignedDecision } from '../../policies/signed-decision';
 import { submitApproval } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveUpdate, type ActionSnapshot } from '../../messages/action';
 import { decisionKit } from '../support/decisions';
+import { acmeCharge } from '../support/intents';
 import { uniqueEvent } from '../support/renewal-input';
 import { waitForStatus } from '../support/wait';
 
@@ -17,16 +17,7 @@ import { waitForStatus } from '../support/wait';
  */
 const kit = decisionKit();
 
-function charge(eventId: string, amountCents: number): ChargeIntent {
-  return {
-    operation: 'charge',
-    amountCents,
-    currency: 'usd',
-    customerId: 'cus_acme',
-    paymentMethod: 'pm_7',
-    merchantReference: `ord-${eventId}`,
-  };
-}
+const charge = acmeCharge;
 
 describe('signed decisions, verified inside the workflow', () => {
   let stack: Stack;

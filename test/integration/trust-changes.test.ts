@@ -3,7 +3,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { ChargeIntent } from '../../examples/tools';
 import { errorCodeOf, errorDetailsOf } from '../../policies/errors';
 import { approveUpdate, refreshTrustUpdate } from '../../messages/approval';
 import { resolveUpdate } from '../../messages/action';
@@ -11,6 +10,7 @@ import { submitApproval } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { decisionKit } from '../support/decisions';
+import { acmeCharge } from '../support/intents';
 import { uniqueEvent } from '../support/renewal-input';
 import { waitForStatus } from '../support/wait';
 
@@ -23,16 +23,7 @@ import { waitForStatus } from '../support/wait';
 const kit = decisionKit();
 const DIGEST = (c: string) => c.repeat(64);
 
-function charge(name: string, amountCents: number): ChargeIntent {
-  return {
-    operation: 'charge',
-    amountCents,
-    currency: 'usd',
-    customerId: 'cus_acme',
-    paymentMethod: 'pm_7',
-    merchantReference: `ord-${name}`,
-  };
-}
+const charge = acmeCharge;
 
 function refusalReason(err: unknown): unknown {
   assert.equal(errorCodeOf(err), 'DecisionRejected', String(err));
