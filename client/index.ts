@@ -213,11 +213,20 @@ export class RetrysafeClient {
     if (description.status.name !== 'RUNNING') return (await this.getAction(key))!;
     // The action may close while the update waits (a fast action settles between describe and update):
     // its recorded result is the answer then.
-    const outcome = handle.executeUpdate(outcomeUpdate, { args: [] }).catch(async (err: unknown) => {
-      const closed = (await handle.describe()).status.name !== 'RUNNING';
-      if (closed) return (await this.getAction(key))!;
-      throw err;
-    });
+    // An update that lands as the action completes can fail with the workflow task the server refused
+    // ("unexpected workflow task failure"); the action is about to close then, so ask again a few times.
+    const ask = async (tries: number): Promise<ActionSnapshot> => {
+      try {
+        return await handle.executeUpdate(outcomeUpdate, { args: [] });
+      } catch (err) {
+        const closed = (await handle.describe()).status.name !== 'RUNNING';
+        if (closed) return (await this.getAction(key))!;
+        if (tries <= 1) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+        return ask(tries - 1);
+      }
+    };
+    const outcome = ask(3);
     if (options.timeoutMs === undefined) return outcome;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>(
