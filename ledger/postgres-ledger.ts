@@ -7,10 +7,17 @@ import type {
   HistoryFilter,
   LedgerAuditEntry,
   LedgerRow,
-  LedgerStatus,
   StatusRecord,
 } from './action-ledger';
 import { LedgerError, checkedClaim, checkedStatus, historyQuery } from './action-ledger';
+import {
+  ROW_COLUMNS,
+  toAuditEntry,
+  toRow,
+  unknownAction,
+  type ActionRowRecord,
+  type AuditRowRecord,
+} from './ledger-rows';
 import type { LedgerMigration, MigrationResult } from './migrations';
 import { ACTIONS_TABLE, AUDIT_TABLE, LEDGER_MIGRATIONS, postgresSchemaVersion, migratePostgres } from './migrations';
 
@@ -32,34 +39,6 @@ export interface PostgresLedgerOptions {
   /** Called with errors of idle pooled connections (the server restarted, the network dropped); default ignores. */
   onPoolError?: (err: Error) => void;
 }
-
-interface ActionRowRecord {
-  action_key: string;
-  tenant: string;
-  operation: string;
-  tool_version: number;
-  request_hash: string;
-  status: string;
-  provider_ref: string | null;
-  outcome: string | null;
-  owner: string;
-  claimed_at: Date;
-  settled_at: Date | null;
-  updated_at: Date;
-  seq: number;
-}
-
-interface AuditRowRecord {
-  action_key: string;
-  seq: number;
-  status: string;
-  at: Date;
-  reason: string;
-  actor: string | null;
-}
-
-const ROW_COLUMNS =
-  'action_key, tenant, operation, tool_version, request_hash, status, provider_ref, outcome, owner, claimed_at, settled_at, updated_at, seq';
 
 export class PostgresLedger implements ActionLedger {
   readonly kind = 'postgres' as const;
@@ -137,23 +116,23 @@ export class PostgresLedger implements ActionLedger {
   }
 
   async audit(key: string): Promise<LedgerAuditEntry[]> {
-    const { rows } = await this.open().query<AuditRowRecord>(
+    const { rows } = await this.open().query<AuditRowRecord<Date>>(
       `SELECT action_key, seq, status, at, reason, actor FROM ${AUDIT_TABLE} WHERE action_key = $1 ORDER BY seq`,
       [key],
     );
-    return rows.map(toAuditEntry);
+    return rows.map((r) => toAuditEntry(r, ISO));
   }
 
   async history(filter: HistoryFilter): Promise<LedgerRow[]> {
     const q = historyQuery(filter, (n, kind) => (kind === 'time' ? `$${n}::timestamptz` : `$${n}`));
     if (q.none) return [];
-    const { rows } = await this.open().query<ActionRowRecord>(
+    const { rows } = await this.open().query<ActionRowRecord<Date>>(
       `SELECT ${ROW_COLUMNS} FROM ${ACTIONS_TABLE} ${q.where}
         ORDER BY claimed_at DESC, action_key DESC
         LIMIT $${q.params.length + 1}`,
       [...q.params, q.limit],
     );
-    return rows.map(toRow);
+    return rows.map((r) => toRow(r, ISO));
   }
 
   async close(): Promise<void> {
@@ -163,11 +142,11 @@ export class PostgresLedger implements ActionLedger {
   }
 
   private async select(key: string): Promise<LedgerRow | undefined> {
-    const { rows } = await this.open().query<ActionRowRecord>(
+    const { rows } = await this.open().query<ActionRowRecord<Date>>(
       `SELECT ${ROW_COLUMNS} FROM ${ACTIONS_TABLE} WHERE action_key = $1`,
       [key],
     );
-    return rows[0] ? toRow(rows[0]) : undefined;
+    return rows[0] ? toRow(rows[0], ISO) : undefined;
   }
 
   private async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -191,35 +170,5 @@ export class PostgresLedger implements ActionLedger {
   }
 }
 
-function unknownAction(key: string): LedgerError {
-  return new LedgerError('UnknownAction', `the ledger has no row for ${key}: record its claim before its statuses`);
-}
-
-function toRow(r: ActionRowRecord): LedgerRow {
-  return {
-    key: r.action_key,
-    tenant: r.tenant,
-    operation: r.operation,
-    toolVersion: r.tool_version,
-    requestHash: r.request_hash,
-    status: r.status as LedgerStatus,
-    ...(r.provider_ref !== null ? { providerRef: r.provider_ref } : {}),
-    ...(r.outcome !== null ? { outcome: r.outcome } : {}),
-    owner: r.owner,
-    claimedAt: r.claimed_at.toISOString(),
-    ...(r.settled_at !== null ? { settledAt: r.settled_at.toISOString() } : {}),
-    updatedAt: r.updated_at.toISOString(),
-    seq: r.seq,
-  };
-}
-
-function toAuditEntry(r: AuditRowRecord): LedgerAuditEntry {
-  return {
-    key: r.action_key,
-    seq: r.seq,
-    status: r.status as LedgerStatus,
-    at: r.at.toISOString(),
-    reason: r.reason,
-    ...(r.actor !== null ? { by: r.actor } : {}),
-  };
-}
+/** How this driver returns times, as the ISO strings LedgerRow holds. */
+const ISO = (t: Date) => t.toISOString();

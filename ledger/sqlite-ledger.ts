@@ -9,10 +9,17 @@ import type {
   HistoryFilter,
   LedgerAuditEntry,
   LedgerRow,
-  LedgerStatus,
   StatusRecord,
 } from './action-ledger';
 import { LedgerError, checkedClaim, checkedStatus, historyQuery } from './action-ledger';
+import {
+  ROW_COLUMNS,
+  toAuditEntry,
+  toRow,
+  unknownAction,
+  type ActionRowRecord,
+  type AuditRowRecord,
+} from './ledger-rows';
 import type { LedgerMigration, MigrationResult } from './migrations';
 import { ACTIONS_TABLE, AUDIT_TABLE, LEDGER_MIGRATIONS, sqliteSchemaVersion, migrateSqlite } from './migrations';
 
@@ -30,34 +37,6 @@ export interface SqliteLedgerOptions {
   /** The schema to migrate to; tests pass a longer list to play a newer release. */
   migrations?: readonly LedgerMigration[];
 }
-
-interface ActionRowRecord {
-  action_key: string;
-  tenant: string;
-  operation: string;
-  tool_version: number;
-  request_hash: string;
-  status: string;
-  provider_ref: string | null;
-  outcome: string | null;
-  owner: string;
-  claimed_at: string;
-  settled_at: string | null;
-  updated_at: string;
-  seq: number;
-}
-
-interface AuditRowRecord {
-  action_key: string;
-  seq: number;
-  status: string;
-  at: string;
-  reason: string;
-  actor: string | null;
-}
-
-const ROW_COLUMNS =
-  'action_key, tenant, operation, tool_version, request_hash, status, provider_ref, outcome, owner, claimed_at, settled_at, updated_at, seq';
 
 export class SqliteLedger implements ActionLedger {
   readonly kind = 'sqlite' as const;
@@ -143,8 +122,8 @@ export class SqliteLedger implements ActionLedger {
       .prepare(
         `SELECT action_key, seq, status, at, reason, actor FROM ${AUDIT_TABLE} WHERE action_key = ? ORDER BY seq`,
       )
-      .all(key) as AuditRowRecord[];
-    return rows.map(toAuditEntry);
+      .all(key) as AuditRowRecord<string>[];
+    return rows.map((r) => toAuditEntry(r, ISO));
   }
 
   async history(filter: HistoryFilter): Promise<LedgerRow[]> {
@@ -156,8 +135,8 @@ export class SqliteLedger implements ActionLedger {
           ORDER BY claimed_at DESC, action_key DESC
           LIMIT ?`,
       )
-      .all(...q.params, q.limit) as ActionRowRecord[];
-    return rows.map(toRow);
+      .all(...q.params, q.limit) as ActionRowRecord<string>[];
+    return rows.map((r) => toRow(r, ISO));
   }
 
   async close(): Promise<void> {
@@ -166,8 +145,8 @@ export class SqliteLedger implements ActionLedger {
 
   private select(key: string): LedgerRow | undefined {
     const row = this.open().prepare(`SELECT ${ROW_COLUMNS} FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(key) as
-      ActionRowRecord | undefined;
-    return row ? toRow(row) : undefined;
+      ActionRowRecord<string> | undefined;
+    return row ? toRow(row, ISO) : undefined;
   }
 
   private open(): Database.Database {
@@ -176,35 +155,5 @@ export class SqliteLedger implements ActionLedger {
   }
 }
 
-function unknownAction(key: string): LedgerError {
-  return new LedgerError('UnknownAction', `the ledger has no row for ${key}: record its claim before its statuses`);
-}
-
-function toRow(r: ActionRowRecord): LedgerRow {
-  return {
-    key: r.action_key,
-    tenant: r.tenant,
-    operation: r.operation,
-    toolVersion: r.tool_version,
-    requestHash: r.request_hash,
-    status: r.status as LedgerStatus,
-    ...(r.provider_ref !== null ? { providerRef: r.provider_ref } : {}),
-    ...(r.outcome !== null ? { outcome: r.outcome } : {}),
-    owner: r.owner,
-    claimedAt: r.claimed_at,
-    ...(r.settled_at !== null ? { settledAt: r.settled_at } : {}),
-    updatedAt: r.updated_at,
-    seq: r.seq,
-  };
-}
-
-function toAuditEntry(r: AuditRowRecord): LedgerAuditEntry {
-  return {
-    key: r.action_key,
-    seq: r.seq,
-    status: r.status as LedgerStatus,
-    at: r.at,
-    reason: r.reason,
-    ...(r.actor !== null ? { by: r.actor } : {}),
-  };
-}
+/** How this driver returns times, as the ISO strings LedgerRow holds. */
+const ISO = (t: string) => t;
