@@ -46,7 +46,27 @@ export interface CreateWorkerOptions {
   dataConverter?: DataConverter;
   /** The durable action ledger (ledger/; the entry point opens RETRYSAFE_LEDGER and migrates it). */
   ledger?: ActionLedger;
+  /**
+   * The SDK's worker tuning (slots, cache size, pollers), passed to Worker.create as given. What the engine
+   * itself sets (queue, workflows, activities, converter) cannot be overridden here.
+   */
+  tuning?: WorkerTuning;
 }
+
+/** Worker.create's options that tune a worker without changing what it runs. */
+export type WorkerTuning = Omit<
+  WorkerOptions,
+  | 'connection'
+  | 'namespace'
+  | 'taskQueue'
+  | 'workflowsPath'
+  | 'workflowBundle'
+  | 'activities'
+  | 'dataConverter'
+  | 'identity'
+  | 'interceptors'
+  | 'sinks'
+>;
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const tools = 'parseIntent' in opts.tools ? opts.tools : createToolRegistry(opts.tools as readonly AnyTool[]);
@@ -65,6 +85,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ...(opts.ledger ? { ledger: opts.ledger } : {}),
   };
   return Worker.create({
+    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
+    ...opts.tuning,
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.config.taskQueue,
@@ -72,7 +94,6 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       ? { workflowBundle: opts.workflowBundle }
       : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
     activities: { ...(opts.activities ?? {}), ...createActivities(deps) },
-    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
     ...dataConverter,
     ...(opts.identity ? { identity: opts.identity } : {}),
   });

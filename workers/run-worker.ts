@@ -17,7 +17,7 @@ import { loadTenantPolicyFile } from './tenant-policy-file';
 import { OperatorsFileError, operatorScopesReader } from './operators-file';
 import type { OperatorScopes } from '../policies/signed-decision';
 
-export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner'>;
+export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner' | 'tuning'>;
 
 /** Thrown by an entry point's setup for a bad setting; the process exits 2 with the message. */
 export class SetupError extends Error {

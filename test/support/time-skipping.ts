@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import type { ActivityOptions } from '@temporalio/common';
+import type { ActivityOptions, Duration } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
@@ -12,10 +12,12 @@ import { killAt, parseCrashSpecs } from '../../activities/crash-points';
 import { createExecuteAction } from '../../activities/execute-action';
 import { exampleTools, type SandboxUrls } from '../../examples/tools';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
-import type { AnyTool } from '../../policies/tool';
 import { createToolRegistry } from '../../policies/tool-registry';
 import { spawnWorker, type WorkerProcess } from '../../scripts/lib/worker-process';
 import { resolveTestServer } from '../../scripts/toolchain/resolve';
+import { ContractOverride, withContracts } from './contract-override';
+
+export { ContractOverride, withContracts };
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -42,14 +44,6 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   return env;
 }
 
-/** What a tool's contract says instead, in a worker process: no lookup, another key retention, or none. */
-export const ContractOverride = z.strictObject({
-  lookup: z.literal(false).optional(),
-  /** null: the contract declares no retention (keys kept for good). */
-  keyRetentionMs: z.int().positive().nullable().optional(),
-});
-export type ContractOverride = z.infer<typeof ContractOverride>;
-
 /** A worker in its own process that runs the engine's executor over the example tools. */
 export interface ActivityWorkerOptions {
   taskQueue: string;
@@ -60,6 +54,12 @@ export interface ActivityWorkerOptions {
   /** Crash points (activities/crash-points.ts), e.g. `after-commit:charge`: the process SIGKILLs itself there. */
   crashAt?: string;
   name?: string;
+}
+
+/** A whole retrysafe worker in its own process (test/support/time-skipping-engine-worker.ts). */
+export interface EngineWorkerOptions extends ActivityWorkerOptions {
+  /** More of the worker's environment: RETRYSAFE_LEDGER, approval keys, operator scopes. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -79,6 +79,9 @@ export type DispatchWorkflowArgs = [activity: string, args: unknown[], options: 
  * would in production; `dispatcher` runs the dispatch workflow in this process, with no activities, so every
  * executor attempt runs in a worker process. Wait for results with `realTimeClient`: the environment's own
  * client skips time while it waits, which would time out the heartbeats of an attempt still working.
+ * `engineWorker` starts a whole retrysafe worker (workflows and activities, through the production entry point)
+ * in a child process, so the action workflow itself can lose its worker and come back a day later; its clock,
+ * like `activityWorker`'s, reads the test server's time.
  */
 export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
   readonly env: TestWorkflowEnvironment;
@@ -86,6 +89,8 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
   worker(taskQueue: string, activities: object): Promise<Worker>;
   dispatcher(taskQueue: string): Promise<Worker>;
   activityWorker(opts: ActivityWorkerOptions): Promise<WorkerProcess>;
+  engineWorker(opts: EngineWorkerOptions): Promise<WorkerProcess>;
+  outage(duration: Duration): Promise<void>;
 } {
   let env: TestWorkflowEnvironment | undefined;
   let bundle: WorkflowBundleWithSourceMap | undefined;
@@ -138,6 +143,63 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
       processes.push(child);
       return child;
     },
+    /**
+     * `duration` of test-server time with no worker while tasks wait for one. The test server holds its clock
+     * still while any task is scheduled and unanswered (it expects a worker to answer soon), so a plain
+     * `env.sleep` would last the whole duration in real time. An outage releases the locks those waiting tasks
+     * hold, one at a time until the clock moves, for as long as it lasts, and takes back as many after, leaving
+     * the server's lock count as it found it.
+     */
+    async outage(duration) {
+      const { testService } = this.env.connection;
+      if (!testService) throw new Error('outage() needs the time-skipping test server');
+      let released = 0;
+      let over = false;
+      const slept = this.env.sleep(duration).finally(() => (over = true));
+      try {
+        for (let stalled = true; !over;) {
+          if (stalled && released < 5) {
+            // Refused when no lock is left to release (the server counts them): then time is not held here.
+            const unlocked = await testService.unlockTimeSkipping({}).then(
+              () => true,
+              () => false,
+            );
+            if (unlocked) released++;
+          }
+          const before = await this.env.currentTimeMs();
+          await Promise.race([slept, new Promise((r) => setTimeout(r, 500))]);
+          // A clock that moves no faster than real time is still held by a waiting task.
+          stalled = (await this.env.currentTimeMs()) - before < 5_000;
+        }
+        await slept;
+      } finally {
+        for (; released > 0; released--) await testService.lockTimeSkipping({});
+      }
+    },
+    async engineWorker(o) {
+      const unused = 'http://127.0.0.1:9';
+      const clockOffsetMs = (await this.env.currentTimeMs()) - Date.now();
+      const child = await spawnWorker({
+        name: o.name ?? 'engine-worker',
+        entry: path.relative(ROOT, path.join(__dirname, 'time-skipping-engine-worker.ts')),
+        ...(o.crashAt ? { crashAt: o.crashAt } : {}),
+        env: {
+          TEMPORAL_ADDRESS: this.env.address,
+          TEMPORAL_NAMESPACE: this.env.namespace ?? 'default',
+          RETRYSAFE_TASK_QUEUE: o.taskQueue,
+          RETRYSAFE_PAYMENTS_URL: o.sandboxUrls.payments ?? unused,
+          RETRYSAFE_EMAIL_URL: o.sandboxUrls.email ?? unused,
+          RETRYSAFE_TICKETS_URL: o.sandboxUrls.tickets ?? unused,
+          RETRYSAFE_INVENTORY_URL: o.sandboxUrls.inventory ?? unused,
+          RETRYSAFE_SHIPPING_URL: o.sandboxUrls.shipping ?? unused,
+          RETRYSAFE_TS_CONTRACTS: JSON.stringify(o.contracts ?? {}),
+          RETRYSAFE_TS_CLOCK_OFFSET_MS: String(clockOffsetMs),
+          ...o.env,
+        },
+      });
+      processes.push(child);
+      return child;
+    },
   };
 }
 
@@ -185,24 +247,6 @@ const ActivityWorkerEnv = z.object({
   RETRYSAFE_TS_CONTRACTS: json(z.record(z.string(), ContractOverride)),
   RETRYSAFE_CRASH_AT: z.string().optional(),
 });
-
-/** The example tools with a test's contract changes applied; a change for a tool that does not exist is an error. */
-export function withContracts(tools: readonly AnyTool[], contracts: Record<string, ContractOverride>): AnyTool[] {
-  for (const name of Object.keys(contracts)) {
-    if (!tools.some((t) => t.name === name)) throw new Error(`contract change for unknown tool ${name}`);
-  }
-  return tools.map((tool) => {
-    const change = contracts[tool.name];
-    if (!change) return tool;
-    const { lookup, keyRetentionMs, ...rest } = tool;
-    const retention = change.keyRetentionMs === undefined ? keyRetentionMs : change.keyRetentionMs;
-    return {
-      ...rest,
-      ...(change.lookup === false || !lookup ? {} : { lookup }),
-      ...(retention === null || retention === undefined ? {} : { keyRetentionMs: retention }),
-    };
-  });
-}
 
 /** The child process: the executor over the example tools, polling one task queue of the test server. */
 async function activityWorkerMain(): Promise<void> {
