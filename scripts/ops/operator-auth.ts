@@ -6,13 +6,14 @@
  *
  * The format is policies/operators.ts's, shared with the approval service and workers.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
 import { OperatorName, parseOperators, type Operator } from '../../policies/operators';
 import type { OperatorScope } from '../../policies/signed-decision';
 import { readOperatorsFile as readSharedOperatorsFile } from '../../workers/operators-file';
+import { tokenSha256 as hashToken, findByToken as findOperator } from '../../workers/bearer-tokens';
 
 export const DEFAULT_OPERATORS_FILE = '.data/operators.json';
 export const OPERATOR_TOKEN_ENV = 'RETRYSAFE_OPERATOR_TOKEN';
@@ -26,23 +27,8 @@ export function operatorsFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): 
   return path.resolve(cwd, env[OPERATORS_FILE_ENV] || DEFAULT_OPERATORS_FILE);
 }
 
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-/**
- * The operator whose digest matches the token, or undefined. Every entry is compared in constant time
- * and the loop never stops early, so response time says nothing about which digest came close.
- */
-export function findOperator<T extends { tokenSha256: string }>(operators: readonly T[], token: string): T | undefined {
-  const digest = Buffer.from(hashToken(token), 'hex');
-  let match: T | undefined;
-  for (const op of operators) {
-    const candidate = Buffer.from(op.tokenSha256, 'hex');
-    if (candidate.length === digest.length && timingSafeEqual(candidate, digest) && match === undefined) match = op;
-  }
-  return match;
-}
+/** Operators' tokens are held as digests (workers/bearer-tokens.ts), as MCP agents' are. */
+export { hashToken, findOperator };
 
 /** Reads and validates the operators file (the format every tool shares); undefined when it does not exist. */
 export async function readOperatorsFile(file: string): Promise<OperatorsFile | undefined> {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readRunningStack, type RunningStack } from '../../scripts/lib/running-stack';
+import { runScript } from '../support/ops-process';
 
 /**
  * The approval loop as a new user meets it: `npm start` on an empty data folder, then `npm run demo` to
@@ -22,24 +23,6 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     ),
     ...extra,
   };
-}
-
-async function runScript(
-  script: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { code, stdout, stderr };
 }
 
 /** Starts `npm start` and resolves once it says it keeps running; `output()` is everything it printed. */
