@@ -54,6 +54,7 @@ export default tseslint.config(
       'workers/**/*.ts',
       'client/**/*.ts',
       'messages/**/*.ts',
+      'adapters/**/*.ts',
     ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { allIssues } from '../../policies/zod-issues';
+import { findByToken, tokenSha256 } from '../../workers/bearer-tokens';
+
+export { tokenSha256 };
+
+/**
+ * The agents allowed to call the MCP server over HTTP, each bound to one tenant: `{ "agents": [{ "name",
+ * "tenant", "tokenSha256" }] }`. Only the token's SHA-256 is stored; the token itself is shown once when an agent
+ * is added. An agent's token is not an operator's: it claims actions for its tenant and can decide nothing.
+ */
+const Agent = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lower-case letters, digits, . _ - (at most 64)'),
+  tenant: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'a tenant ID as action keys spell it'),
+  tokenSha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits'),
+  addedAt: z.string().optional(),
+});
+export const AgentsFile = z.strictObject({ agents: z.array(Agent) });
+export type Agent = z.infer<typeof Agent>;
+
+export class AgentsFileError extends Error {
+  override name = 'AgentsFileError';
+}
+
+export async function readAgentsFile(file: string): Promise<Agent[]> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new AgentsFileError(`agents file ${file}: ${(err as Error).message}`);
+  }
+  const parsed = AgentsFile.safeParse(raw);
+  if (!parsed.success)
+    throw new AgentsFileError(
+      `agents file ${file}: ${allIssues(parsed.error)
+        .map((i) => `${i.field}: ${i.message}`)
+        .join('; ')}`,
+    );
+  const names = new Set<string>();
+  for (const agent of parsed.data.agents) {
+    if (names.has(agent.name)) throw new AgentsFileError(`agents file ${file}: agent ${agent.name} is listed twice`);
+    names.add(agent.name);
+  }
+  return parsed.data.agents;
+}
+
+/** A new agent token: 32 random bytes, base64url. */
+export function newAgentToken(): string {
+  return `rsa_${randomBytes(32).toString('base64url')}`;
+}
+
+/** The agent a bearer token belongs to; undefined for none. */
+export function agentForToken(agents: readonly Agent[], token: string | undefined): Agent | undefined {
+  return token ? findByToken(agents, token) : undefined;
+}

@@ -1,0 +1,184 @@
+import type { RetrysafeClient } from '../../client';
+import type { ActionSnapshot } from '../../messages/action';
+import { errorCodeOf } from '../../policies/errors';
+import { toolSchemas } from '../../policies/planner-contract';
+import type { RiskClass } from '../../policies/tool';
+import type { ToolRegistry } from '../../policies/tool-registry';
+
+/**
+ * What an MCP client sees of retrysafe: one MCP tool per registered tool, whose arguments are the tool's input
+ * plus the business event it acts on. The event (and an optional step) make the action key, so a model that calls
+ * the same tool again for the same event, after a lost reply or in a new turn with a new tool-call ID, gets the
+ * same action and its outcome, never a second effect. Nothing here can approve or resolve an action: those are
+ * signed decisions of people (the approval service), and no MCP tool carries one.
+ */
+
+/** The argument that names the business event (an order, an invoice, a ticket): required on every tool. */
+export const EVENT_ARGUMENT = 'eventId';
+/** The optional argument that tells apart two uses of one tool for one event (`refund:first`, `refund:rest`). */
+export const STEP_ARGUMENT = 'step';
+
+/** An MCP tool listing (the protocol's `Tool`), as `tools/list` answers it. */
+export interface McpToolListing {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: { type: 'object'; properties: Record<string, unknown>; required: string[] } & Record<string, unknown>;
+  annotations: {
+    title: string;
+    readOnlyHint: boolean;
+    destructiveHint: boolean;
+    idempotentHint: boolean;
+    openWorldHint: boolean;
+  };
+}
+
+/** Risk classes whose effects change or remove what exists (MCP's `destructiveHint`); the others only add. */
+const DESTRUCTIVE: readonly RiskClass[] = ['money-movement', 'destructive', 'production-change'];
+
+/** The registry's tools as MCP tools. A tool whose input has its own `eventId` or `step` field is refused here. */
+export function mcpToolListings(registry: ToolRegistry): McpToolListing[] {
+  return toolSchemas(registry)
+    .filter((schema) => registry.has(schema.function.name))
+    .map(({ function: fn }) => {
+      const tool = registry.get(fn.name);
+      const properties = (fn.parameters.properties ?? {}) as Record<string, unknown>;
+      for (const reserved of [EVENT_ARGUMENT, STEP_ARGUMENT]) {
+        if (reserved in properties) {
+          throw new Error(
+            `tool ${fn.name}: its input has a field named ${reserved}, which the MCP server needs for the action key; rename the field`,
+          );
+        }
+      }
+      const title = fn.name;
+      return {
+        name: fn.name,
+        title,
+        description:
+          `${tool.description} Pass the business event this call is for as ${EVENT_ARGUMENT}: calling again for the same ` +
+          'event returns the first call’s outcome and never repeats the effect; a changed request for it is refused.',
+        inputSchema: {
+          ...fn.parameters,
+          type: 'object',
+          properties: {
+            [EVENT_ARGUMENT]: {
+              type: 'string',
+              minLength: 1,
+              description: 'The business event this call acts on, e.g. inv-2026-0042 (an order, invoice or ticket ID)',
+            },
+            [STEP_ARGUMENT]: {
+              type: 'string',
+              minLength: 1,
+              description:
+                'Only when one event needs this tool more than once: a name for this use, e.g. second-refund',
+            },
+            ...properties,
+          },
+          required: [EVENT_ARGUMENT, ...((fn.parameters.required as string[] | undefined) ?? [])],
+        },
+        annotations: {
+          title,
+          readOnlyHint: tool.kind === 'read',
+          destructiveHint: tool.kind !== 'read' && DESTRUCTIVE.includes(tool.riskClass),
+          // True by construction: the key is derived from the arguments, not from the call.
+          idempotentHint: true,
+          openWorldHint: true,
+        },
+      };
+    });
+}
+
+/** The protocol's tool result, as this adapter fills it. */
+export interface McpToolResult {
+  [field: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+}
+
+export interface McpCallDeps {
+  retrysafe: RetrysafeClient;
+  registry: ToolRegistry;
+  /** The tenant every call acts for: the server's (stdio) or the caller's token's (HTTP), never an argument. */
+  tenant: string;
+  /** Who claims, as the action's audit names it: `mcp:<agent>`. */
+  claimant: string;
+  /** How long a call waits for the outcome before it answers with the status as it stands. */
+  waitMs: number;
+  /** The Web UI page of an action, when the server knows the UI's address. */
+  webUiUrl?: (key: string) => string | undefined;
+}
+
+/**
+ * One `tools/call`: claims the action for (tenant, event, step) with the arguments as its intent and answers with
+ * the action's state. Statuses that are not outcomes (unknown, needs_review, awaiting_confirmation, still
+ * dispatching) are results, not errors, with what happens next in words, so a model does not retry them under
+ * another event; a refusal (a changed request, invalid input) is an error result naming the field or the key.
+ */
+export async function callRetrysafeTool(deps: McpCallDeps, name: string, args: Record<string, unknown>) {
+  if (!deps.registry.has(name)) {
+    return errorResult('UnknownOperation', `no tool named ${name}; the tools are ${deps.registry.names.join(', ')}`);
+  }
+  const { [EVENT_ARGUMENT]: eventId, [STEP_ARGUMENT]: step, ...input } = args;
+  if (typeof eventId !== 'string' || eventId.trim() === '') {
+    return errorResult('InvalidIntent', `${EVENT_ARGUMENT}: required, the business event this call is for`);
+  }
+  if (step !== undefined && (typeof step !== 'string' || step.trim() === '')) {
+    return errorResult('InvalidIntent', `${STEP_ARGUMENT}: a non-empty string when given`);
+  }
+  try {
+    const snap = await deps.retrysafe.claimAction(
+      {
+        tenant: deps.tenant,
+        eventId,
+        ...(step !== undefined ? { step: step as string } : {}),
+        claimant: deps.claimant,
+      },
+      { ...input, operation: name },
+      { wait: true, timeoutMs: deps.waitMs },
+    );
+    return snapshotResult(snap, deps.webUiUrl?.(snap.key));
+  } catch (err) {
+    return errorResult(errorCodeOf(err) ?? 'Error', (err as Error).message);
+  }
+}
+
+/** What each status means for the caller, in one sentence. */
+const NEXT: Record<string, string> = {
+  confirmed: 'Done. Calling again for this event returns this outcome.',
+  failed: 'It did not happen and will not be retried for this event. A changed request needs another event.',
+  compensating: 'It happened and is being undone by its compensation.',
+  compensated: 'It happened and was undone.',
+  unknown:
+    'The provider may or may not have done it; retrysafe is finding out by lookups and provider events and will not send it blindly again. Call again later for the outcome; do not retry under another event.',
+  needs_review:
+    'A person must decide whether it happened or may proceed; nothing more is sent until they do. Call again later for the outcome.',
+  awaiting_confirmation:
+    'A person must approve this exact request first (signed, through the approval service); you cannot approve it. Call again later for the outcome.',
+  planned: 'Accepted and about to run. Call again for the outcome.',
+  dispatching: 'In progress at the provider. Call again for the outcome.',
+};
+
+export function snapshotResult(snap: ActionSnapshot, webUiUrl?: string): McpToolResult {
+  const structured: Record<string, unknown> = {
+    status: snap.status,
+    key: snap.key,
+    requestHash: snap.requestHash,
+    summary: snap.summary,
+    ...(snap.providerRef ? { providerRef: snap.providerRef } : {}),
+    ...(snap.record !== undefined && snap.record !== null ? { record: snap.record } : {}),
+    ...(snap.error ? { error: snap.error } : {}),
+    ...(webUiUrl ? { webUiUrl } : {}),
+    next: NEXT[snap.status] ?? 'Call again for the outcome.',
+  };
+  return {
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured,
+    ...(snap.status === 'failed' ? { isError: true } : {}),
+  };
+}
+
+function errorResult(code: string, message: string): McpToolResult {
+  const structured = { error: { code, message } };
+  return { content: [{ type: 'text', text: `${code}: ${message}` }], structuredContent: structured, isError: true };
+}

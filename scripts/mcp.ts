@@ -1,0 +1,165 @@
+/**
+ * `npm run mcp -- <transport>`: retrysafe's registered tools as an MCP server, so agents built as MCP clients
+ * get keyed, retry-safe side effects. Connects to Temporal with the standard environment (workers/connection.ts)
+ * and claims actions that the workers run; it sends nothing to a provider itself.
+ *
+ *   npm run mcp -- stdio --tenant acme [--agent claude-desktop]      one local client, spawned by it
+ *   npm run mcp -- http --agents-file F [--host 127.0.0.1] [--port 4190]
+ *   npm run mcp -- add-agent --agents-file F --name support-bot --tenant acme    prints the token once
+ *
+ * Over HTTP every request needs an agent's bearer token, and the token's tenant is the one acted for.
+ */
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+import { RetrysafeClient } from '../client';
+import { exampleRegistry } from '../examples/tools';
+import { ledgerConfigFromEnv, openLedger } from '../ledger';
+import { AgentsFile, newAgentToken, readAgentsFile, tokenSha256, type Agent } from '../adapters/mcp/agent-tokens';
+import { startMcpHttp } from '../adapters/mcp/mcp-http';
+import { createRetrysafeMcpServer } from '../adapters/mcp/mcp-server';
+import { connectClient } from '../workers/connection';
+import { withLocalLedger, withLocalPayloadKeys } from './lib/local-payload-keys';
+import { readRunningStack } from './lib/running-stack';
+import { expectPositionals, parseArgv, validateArgs } from './ops/args';
+import { OpsError, UsageError } from './ops/errors';
+import { operatorsFilePath } from './ops/operator-auth';
+
+// The payload keys, ledger and Web UI address `npm start` keeps beside the operators file count when none are set.
+const DATA_DIR = path.dirname(operatorsFilePath(process.env));
+const USAGE = `usage:
+  npm run mcp -- stdio --tenant TENANT [--agent NAME] [--wait-ms MS]
+  npm run mcp -- http --agents-file FILE [--host 127.0.0.1] [--port 4190] [--wait-ms MS]
+  npm run mcp -- add-agent --agents-file FILE --name NAME --tenant TENANT`;
+
+const tenant = z.string({ error: 'is required (the tenant the calls act for)' }).regex(/^[a-z0-9][a-z0-9-]{0,39}$/, {
+  message: 'must be a tenant ID as action keys spell it (lower-case letters, digits, dashes)',
+});
+const waitMs = z.coerce.number().int().min(0).max(120_000).default(20_000);
+const StdioArgs = z.object({ tenant, agent: z.string().min(1).default('stdio'), 'wait-ms': waitMs });
+const HttpArgs = z.object({
+  'agents-file': z.string({ error: 'is required (the agents and their tenants; add one with add-agent)' }),
+  host: z.string().default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65_535).default(4190),
+  'wait-ms': waitMs,
+});
+const AddAgentArgs = z.object({
+  'agents-file': z.string({ error: 'is required' }),
+  name: z.string({ error: 'is required' }),
+  tenant,
+});
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const { flags, positionals, help } = parseArgv(rest, {
+    tenant: { type: 'string' },
+    agent: { type: 'string' },
+    'wait-ms': { type: 'string' },
+    'agents-file': { type: 'string' },
+    host: { type: 'string' },
+    port: { type: 'string' },
+    name: { type: 'string' },
+  });
+  if (help || command === undefined || command === 'help') return void process.stderr.write(`${USAGE}\n`);
+  expectPositionals(positionals, []);
+  switch (command) {
+    case 'add-agent':
+      return addAgent(validateArgs(AddAgentArgs, flags));
+    case 'stdio': {
+      const args = validateArgs(StdioArgs, flags);
+      const deps = await connect();
+      const server = createRetrysafeMcpServer({
+        ...deps,
+        tenant: args.tenant,
+        claimant: `mcp:${args.agent}`,
+        waitMs: args['wait-ms'],
+      });
+      // stdout carries the protocol: everything else goes to stderr.
+      await server.connect(new StdioServerTransport());
+      process.stderr.write(`retrysafe MCP server on stdio, tenant ${args.tenant}\n`);
+      return;
+    }
+    case 'http': {
+      const args = validateArgs(HttpArgs, flags);
+      const file = args['agents-file'];
+      await readAgentsFile(file); // a missing or broken file stops the server here, naming the field
+      const deps = await connect();
+      const http = await startMcpHttp({
+        host: args.host,
+        port: args.port,
+        // Re-read on every request, so an agent added or removed counts at once; a broken file admits nobody.
+        agents: () => readAgentsFile(file).catch(() => [] as Agent[]),
+        serverFor: (agent) =>
+          createRetrysafeMcpServer({
+            ...deps,
+            tenant: agent.tenant,
+            claimant: `mcp:${agent.name}`,
+            waitMs: args['wait-ms'],
+          }),
+        log: (line) => void process.stderr.write(`${line}\n`),
+      });
+      process.stdout.write(`${JSON.stringify({ event: 'mcp-ready', url: http.url })}\n`);
+      const stop = () => void http.close().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return;
+    }
+    default:
+      throw new UsageError(`${command}: unknown command\n${USAGE}`);
+  }
+}
+
+/** The Temporal client, the example tools (as the example worker registers them) and the Web UI's address. */
+async function connect() {
+  const env = withLocalLedger(withLocalPayloadKeys(process.env, DATA_DIR), DATA_DIR);
+  const { client, namespace } = await connectClient(env);
+  const ledgerConfig = ledgerConfigFromEnv(env);
+  const ledger = ledgerConfig ? await openLedger(ledgerConfig, { migrate: false }) : undefined;
+  const registry = exampleRegistry();
+  const uiUrl = env.RETRYSAFE_WEB_UI_URL ?? (await readRunningStack(DATA_DIR))?.webUiUrl;
+  return {
+    retrysafe: new RetrysafeClient(client, {
+      tools: registry,
+      ...(env.RETRYSAFE_TASK_QUEUE ? { taskQueue: env.RETRYSAFE_TASK_QUEUE } : {}),
+      ...(ledger ? { ledger } : {}),
+    }),
+    registry,
+    ...(uiUrl
+      ? {
+          webUiUrl: (key: string) =>
+            `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(key)}`,
+        }
+      : {}),
+  };
+}
+
+async function addAgent(args: z.infer<typeof AddAgentArgs>): Promise<void> {
+  const file = args['agents-file'];
+  let agents: Agent[] = [];
+  try {
+    await readFile(file);
+    agents = await readAgentsFile(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const token = newAgentToken();
+  const agent = AgentsFile.shape.agents.element.parse({
+    name: args.name,
+    tenant: args.tenant,
+    tokenSha256: tokenSha256(token),
+    addedAt: new Date().toISOString(),
+  });
+  const next = [...agents.filter((a) => a.name !== agent.name), agent];
+  await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+  await writeFile(file, `${JSON.stringify({ agents: next }, null, 2)}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  process.stderr.write(`agent ${agent.name} (tenant ${agent.tenant}) added to ${file}; its token, shown once:\n`);
+  process.stdout.write(`${token}\n`);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  const code = err instanceof OpsError ? err.exitCode : (err as { name?: string }).name === 'AgentsFileError' ? 2 : 1;
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(code);
+});
