@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { Database } from 'node-sqlite3-wasm';
 import { RetrysafeClient } from '../../client';
 import { errorCodeOf } from '../../policies/errors';
 import { startStack, type Stack } from '../../scripts/lib/stack';
+import { startServerProcess } from '../support/server-process';
 import { byoTools } from './tools';
 
 /**
@@ -15,27 +16,13 @@ import { byoTools } from './tools';
  * their own (worker.ts): a chat provider in its own process with a lagging lookup, and a transactional
  * ledger in SQLite. Effects are counted at the provider and in the database, never in logs.
  */
-const ROOT = path.resolve(__dirname, '..', '..');
 
 async function startChat(lagMs: number): Promise<{
   url: string;
   proc: ChildProcess;
   stats(): Promise<{ posts: number; emptyLookups: number; byRef: Record<string, number> }>;
 }> {
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(__dirname, 'chat-server.ts'), '--lag-ms', String(lagMs)],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /"url":"([^"]+)"/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.once('exit', (code) => reject(new Error(`chat server exited ${code}`)));
-  });
+  const { url, proc } = await startServerProcess(path.join(__dirname, 'chat-server.ts'), ['--lag-ms', String(lagMs)]);
   return { url, proc, stats: async () => (await fetch(`${url}/admin/stats`)).json() as never };
 }
 
