@@ -1,0 +1,8 @@
+/** A worker whose only tools are a remote MCP server's, declared in tools.ts. */
+import { SetupError, workerMain } from '../../workers/run-worker';
+import { mcpDeskTools } from './tools';
+
+workerMain((env) => {
+  if (!env.DESK_URL || !env.KEYLESS_DESK_URL) throw new SetupError('DESK_URL and KEYLESS_DESK_URL must be set');
+  return { tools: mcpDeskTools({ keyed: env.DESK_URL, keyless: env.KEYLESS_DESK_URL }) };
+});
