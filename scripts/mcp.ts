@@ -72,7 +72,7 @@ async function main(argv: string[]): Promise<void> {
       const server = createRetrysafeMcpServer({
         ...deps,
         tenant: args.tenant,
-        claimant: `mcp:${args.agent}`,
+        claimant: args.agent,
         waitMs: args['wait-ms'],
       });
       // stdout carries the protocol: everything else goes to stderr.
@@ -94,7 +94,7 @@ async function main(argv: string[]): Promise<void> {
           createRetrysafeMcpServer({
             ...deps,
             tenant: agent.tenant,
-            claimant: `mcp:${agent.name}`,
+            claimant: agent.name,
             waitMs: args['wait-ms'],
           }),
         log: (line) => void process.stderr.write(`${line}\n`),

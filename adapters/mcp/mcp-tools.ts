@@ -1,9 +1,9 @@
 import type { RetrysafeClient } from '../../client';
-import type { ActionSnapshot } from '../../messages/action';
-import { errorCodeOf } from '../../policies/errors';
 import { toolSchemas } from '../../policies/planner-contract';
 import type { RiskClass } from '../../policies/tool';
 import type { ToolRegistry } from '../../policies/tool-registry';
+import { refusalResult } from '../action-result';
+import { claimForAgent } from '../agent-claim';
 
 /**
  * What an MCP client sees of retrysafe: one MCP tool per registered tool, whose arguments are the tool's input
@@ -101,7 +101,7 @@ export interface McpCallDeps {
   registry: ToolRegistry;
   /** The tenant every call acts for: the server's (stdio) or the caller's token's (HTTP), never an argument. */
   tenant: string;
-  /** Who claims, as the action's audit names it: `mcp:<agent>`. */
+  /** The agent that calls, as the action's audit names it (`mcp:<agent>`). */
   claimant: string;
   /** How long a call waits for the outcome before it answers with the status as it stands. */
   waitMs: number;
@@ -126,59 +126,24 @@ export async function callRetrysafeTool(deps: McpCallDeps, name: string, args: R
   if (step !== undefined && (typeof step !== 'string' || step.trim() === '')) {
     return errorResult('InvalidIntent', `${STEP_ARGUMENT}: a non-empty string when given`);
   }
-  try {
-    const snap = await deps.retrysafe.claimAction(
-      {
-        tenant: deps.tenant,
-        eventId,
-        ...(step !== undefined ? { step: step as string } : {}),
-        claimant: deps.claimant,
-      },
-      { ...input, operation: name },
-      { wait: true, timeoutMs: deps.waitMs },
-    );
-    return snapshotResult(snap, deps.webUiUrl?.(snap.key));
-  } catch (err) {
-    return errorResult(errorCodeOf(err) ?? 'Error', (err as Error).message);
-  }
-}
-
-/** What each status means for the caller, in one sentence. */
-const NEXT: Record<string, string> = {
-  confirmed: 'Done. Calling again for this event returns this outcome.',
-  failed: 'It did not happen and will not be retried for this event. A changed request needs another event.',
-  compensating: 'It happened and is being undone by its compensation.',
-  compensated: 'It happened and was undone.',
-  unknown:
-    'The provider may or may not have done it; retrysafe is finding out by lookups and provider events and will not send it blindly again. Call again later for the outcome; do not retry under another event.',
-  needs_review:
-    'A person must decide whether it happened or may proceed; nothing more is sent until they do. Call again later for the outcome.',
-  awaiting_confirmation:
-    'A person must approve this exact request first (signed, through the approval service); you cannot approve it. Call again later for the outcome.',
-  planned: 'Accepted and about to run. Call again for the outcome.',
-  dispatching: 'In progress at the provider. Call again for the outcome.',
-};
-
-export function snapshotResult(snap: ActionSnapshot, webUiUrl?: string): McpToolResult {
-  const structured: Record<string, unknown> = {
-    status: snap.status,
-    key: snap.key,
-    requestHash: snap.requestHash,
-    summary: snap.summary,
-    ...(snap.providerRef ? { providerRef: snap.providerRef } : {}),
-    ...(snap.record !== undefined && snap.record !== null ? { record: snap.record } : {}),
-    ...(snap.error ? { error: snap.error } : {}),
-    ...(webUiUrl ? { webUiUrl } : {}),
-    next: NEXT[snap.status] ?? 'Call again for the outcome.',
-  };
+  const result = await claimForAgent(
+    'mcp',
+    { ...deps, eventId, ...(step !== undefined ? { step: step as string } : {}) },
+    name,
+    input,
+  );
+  if (!('status' in result)) return errorResult(result.error.code, result.error.message);
   return {
-    content: [{ type: 'text', text: JSON.stringify(structured) }],
-    structuredContent: structured,
-    ...(snap.status === 'failed' ? { isError: true } : {}),
+    content: [{ type: 'text', text: JSON.stringify(result) }],
+    structuredContent: result,
+    ...(result.status === 'failed' ? { isError: true } : {}),
   };
 }
 
 function errorResult(code: string, message: string): McpToolResult {
-  const structured = { error: { code, message } };
-  return { content: [{ type: 'text', text: `${code}: ${message}` }], structuredContent: structured, isError: true };
+  return {
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+    structuredContent: refusalResult(code, message),
+    isError: true,
+  };
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { agentForToken, newAgentToken, readAgentsFile, tokenSha256 } from '../../adapters/mcp/agent-tokens';
-import { callRetrysafeTool, mcpToolListings, snapshotResult, type McpCallDeps } from '../../adapters/mcp/mcp-tools';
+import { callRetrysafeTool, mcpToolListings, type McpCallDeps } from '../../adapters/mcp/mcp-tools';
 import type { RetrysafeClient } from '../../client';
 import { exampleRegistry } from '../../examples/tools';
 import type { ActionSnapshot } from '../../messages/action';
@@ -68,7 +68,7 @@ describe('MCP tool calls', () => {
     } as unknown as RetrysafeClient,
     registry,
     tenant: 'acme',
-    claimant: 'mcp:unit',
+    claimant: 'unit',
     waitMs: 1_000,
     webUiUrl: (key) => `http://ui.test/workflows/${key}`,
   };
@@ -117,15 +117,19 @@ describe('MCP tool calls', () => {
     assert.match(result.content[0].text, /^IntentMismatch: another request under this key/);
   });
 
-  it('answers unknown, needs_review and awaiting_confirmation as results, saying what happens next', () => {
+  it('answers unknown, needs_review and awaiting_confirmation as results, saying what happens next', async () => {
+    const resultFor = async (status: string) => {
+      answer = snapshot(status);
+      return callRetrysafeTool(deps, 'charge', { eventId: 'e1' });
+    };
     for (const status of ['unknown', 'needs_review', 'awaiting_confirmation', 'dispatching']) {
-      const result = snapshotResult(snapshot(status));
+      const result = await resultFor(status);
       assert.equal(result.isError, undefined, `${status} is not an error the model should retry`);
       assert.match(String(result.structuredContent.next), /[Cc]all again/, status);
     }
-    assert.match(String(snapshotResult(snapshot('unknown')).structuredContent.next), /do not retry under another/);
-    assert.match(String(snapshotResult(snapshot('awaiting_confirmation')).structuredContent.next), /cannot approve/);
-    assert.equal(snapshotResult(snapshot('failed')).isError, true);
+    assert.match(String((await resultFor('unknown')).structuredContent.next), /do not retry under another/);
+    assert.match(String((await resultFor('awaiting_confirmation')).structuredContent.next), /cannot approve/);
+    assert.equal((await resultFor('failed')).isError, true);
   });
 });
 

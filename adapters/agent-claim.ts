@@ -1,0 +1,48 @@
+import type { RetrysafeClient } from '../client';
+import { errorCodeOf } from '../policies/errors';
+import type { ToolRegistry } from '../policies/tool-registry';
+import { actionResult, refusalResult, type ActionResult, type RefusalResult } from './action-result';
+
+/** What an agent framework's tool adapter is bound to: the client, the tools, and the business event. */
+export interface AgentToolOptions {
+  retrysafe: RetrysafeClient;
+  /** The same tools the workers register. */
+  registry: ToolRegistry;
+  tenant: string;
+  /** The business event this agent acts on: an order, an invoice, a ticket. */
+  eventId: string;
+  /** Tells two uses of one tool for one event apart (`first-refund`); the tool's name when absent. */
+  step?: string;
+  /** Who claims, as the action's audit names it after the framework's name. */
+  claimant?: string;
+  /** How long a call waits for the outcome before it answers with the status as it stands; 20 s. */
+  waitMs?: number;
+  webUiUrl?: (key: string) => string | undefined;
+}
+
+/**
+ * One tool call of an agent: claims the action keyed by tenant, event and step with the call's input as its
+ * intent, and answers with the action's state, or with the refusal as a result (never thrown).
+ */
+export async function claimForAgent(
+  framework: string,
+  opts: AgentToolOptions,
+  name: string,
+  input: unknown,
+): Promise<ActionResult | RefusalResult> {
+  try {
+    const snap = await opts.retrysafe.claimAction(
+      {
+        tenant: opts.tenant,
+        eventId: opts.eventId,
+        ...(opts.step ? { step: opts.step } : {}),
+        claimant: `${framework}:${opts.claimant ?? 'agent'}`,
+      },
+      { ...(input as Record<string, unknown>), operation: name },
+      { wait: true, timeoutMs: opts.waitMs ?? 20_000 },
+    );
+    return actionResult(snap, opts.webUiUrl?.(snap.key));
+  } catch (err) {
+    return refusalResult(errorCodeOf(err) ?? 'Error', (err as Error).message);
+  }
+}
