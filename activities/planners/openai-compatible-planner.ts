@@ -175,7 +175,7 @@ export class OpenAiCompatiblePlanner implements Planner {
   }
 }
 
-function httpFailure(where: string, status: number, text: string): RetrysafeError {
+export function httpFailure(where: string, status: number, text: string): RetrysafeError {
   const detail = errorDetail(text);
   const message = `${where}: answered HTTP ${status}${detail ? `: ${detail}` : ''}`;
   const details = { provider: 'planner', status };

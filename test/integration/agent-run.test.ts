@@ -115,52 +115,58 @@ describe('agent runs: recorded model decisions, several agents, ceilings', () =>
     );
   });
 
-  it('asks the model once per decision even when the worker dies between plan and act', async () => {
-    await worker.stop();
-    const eventId = uniqueEvent('model-once');
-    const facts = agentInput(eventId).facts as { order: { id: string; address: unknown } };
-    const order = facts.order;
-    const before = model.calls();
-    model.script([
-      { toolCall: { name: 'reserve', arguments: { sku: 'plan-annual', quantity: 1, orderId: order.id } } },
-      {
-        toolCall: {
-          name: 'charge',
-          arguments: {
-            amountCents: 4990,
-            currency: 'usd',
-            customerId: 'cus_acme',
-            paymentMethod: 'pm_7',
-            merchantReference: order.id,
+  for (const planner of ['openai', 'ai-sdk'] as const) {
+    it(`asks the model once per decision even when the worker dies between plan and act (${planner} planner)`, async () => {
+      if (worker.alive()) await worker.stop();
+      const eventId = uniqueEvent(`model-once-${planner}`);
+      const facts = agentInput(eventId).facts as { order: { id: string; address: unknown } };
+      const order = facts.order;
+      const before = model.calls();
+      model.script([
+        { toolCall: { name: 'reserve', arguments: { sku: 'plan-annual', quantity: 1, orderId: order.id } } },
+        {
+          toolCall: {
+            name: 'charge',
+            arguments: {
+              amountCents: 4990,
+              currency: 'usd',
+              customerId: 'cus_acme',
+              paymentMethod: 'pm_7',
+              merchantReference: order.id,
+            },
           },
         },
-      },
-      {
-        toolCall: {
-          name: 'create-shipment',
-          arguments: { shipmentRef: `${order.id}-ship`, orderId: order.id, address: order.address },
+        {
+          toolCall: {
+            name: 'create-shipment',
+            arguments: { shipmentRef: `${order.id}-ship`, orderId: order.id, address: order.address },
+          },
         },
-      },
-      { toolCall: { name: 'stop', arguments: { reason: 'renewed' } } },
-    ]);
-    const modelEnv = {
-      RETRYSAFE_PLANNER: 'openai',
-      RETRYSAFE_PLANNER_URL: model.url,
-      RETRYSAFE_PLANNER_MODEL: 'fake-gpt',
-    };
-    const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'before-send:charge', env: modelEnv });
-    const run = await stack.retrysafe.startAgentRun(agentInput(eventId));
-    assert.equal((await doomed.exited).signal, 'SIGKILL');
-    const callsAtCrash = model.calls() - before;
-    assert.equal(callsAtCrash, 2, 'reserve and charge were planned before the crash');
-    worker = await stack.startWorker({ name: 'successor', env: modelEnv });
-    const result = (await run.result()) as AgentRunResult;
-    assert.equal(result.status, 'done');
-    assert.equal(model.calls() - before, 4, 'four decisions, four model calls: none repeated after the restart');
-    assert.ok(result.decisions.every((d) => d.modelId === 'fake-gpt'));
-    assert.equal(countForKey(await stack.providers.payments.ledger(), key('charge', eventId)).records, 1);
-    await worker.stop();
-  });
+        { toolCall: { name: 'stop', arguments: { reason: 'renewed' } } },
+      ]);
+      const modelEnv = {
+        RETRYSAFE_PLANNER: planner,
+        RETRYSAFE_PLANNER_URL: model.url,
+        RETRYSAFE_PLANNER_MODEL: 'fake-gpt',
+      };
+      const doomed = await stack.startWorker({
+        name: `doomed-${planner}`,
+        crashAt: 'before-send:charge',
+        env: modelEnv,
+      });
+      const run = await stack.retrysafe.startAgentRun(agentInput(eventId));
+      assert.equal((await doomed.exited).signal, 'SIGKILL');
+      const callsAtCrash = model.calls() - before;
+      assert.equal(callsAtCrash, 2, 'reserve and charge were planned before the crash');
+      worker = await stack.startWorker({ name: `successor-${planner}`, env: modelEnv });
+      const result = (await run.result()) as AgentRunResult;
+      assert.equal(result.status, 'done');
+      assert.equal(model.calls() - before, 4, 'four decisions, four model calls: none repeated after the restart');
+      assert.ok(result.decisions.every((d) => d.modelId === 'fake-gpt'));
+      assert.equal(countForKey(await stack.providers.payments.ledger(), key('charge', eventId)).records, 1);
+      await worker.stop();
+    });
+  }
 
   it('keeps its recorded decisions when it resumes on a planner that now answers differently', async () => {
     if (worker.alive()) await worker.stop();
