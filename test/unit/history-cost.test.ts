@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { historyCost, readHistoryEvents } from '../../scripts/bench/history-cost';
+
+const FIXTURES = path.resolve(__dirname, '..', 'replay', 'histories');
+
+describe('history cost: where an action’s time goes, from its history', () => {
+  it('counts the recorded confirmed charge: its workflow tasks, activities, markers, signals and update', async () => {
+    const events = await readHistoryEvents(path.join(FIXTURES, 'charge-action-confirmed.json'));
+    const cost = historyCost(events);
+    const ofType = (t: string) => events.filter((e) => e.eventType === `EVENT_TYPE_${t}`).length;
+    assert.equal(cost.events, events.length);
+    assert.equal(cost.workflowTasks, ofType('WORKFLOW_TASK_COMPLETED'));
+    assert.ok(cost.workflowTasks >= 2, 'an action takes more than one workflow task');
+    assert.deepEqual(cost.activities, { executeAction: 1 });
+    assert.equal(cost.localActivities, ofType('MARKER_RECORDED'));
+    assert.equal(cost.updates, 1, 'the claim');
+    assert.equal(cost.signalsSent, ofType('SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED'));
+    assert.ok(cost.wallMs > 0 && cost.workflowTaskRunMs > 0 && cost.activityMs > 0);
+    assert.ok(cost.workflowTaskQueueMs + cost.workflowTaskRunMs <= cost.wallMs + 1, 'workflow tasks never overlap');
+  });
+
+  it('reads the CLI’s JSON as well, and names a file without events', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-history-'));
+    try {
+      const plain = path.join(dir, 'plain.json');
+      await writeFile(
+        plain,
+        JSON.stringify({
+          events: [
+            { eventId: '1', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED', eventTime: '2026-12-01T00:00:00.000Z' },
+            {
+              eventId: '2',
+              eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED',
+              eventTime: '2026-12-01T00:00:00.250Z',
+            },
+          ],
+        }),
+      );
+      assert.equal(historyCost(await readHistoryEvents(plain)).wallMs, 250);
+      const empty = path.join(dir, 'empty.json');
+      await writeFile(empty, '{}');
+      await assert.rejects(readHistoryEvents(empty), /empty\.json: no events/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
