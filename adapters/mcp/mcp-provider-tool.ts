@@ -38,6 +38,12 @@ export interface McpProviderToolConfig<Name extends string, S extends z.ZodType>
     /** The effect's ID when the lookup's result shows one, undefined when it shows none. */
     found(result: Record<string, unknown>): string | undefined;
   };
+  /**
+   * The reason, when an error result of `call` is one the server gives before doing anything (a validation
+   * refusal); undefined otherwise. Without it every error result is ambiguous: an MCP server answers an exception
+   * thrown after the effect with an error result just the same.
+   */
+  refused?(result: { text: string; structured: Record<string, unknown> }): string | undefined;
   /** Milliseconds one call may take before its outcome counts as unknown; 10 s by default. */
   timeoutMs?: number;
 }
@@ -59,7 +65,12 @@ export function mcpProviderTool<const Name extends string, S extends z.ZodType>(
     const transport = new StreamableHTTPClientTransport(new URL(config.server.url), {
       requestInit: { headers: config.server.headers ?? {} },
     });
-    await client.connect(transport, { timeout });
+    try {
+      await client.connect(transport, { timeout });
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
     try {
       return await use(client);
     } finally {
@@ -81,7 +92,10 @@ export function mcpProviderTool<const Name extends string, S extends z.ZodType>(
         const structured = (result.structuredContent ?? {}) as Record<string, unknown>;
         const text = textOf(result.content);
         if (result.isError) {
-          return { outcome: 'rejected', reason: 'invalid', message: `${what} refused: ${text || 'no reason given'}` };
+          const refusal = config.refused?.({ text, structured });
+          if (refusal) return { outcome: 'rejected', reason: 'invalid', message: `${what} refused: ${refusal}` };
+          // It may have failed after doing the work: the key, a lookup or a person settles it.
+          return { outcome: 'ambiguous', message: `${what} answered an error: ${text || 'no detail'}` };
         }
         const ref = config.providerRef(structured);
         if (!ref) return { outcome: 'ambiguous', message: `${what} answered without naming the effect: ${text}` };
@@ -89,7 +103,8 @@ export function mcpProviderTool<const Name extends string, S extends z.ZodType>(
       });
     } catch (err) {
       if (!client) return { outcome: 'not-committed', reason: `${what}: could not connect: ${(err as Error).message}` };
-      if (err instanceof McpError && (err.code === ErrorCode.InvalidParams || err.code === ErrorCode.MethodNotFound)) {
+      // No such tool: the server did nothing. Anything else after the handshake may have followed the effect.
+      if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) {
         return { outcome: 'rejected', reason: 'invalid', message: `${what}: ${err.message}` };
       }
       // Sent: a refused connection now means it never arrived; a broken one or no reply, that it may have happened.
@@ -124,7 +139,11 @@ export function mcpProviderTool<const Name extends string, S extends z.ZodType>(
               );
               if (result.isError)
                 throw new Error(`${config.name}: lookup ${lookup.call} failed: ${textOf(result.content)}`);
-              const structured = (result.structuredContent ?? {}) as Record<string, unknown>;
+              // An answer without structured content cannot say "absent": it proves nothing either way.
+              if (!result.structuredContent) {
+                throw new Error(`${config.name}: lookup ${lookup.call} answered without structured content`);
+              }
+              const structured = result.structuredContent as Record<string, unknown>;
               const ref = lookup.found(structured);
               return ref ? { found: true, providerRef: ref, result: structured as Json } : { found: false };
             });

@@ -128,4 +128,29 @@ describe('a remote MCP server’s tool as a provider (SIGKILL after the MCP serv
       }
     },
   );
+
+  it(
+    'an error result after the desk wrote the ticket is ambiguous, not a refusal: the keyed resend confirms the one ticket',
+    { timeout: 60_000 },
+    async () => {
+      const eventId = uniqueEvent('desk-fail-after-write');
+      const worker = await stack.startWorker({ name: 'worker-fail-after-write', env });
+      try {
+        const claimed = await client.claimAction(
+          { tenant: 'acme', eventId },
+          { operation: 'desk-ticket', title: 'fail-after-write: projector' },
+        );
+        const done = await waitForStatus(client, claimed.key, ['confirmed', 'failed']);
+        assert.equal(done.status, 'confirmed', JSON.stringify(done.audit));
+        const tickets = (await keyed.tickets()).filter((t) => t.requestKey === claimed.key);
+        assert.deepEqual(
+          tickets.map((t) => t.id),
+          [done.providerRef],
+          'one ticket, the one confirmed',
+        );
+      } finally {
+        await worker.stop();
+      }
+    },
+  );
 });

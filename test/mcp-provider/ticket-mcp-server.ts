@@ -2,7 +2,8 @@
  * A remote MCP server written with the official SDK (McpServer, Streamable HTTP, stateless): a ticket desk
  * whose `create_ticket` tool opens a ticket, honouring `requestKey` unless started with `--ignore-keys`, and,
  * unless started with `--no-find`, a `find_ticket` tool that finds one by its key. `GET /admin/tickets` lists
- * what it holds, so a test counts effects here. Prints `{"url": …}` when it listens.
+ * what it holds, so a test counts effects here. A title starting `fail-after-write` opens the ticket and then
+ * throws, as a handler that fails after its effect does. Prints `{"url": …}` when it listens.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,7 +28,11 @@ function desk(): McpServer {
     async ({ title, requestKey }) => {
       const earlier = !ignoreKeys && requestKey ? tickets.find((t) => t.requestKey === requestKey) : undefined;
       const ticket = earlier ?? { id: `tk_${tickets.length + 1}`, title, ...(requestKey ? { requestKey } : {}) };
-      if (!earlier) tickets.push(ticket);
+      if (!earlier) {
+        tickets.push(ticket);
+        // A server whose handler fails after the write: the SDK answers the exception as an error result.
+        if (title.startsWith('fail-after-write')) throw new Error('downstream timeout after the ticket was written');
+      }
       return { content: [{ type: 'text', text: `ticket ${ticket.id}` }], structuredContent: { id: ticket.id } };
     },
   );
