@@ -18,10 +18,14 @@ export interface ActionResult {
   next: string;
 }
 
-/** A refusal before anything was claimed or sent: a changed request, invalid input, an unknown tool. */
+/**
+ * A refusal before anything was claimed or sent (a changed request, invalid input, an unknown tool), or, with
+ * `next`, a failure to answer that may have come after the claim: then the caller asks again with the same event.
+ */
 export interface RefusalResult {
   [field: string]: unknown;
   error: { code: string; message: string };
+  next?: string;
 }
 
 const NEXT: Record<string, string> = {

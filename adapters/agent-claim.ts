@@ -3,6 +3,15 @@ import { errorCodeOf } from '../policies/errors';
 import type { ToolRegistry } from '../policies/tool-registry';
 import { actionResult, refusalResult, type ActionResult, type RefusalResult } from './action-result';
 
+/** Errors that refuse a request before anything is claimed: the only ones answered as a plain refusal. */
+const REFUSALS = new Set([
+  'IntentMismatch',
+  'InvalidIntent',
+  'UnknownOperation',
+  'PayloadTooLarge',
+  'InvalidActionKey',
+]);
+
 /** What an agent framework's tool adapter is bound to: the client, the tools, and the business event. */
 export interface AgentToolOptions {
   retrysafe: RetrysafeClient;
@@ -43,6 +52,13 @@ export async function claimForAgent(
     );
     return actionResult(snap, opts.webUiUrl?.(snap.key));
   } catch (err) {
-    return refusalResult(errorCodeOf(err) ?? 'Error', (err as Error).message);
+    const code = errorCodeOf(err);
+    // Refused before anything was claimed: the request itself is wrong, and calling again will not change that.
+    if (code && REFUSALS.has(code)) return refusalResult(code, (err as Error).message);
+    // Anything else (Temporal unreachable, the wait cut short) may have come after the claim landed.
+    return {
+      ...refusalResult(code ?? 'Unavailable', (err as Error).message),
+      next: 'retrysafe could not answer just now; the action may be under way. Call again with the same event for its outcome; do not retry under another event.',
+    };
   }
 }

@@ -9,7 +9,7 @@
  *
  * Over HTTP every request needs an agent's bearer token, and the token's tenant is the one acted for.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
@@ -89,7 +89,11 @@ async function main(argv: string[]): Promise<void> {
         host: args.host,
         port: args.port,
         // Re-read on every request, so an agent added or removed counts at once; a broken file admits nobody.
-        agents: () => readAgentsFile(file).catch(() => [] as Agent[]),
+        agents: () =>
+          readAgentsFile(file).catch((err: unknown) => {
+            process.stderr.write(`${(err as Error).message}; admitting nobody until it is fixed\n`);
+            return [] as Agent[];
+          }),
         serverFor: (agent) =>
           createRetrysafeMcpServer({
             ...deps,
@@ -152,9 +156,15 @@ async function addAgent(args: z.infer<typeof AddAgentArgs>): Promise<void> {
   });
   const next = [...agents.filter((a) => a.name !== agent.name), agent];
   await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-  await writeFile(file, `${JSON.stringify({ agents: next }, null, 2)}\n`, { mode: 0o600 });
-  await chmod(file, 0o600);
-  process.stderr.write(`agent ${agent.name} (tenant ${agent.tenant}) added to ${file}; its token, shown once:\n`);
+  // Written beside and renamed into place: the HTTP server re-reads the file on every request.
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify({ agents: next }, null, 2)}\n`, { mode: 0o600 });
+  await chmod(temporary, 0o600);
+  await rename(temporary, file);
+  const replaced = agents.some((a) => a.name === agent.name);
+  process.stderr.write(
+    `agent ${agent.name} (tenant ${agent.tenant}) ${replaced ? 'given a new token (the old one stops working) in' : 'added to'} ${file}; its token, shown once:\n`,
+  );
   process.stdout.write(`${token}\n`);
 }
 

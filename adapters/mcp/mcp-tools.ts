@@ -132,7 +132,7 @@ export async function callRetrysafeTool(deps: McpCallDeps, name: string, args: R
     name,
     input,
   );
-  if (!('status' in result)) return errorResult(result.error.code, result.error.message);
+  if (!('status' in result)) return errorResult(result.error.code, result.error.message, result.next);
   return {
     content: [{ type: 'text', text: JSON.stringify(result) }],
     structuredContent: result,
@@ -140,10 +140,11 @@ export async function callRetrysafeTool(deps: McpCallDeps, name: string, args: R
   };
 }
 
-function errorResult(code: string, message: string): McpToolResult {
+function errorResult(code: string, message: string, next?: string): McpToolResult {
+  const structured = { ...refusalResult(code, message), ...(next ? { next } : {}) };
   return {
-    content: [{ type: 'text', text: `${code}: ${message}` }],
-    structuredContent: refusalResult(code, message),
+    content: [{ type: 'text', text: `${code}: ${message}${next ? ` ${next}` : ''}` }],
+    structuredContent: structured,
     isError: true,
   };
 }

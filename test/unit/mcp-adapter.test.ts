@@ -117,6 +117,21 @@ describe('MCP tool calls', () => {
     assert.match(result.content[0].text, /^IntentMismatch: another request under this key/);
   });
 
+  it('answers a failure after the claim may have landed as “call again with the same event”, not a refusal', async () => {
+    const unavailable: McpCallDeps = {
+      ...deps,
+      retrysafe: {
+        claimAction: async () => {
+          throw new Error('14 UNAVAILABLE: connection refused');
+        },
+      } as unknown as RetrysafeClient,
+    };
+    const result = await callRetrysafeTool(unavailable, 'charge', { eventId: 'e1' });
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /^Unavailable: .*Call again with the same event/);
+    assert.match(String(result.structuredContent.next), /do not retry under another event/);
+  });
+
   it('answers unknown, needs_review and awaiting_confirmation as results, saying what happens next', async () => {
     const resultFor = async (status: string) => {
       answer = snapshot(status);
