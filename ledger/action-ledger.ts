@@ -62,14 +62,8 @@ export interface StatusRecord {
   settled?: boolean;
 }
 
-export interface LedgerAuditEntry {
-  key: string;
-  seq: number;
-  status: LedgerStatus;
-  at: string;
-  reason: string;
-  by?: string;
-}
+/** One entry of an action's audit log: the status change as recorded, without what only the row keeps. */
+export type LedgerAuditEntry = Pick<StatusRecord, 'key' | 'seq' | 'status' | 'at' | 'reason' | 'by'>;
 
 /** Which rows `history` returns: all conditions hold at once; `since`/`until` bound `claimedAt` (until exclusive). */
 export interface HistoryFilter {

@@ -2,10 +2,9 @@ import { LOST_ANSWER, type ProviderRequest } from '../../policies/provider-reque
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { z } from 'zod';
 import { createExecuteAction, type ExecuteOutcome } from '../../activities/execute-action';
 import { errorCodeOf } from '../../policies/errors';
-import { defineTool, type DedupeCapability } from '../../policies/tool';
+import type { DedupeCapability } from '../../policies/tool';
 import {
   absent,
   ambiguous,
@@ -15,7 +14,7 @@ import {
   type LookupAnswer,
   type ToolOutcome,
 } from '../../policies/tool-outcome';
-import { createToolRegistry } from '../../policies/tool-registry';
+import { scriptedTool } from '../support/scripted-tool';
 
 /**
  * The executor's attempt-aware table, for every dedupe capability, with scripted tools in the SDK's mock
@@ -28,35 +27,7 @@ function scripted(opts: {
   outcomes: Array<ToolOutcome | Error>;
   lookups?: LookupAnswer[];
 }) {
-  const calls = { execute: 0, lookup: 0 };
-  const tool = defineTool({
-    name: 'ping',
-    version: 1,
-    description: 'Ping.',
-    input: z.strictObject({ n: z.number() }),
-    kind: opts.kind ?? 'mutation',
-    dedupe: opts.dedupe,
-    readAfterWriteLagMs: opts.lagMs ?? 0,
-    riskClass: 'routine-message',
-    summarize: (i) => `ping ${i.n}`,
-    async execute() {
-      const next = opts.outcomes[calls.execute++];
-      if (next === undefined) throw new Error('the script ran out: the executor executed once more than allowed');
-      if (next instanceof Error) throw next;
-      return next;
-    },
-    ...(opts.lookups
-      ? {
-          async lookup() {
-            const next = opts.lookups![calls.lookup++];
-            if (!next) throw new Error('the lookup script ran out');
-            return next;
-          },
-        }
-      : {}),
-  });
-  const tools = createToolRegistry([tool]);
-  const intent = tools.parseIntent({ operation: 'ping', n: 1 });
+  const { tools, intent, calls } = scriptedTool({ ...opts, name: 'ping' });
   const clock = { now: 1_000_000 };
   const run = (
     attempt: number,

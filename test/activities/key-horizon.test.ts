@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { z } from 'zod';
 import { createExecuteAction, keyHorizonMs, type ExecuteOutcome } from '../../activities/execute-action';
-import { defineTool, type DedupeCapability } from '../../policies/tool';
+import type { DedupeCapability } from '../../policies/tool';
 import { absent, ambiguous, committed, found, type LookupAnswer, type ToolOutcome } from '../../policies/tool-outcome';
-import { createToolRegistry } from '../../policies/tool-registry';
+import { scriptedTool } from '../support/scripted-tool';
 
 /**
  * The executor's key-horizon rows: a maybe-sent attempt of a tool whose provider forgets keys after
@@ -26,35 +25,7 @@ function keyed(opts: {
   outcomes: ToolOutcome[];
   lookups?: LookupAnswer[];
 }) {
-  const calls = { execute: 0, lookup: 0 };
-  const tool = defineTool({
-    name: 'pay',
-    version: 1,
-    description: 'Pay.',
-    input: z.strictObject({ n: z.number() }),
-    kind: 'mutation',
-    dedupe: opts.dedupe ?? 'idempotency-key',
-    readAfterWriteLagMs: opts.lagMs ?? 0,
-    ...(opts.keyRetentionMs !== undefined ? { keyRetentionMs: opts.keyRetentionMs } : {}),
-    riskClass: 'routine-message',
-    summarize: (i) => `pay ${i.n}`,
-    async execute() {
-      const next = opts.outcomes[calls.execute++];
-      if (next === undefined) throw new Error('the script ran out: the executor sent once more than allowed');
-      return next;
-    },
-    ...(opts.lookups
-      ? {
-          async lookup() {
-            const next = opts.lookups![calls.lookup++];
-            if (!next) throw new Error('the lookup script ran out');
-            return next;
-          },
-        }
-      : {}),
-  });
-  const tools = createToolRegistry([tool]);
-  const intent = tools.parseIntent({ operation: 'pay', n: 1 });
+  const { tools, intent, calls } = scriptedTool({ ...opts, name: 'pay', dedupe: opts.dedupe ?? 'idempotency-key' });
   const sleeps: number[] = [];
 
   /**
