@@ -3,7 +3,6 @@ import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import type { Socket } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -14,6 +13,7 @@ import { z } from 'zod';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { resolveTemporalCli } from '../toolchain/resolve';
 import { getFreePort, isPortFree } from './free-port';
+import { spawnWatchdog, WATCHDOG_GRACE_MS } from './process-watchdog';
 
 /** A running `temporal server start-dev` with SQLite persistence, owned by this process. */
 export interface DevServer {
@@ -60,7 +60,7 @@ export const DEFAULT_DB_FILE = path.resolve(__dirname, '..', '..', '.data', 'tem
 /** Cold and warm starts measured 1.2-2 s on two loaded cores; 30 s leaves room for a slow CI machine. */
 const READY_TIMEOUT_MS = 30_000;
 /** The server flushes SQLite and closes listeners on SIGTERM well within this. */
-const STOP_GRACE_MS = 10_000;
+const STOP_GRACE_MS = WATCHDOG_GRACE_MS;
 const LOG_TAIL_CHARS = 8_000;
 const HOST = '127.0.0.1';
 
@@ -316,32 +316,8 @@ class DevServerProcess {
   }
 }
 
-// Runs in its own small node process holding the read end of a pipe from us. The pipe closes however we die,
-// even by SIGKILL, and then the watchdog stops the server (SIGTERM, SIGKILL after the grace period) and exits.
-const WATCHDOG_JS = `
-const pid = Number(process.argv[1]);
-const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
-const stopServer = () => {
-  if (!alive()) process.exit(0);
-  process.kill(pid, 'SIGTERM');
-  setInterval(() => { if (!alive()) process.exit(0); }, 200);
-  setTimeout(() => { if (alive()) process.kill(pid, 'SIGKILL'); process.exit(0); }, ${STOP_GRACE_MS});
-};
-process.stdin.on('data', () => undefined).on('end', stopServer).on('error', stopServer);
-`;
-
-function spawnWatchdog(serverPid: number): ChildProcess {
-  const watchdog = spawn(process.execPath, ['-e', WATCHDOG_JS, String(serverPid)], {
-    stdio: ['pipe', 'ignore', 'ignore'],
-    detached: true,
-  });
-  // Neither the process nor its pipe may keep our event loop alive.
-  watchdog.unref();
-  (watchdog.stdin as Socket | null)?.unref();
-  return watchdog;
-}
-
-async function assertSearchAttributesRegistered(connection: Connection, namespace: string): Promise<void> {
+/** Throws, naming them, while any of retrysafe's search attributes is not registered on the namespace. */
+export async function assertSearchAttributesRegistered(connection: Connection, namespace: string): Promise<void> {
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = SEARCH_ATTRIBUTE_REGISTRATIONS.filter(({ name }) => customAttributes?.[name] === undefined);
   if (missing.length > 0) {
