@@ -18,18 +18,41 @@ import { exampleRegistry } from '../../examples/tools';
 import { DEFAULT_TASK_QUEUE } from '../../workers/config';
 import { ExampleClient } from '../../examples/client';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
-import { startDevServer, type DevServer } from './dev-server';
+import { startDevServer } from './dev-server';
+import { startCluster, type TemporalCluster } from './temporal-cluster';
 import { ledgerConfigFromEnv, openLedger, type ActionLedger } from '../../ledger';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from './worker-process';
 import { writeWorkflowBundle } from './workflow-bundle';
 
+/** Which Temporal a stack runs on: the CLI's dev server (SQLite, one process) or the real server as a cluster. */
+export const STACK_TEMPORAL_TARGETS = ['dev-server', 'cluster'] as const;
+export type StackTemporalTarget = (typeof STACK_TEMPORAL_TARGETS)[number];
+/** Sets the default target of every stack this process starts (`npm run test:cluster` sets it to `cluster`). */
+export const STACK_TEMPORAL_ENV = 'RETRYSAFE_STACK_TEMPORAL';
+
+/** The Temporal server a stack runs on, whichever target it is. */
+export interface StackServer {
+  /** gRPC frontend, `127.0.0.1:<port>`. */
+  address: string;
+  namespace: string;
+  /** Web UI base URL; undefined when headless or on the cluster. */
+  uiUrl?: string;
+  /** The dev server's SQLite file; undefined on the cluster (its state is in PostgreSQL). */
+  dbFile?: string;
+  stop(): Promise<void>;
+  /** Stops and starts the server again on the same state and ports; a rolling restart of every service on the cluster. */
+  restart(): Promise<void>;
+}
+
 /**
- * Everything retrysafe needs on one machine, as real processes: the Temporal dev server (SQLite), the
- * sandbox providers, and worker processes that can be SIGKILLed. Shared by `npm start`, the
- * integration tests, the chaos harness and the benchmark.
+ * Everything retrysafe needs on one machine, as real processes: Temporal (the dev server on SQLite, or the real
+ * server's services on PostgreSQL), the sandbox providers, and worker processes that can be SIGKILLed. Shared by
+ * `npm start`, the integration tests, the chaos harness and the benchmark.
  */
 export interface Stack {
-  server: DevServer;
+  server: StackServer;
+  /** The cluster's services and database, when the stack runs on the cluster (to kill and restart them). */
+  cluster?: TemporalCluster;
   providers: Record<ProviderKind, SandboxProvider>;
   connection: Connection;
   client: Client;
@@ -55,6 +78,11 @@ export interface Stack {
 }
 
 export interface StackOptions {
+  /**
+   * The Temporal to run on; default what RETRYSAFE_STACK_TEMPORAL says, else `dev-server`. `cluster` starts the real
+   * server (scripts/lib/temporal-cluster.ts) in a throw-away folder; it has no Web UI and takes no `dbFile` or ports.
+   */
+  temporal?: StackTemporalTarget;
   /** Persistent SQLite file (npm start); a temporary one when absent (tests). */
   dbFile?: string;
   port?: number;
@@ -91,25 +119,30 @@ export interface StackOptions {
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const log = opts.log ?? (() => undefined);
+  const target = stackTemporalTarget(opts);
   const tmp = opts.dbFile ? undefined : await mkdtemp(path.join(os.tmpdir(), 'retrysafe-'));
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
     const keys = await payloadKeysFor(opts, tmp);
-    const [server, providers, bundle] = await Promise.all([
-      startDevServer({
-        dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'),
-        port: opts.port ?? 0,
-        uiPort: opts.uiPort === undefined ? null : opts.uiPort,
-        ...(opts.uiCodecEndpoint !== undefined ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
-        log,
-      }),
+    // Started together; when one fails, the others that came up are stopped before the error is thrown.
+    const [serverResult, providersResult, bundleResult] = await Promise.allSettled([
+      target === 'cluster'
+        ? startCluster({ log })
+        : startDevServer({
+            dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'),
+            port: opts.port ?? 0,
+            uiPort: opts.uiPort === undefined ? null : opts.uiPort,
+            ...(opts.uiCodecEndpoint !== undefined ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
+            log,
+          }),
       startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs, startTimeoutMs: 30_000 }),
       writeWorkflowBundle(tmp ? path.join(tmp, 'bundle') : undefined, opts.worker?.workflowsPath),
     ]);
-    cleanups.push(
-      () => server.stop(),
-      () => providers.stopAll(),
-    );
+    if (serverResult.status === 'fulfilled') cleanups.push(() => serverResult.value.stop());
+    if (providersResult.status === 'fulfilled') cleanups.push(() => providersResult.value.stopAll());
+    const server = settledValue(serverResult);
+    const providers = settledValue(providersResult);
+    const bundle = settledValue(bundleResult);
     const connection = await Connection.connect({ address: server.address });
     cleanups.unshift(() => connection.close());
     const client = new Client({
@@ -155,6 +188,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const workers: WorkerProcess[] = [];
     const stack: Stack = {
       server,
+      ...(target === 'cluster' ? { cluster: server as TemporalCluster } : {}),
       providers,
       connection,
       client,
@@ -190,6 +224,32 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (tmp) await rm(tmp, { recursive: true, force: true });
     throw err;
   }
+}
+
+function settledValue<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
+}
+
+/** The target asked for, or the environment's, checked against what the target can do. */
+function stackTemporalTarget(opts: StackOptions): StackTemporalTarget {
+  const fromEnv = process.env[STACK_TEMPORAL_ENV];
+  const target = opts.temporal ?? (fromEnv === undefined || fromEnv === '' ? 'dev-server' : fromEnv);
+  if (!(STACK_TEMPORAL_TARGETS as readonly string[]).includes(target)) {
+    throw new Error(
+      `startStack: ${STACK_TEMPORAL_ENV}=${target} is not a Temporal target; use ${STACK_TEMPORAL_TARGETS.join(' or ')}`,
+    );
+  }
+  if (target === 'cluster') {
+    const unsupported = (['dbFile', 'port', 'uiCodecEndpoint'] as const).filter((field) => opts[field] !== undefined);
+    if (opts.uiPort !== undefined && opts.uiPort !== null) unsupported.push('uiPort' as never);
+    if (unsupported.length > 0) {
+      throw new Error(
+        `startStack: the cluster target takes no ${unsupported.join(', ')} (it runs in a throw-away folder)`,
+      );
+    }
+  }
+  return target as StackTemporalTarget;
 }
 
 /** The stack's payload key setting: the data converter for its client, and what its workers' environment needs. */

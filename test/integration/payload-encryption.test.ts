@@ -97,7 +97,9 @@ async function databaseBytes(stack: Stack): Promise<{ files: string[]; bytes: Bu
   await stack.server.stop();
   const files: string[] = [];
   const chunks: Buffer[] = [];
-  for (const file of [stack.server.dbFile, `${stack.server.dbFile}-wal`, `${stack.server.dbFile}-shm`]) {
+  const dbFile = stack.server.dbFile;
+  assert.ok(dbFile, "this test reads the dev server's SQLite file; it does not run on the cluster");
+  for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) {
     try {
       chunks.push(await readFile(file));
       files.push(file);

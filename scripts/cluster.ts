@@ -1,0 +1,64 @@
+// npm run cluster: the real Temporal server as a multi-service cluster on PostgreSQL, on this machine, until Ctrl-C.
+// Usage: npm run cluster [-- --namespace NAME] [--no-build] [--log-level LEVEL]
+import { parseArgs } from 'node:util';
+
+import { HISTORY_SHARDS, NAMESPACE_RETENTION_HOURS, TEMPORAL_SERVER_VERSION } from './lib/cluster-config';
+import { startCluster } from './lib/temporal-cluster';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      namespace: { type: 'string', default: 'default' },
+      'no-build': { type: 'boolean', default: false },
+      'log-level': { type: 'string', default: 'warn' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log('usage: npm run cluster [-- --namespace NAME] [--no-build] [--log-level debug|info|warn|error]');
+    return;
+  }
+  const say = (msg: string) => console.error(msg);
+  say(`starting Temporal ${TEMPORAL_SERVER_VERSION}: PostgreSQL, then frontend, history, matching and worker…`);
+  const cluster = await startCluster({
+    namespace: values.namespace,
+    build: !values['no-build'],
+    logLevel: values['log-level'],
+    log: say,
+  });
+  const pids = (['frontend', 'history', 'matching', 'worker'] as const)
+    .map((service) => `${service} ${cluster.pid(service)}`)
+    .join(', ');
+  say('');
+  say(`Temporal cluster ready in ${(cluster.startupMs / 1000).toFixed(1)} s (server ${TEMPORAL_SERVER_VERSION}).`);
+  say(`  services (pid): ${pids}; ${HISTORY_SHARDS} history shards`);
+  say(`  PostgreSQL ${cluster.postgres.url} (pid ${cluster.postgres.pid}), data ${cluster.postgres.dataDir}`);
+  say(
+    `  namespace ${cluster.namespace}: ${NAMESPACE_RETENTION_HOURS / 24} days retention, retrysafe's search attributes`,
+  );
+  say(`  service logs: ${cluster.dataDir}/logs/`);
+  say('');
+  say('Point a worker, the ops CLI or your application at it with the standard environment configuration:');
+  say(`  export TEMPORAL_ADDRESS=${cluster.address} TEMPORAL_NAMESPACE=${cluster.namespace}`);
+  say('  npm run providers & npm run worker');
+  say('');
+  say('Everything is thrown away on exit. Ctrl-C to stop.');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`${signal}: stopping the cluster…`);
+    await cluster.stop();
+    say('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
