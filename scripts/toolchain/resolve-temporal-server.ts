@@ -11,11 +11,10 @@
  * v1.32.1 is the newest that builds on Go 1.26 (v1.32.2 needs Go 1.27). A cold build here took 4 min 42 s and
  * left 3.4 GB of caches; it prints Go's progress while it runs.
  */
-import { rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 
 import { executableProblem, findOnPath } from './executables';
+import { buildIntoFolder, runGo } from './go-build';
 import { ToolchainError } from './toolchain-error';
 
 export const TEMPORAL_SERVER_VERSION = '1.32.1';
@@ -94,18 +93,13 @@ export async function resolveTemporalServer(opts: ResolveTemporalServerOptions =
       attempts,
     );
   }
-  // Built into a temporary folder and renamed into place: an interrupted build leaves no half-filled cache.
-  const staging = `${folder}.partial-${process.pid}`;
-  await rm(staging, { recursive: true, force: true });
-  await mkdir(staging, { recursive: true });
   log(`building Temporal server ${TEMPORAL_SERVER_VERSION} from the Go module proxy (a few minutes the first time)…`);
   const started = Date.now();
   try {
-    await (opts.builder ?? goInstall)(staging, path.join(root, '.tools', 'go'), env, log);
-    await rm(folder, { recursive: true, force: true });
-    await rename(staging, folder);
+    await buildIntoFolder(folder, (staging) =>
+      (opts.builder ?? goInstall)(staging, path.join(root, '.tools', 'go'), env, log),
+    );
   } catch (err) {
-    await rm(staging, { recursive: true, force: true });
     throw new ToolchainError(`building the Temporal server failed: ${(err as Error).message}`, attempts);
   }
   for (const file of [cached.server, cached.sqlTool]) {
@@ -117,7 +111,12 @@ export async function resolveTemporalServer(opts: ResolveTemporalServerOptions =
 }
 
 /** `go install` of the server and the SQL tool into `into`, with Go's caches under `caches`; Go's lines go to `log`. */
-function goInstall(into: string, caches: string, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<void> {
+async function goInstall(
+  into: string,
+  caches: string,
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+): Promise<void> {
   const args = [
     'install',
     '-tags',
@@ -125,46 +124,5 @@ function goInstall(into: string, caches: string, env: NodeJS.ProcessEnv, log: (l
     `${MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`,
     `${MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`,
   ];
-  return new Promise((resolve, reject) => {
-    const child = spawn('go', args, {
-      env: {
-        ...env,
-        GOBIN: into,
-        GOMODCACHE: path.join(caches, 'mod'),
-        GOCACHE: path.join(caches, 'build'),
-        CGO_ENABLED: '0',
-        GOFLAGS: '-mod=mod',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let tail = '';
-    let downloads = 0;
-    // Go says nothing while it compiles (minutes): say that it is still at work.
-    const started = Date.now();
-    const ticker = setInterval(
-      () => log(`  go: still building (${Math.round((Date.now() - started) / 1000)} s)…`),
-      30_000,
-    );
-    const onLine = (chunk: Buffer) => {
-      const text = chunk.toString();
-      tail = (tail + text).slice(-4000);
-      for (const line of text.split('\n')) {
-        // Hundreds of "go: downloading" lines: report every 50th, and everything else as it comes.
-        if (line.startsWith('go: downloading')) {
-          if (++downloads % 50 === 0) log(`  go: ${downloads} modules downloaded…`);
-        } else if (line.trim()) log(`  ${line}`);
-      }
-    };
-    child.stdout.on('data', onLine);
-    child.stderr.on('data', onLine);
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      clearInterval(ticker);
-      reject(new Error(err.code === 'ENOENT' ? 'go is not installed or not on PATH' : err.message));
-    });
-    child.on('close', (code) => {
-      clearInterval(ticker);
-      if (code === 0) resolve();
-      else reject(new Error(`go install exited ${code}: ${tail.trim().split('\n').slice(-5).join('\n')}`));
-    });
-  });
+  await runGo(args, { caches, env: { ...env, GOBIN: into }, log });
 }

@@ -1,14 +1,31 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { parse } from 'yaml';
 import { z } from 'zod';
 
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
+import { parseOperators } from '../../policies/operators';
+import { approvalKeyId, approvalPublicKey, parseTrustedApprovalKeys } from '../../policies/signed-decision';
 import { PROVIDER_KINDS } from '../../examples/sandbox-providers/types';
+import {
+  CLUSTER_DATABASES,
+  DYNAMIC_CONFIG_FILE,
+  HISTORY_SHARDS,
+  NAMESPACE_RETENTION_HOURS,
+  SQL_PLUGIN,
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_VERSION,
+  TESTED_POSTGRES_MAJOR,
+  schemaSteps,
+} from '../../scripts/lib/cluster-config';
+import { resolveCompose, type ResolvedCompose } from '../../scripts/toolchain/resolve-compose';
+import { ToolchainError } from '../../scripts/toolchain/toolchain-error';
+import { tokenSha256 } from '../../workers/bearer-tokens';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const COMPOSE_FILE = path.join(ROOT, 'docker-compose.yml');
@@ -65,17 +82,35 @@ function flag(args: string[], name: string): string | undefined {
   return at === -1 ? undefined : args[at + 1];
 }
 
-/** Which Compose client can validate the file here, if any (this project's machines have no Docker engine). */
-function composeClient(): string[] | undefined {
-  for (const candidate of [['docker', 'compose'], ['docker-compose']]) {
-    const probe = spawnSync(candidate[0], [...candidate.slice(1), 'version'], { stdio: 'ignore' });
-    if (probe.status === 0) return candidate;
-  }
-  return undefined;
+/** The tag of `image` when it is `<repository>:<tag>`, else undefined. */
+function tagOf(image: string, repository: string): string | undefined {
+  return image.startsWith(`${repository}:`) ? image.slice(repository.length + 1) : undefined;
+}
+
+/** `${NAME:-}` substituted from `values` (empty when absent), as Compose does before a container sees it. */
+function interpolate(text: string, values: Record<string, string>): string {
+  return text.replace(/\$\{(\w+):-\}/g, (_m, name: string) => values[name] ?? '');
+}
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'retrysafe-compose-test-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** An executable shell script in the scratch folder. */
+function script(relative: string, body: string): string {
+  const file = path.join(scratch, relative);
+  spawnSync('mkdir', ['-p', path.dirname(file)]);
+  writeFileSync(file, `#!/bin/sh\n${body}\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+/** A PATH with `dir` first, then the system's tools and this node. */
+function pathWith(dir: string): string {
+  return [dir, path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(path.delimiter);
 }
 
 describe('docker-compose.yml', () => {
-  it('declares Temporal, its database, setup, Web UI, one service per sandbox provider, the webhook router and the worker', () => {
+  it('declares Temporal, its database, setup, Web UI, one service per sandbox provider, the webhook router, the approval service and the worker', () => {
     const expected = [
       'postgresql',
       'temporal-schema',
@@ -84,6 +119,7 @@ describe('docker-compose.yml', () => {
       'temporal-ui',
       'app-install',
       'webhooks',
+      'approvals',
     ];
     assert.deepEqual(Object.keys(compose.services).sort(), [...expected, ...PROVIDER_KINDS, 'worker'].sort());
   });
@@ -129,33 +165,37 @@ describe('docker-compose.yml', () => {
     for (const line of lines) assert.match(line, /=whsec_[0-9a-f]{64}$/);
   });
 
-  it('persists Temporal in PostgreSQL 16 on a named volume', () => {
+  it(`persists Temporal in PostgreSQL ${TESTED_POSTGRES_MAJOR} on a named volume`, () => {
     const postgresql = service('postgresql');
-    assert.equal(postgresql.image, 'postgres:16');
     assert.ok(postgresql.volumes.includes('postgresql-data:/var/lib/postgresql/data'));
     assert.ok('postgresql-data' in compose.volumes, 'the postgresql-data volume must be declared');
     assert.ok(postgresql.healthcheck, 'postgresql needs a healthcheck for depends_on conditions');
 
     const env = service('temporal').environment;
-    assert.equal(env.DB, 'postgres12');
     assert.equal(env.POSTGRES_SEEDS, 'postgresql');
     assert.equal(env.POSTGRES_USER, postgresql.environment.POSTGRES_USER);
     assert.equal(env.POSTGRES_PWD, postgresql.environment.POSTGRES_PASSWORD);
-    assert.equal(service('temporal-schema').environment.POSTGRES_SEEDS, 'postgresql');
+    const schema = service('temporal-schema').environment;
+    assert.equal(schema.POSTGRES_SEEDS, 'postgresql');
+    assert.equal(schema.POSTGRES_USER, postgresql.environment.POSTGRES_USER);
+    assert.equal(schema.SQL_PASSWORD, postgresql.environment.POSTGRES_PASSWORD);
   });
 
-  it('orders startup: schema before server, server before setup and UI, everything before the worker', () => {
+  it('orders startup: schema before server, setup once the server answers, setup before everything that uses Temporal', () => {
     const condition = (from: string, to: string) => service(from).depends_on[to]?.condition;
     assert.equal(condition('temporal-schema', 'postgresql'), 'service_healthy');
     assert.equal(condition('temporal', 'temporal-schema'), 'service_completed_successfully');
-    assert.equal(condition('temporal-setup', 'temporal'), 'service_healthy');
-    assert.equal(condition('temporal-ui', 'temporal'), 'service_healthy');
-    assert.equal(condition('worker', 'temporal'), 'service_healthy');
-    assert.equal(condition('worker', 'temporal-setup'), 'service_completed_successfully');
-    assert.equal(condition('worker', 'app-install'), 'service_completed_successfully');
+    // The server has no healthcheck: temporal-setup starts with it and waits until the frontend answers.
+    assert.equal(condition('temporal-setup', 'temporal'), 'service_started');
+    for (const dependent of ['temporal-ui', 'webhooks', 'approvals', 'worker']) {
+      assert.equal(condition(dependent, 'temporal-setup'), 'service_completed_successfully', dependent);
+    }
+    assert.equal(condition('worker', 'approvals'), 'service_healthy', 'the worker reads the operators file it makes');
+    for (const name of ['webhooks', 'approvals', 'worker', ...PROVIDER_KINDS]) {
+      assert.equal(condition(name, 'app-install'), 'service_completed_successfully', name);
+    }
     for (const kind of PROVIDER_KINDS) {
       assert.equal(condition('worker', kind), 'service_healthy', `worker should wait for ${kind}`);
-      assert.equal(condition(kind, 'app-install'), 'service_completed_successfully');
     }
     for (const [name, { depends_on }] of Object.entries(compose.services)) {
       for (const [target, { condition: wanted }] of Object.entries(depends_on)) {
@@ -166,23 +206,90 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('mounts the dynamic config that keeps update and update-with-start enabled', () => {
+  it('probes health without nc: the server has no healthcheck, and temporal-setup waits with the Temporal CLI', () => {
+    for (const [name, { healthcheck }] of Object.entries(compose.services)) {
+      if (!healthcheck) continue;
+      const probe = healthcheck.test.slice(1).join(' ');
+      assert.doesNotMatch(probe, /(^|[\s/])nc\s/, `${name}'s healthcheck relies on nc`);
+    }
+    assert.equal(service('temporal').healthcheck, undefined);
+    const setup = service('temporal-setup');
+    assert.deepEqual(setup.entrypoint, ['/bin/sh', '/retrysafe/temporal-setup.sh']);
+    assert.ok(setup.volumes.includes('./deploy/temporal-setup.sh:/retrysafe/temporal-setup.sh:ro'));
+    const text = readFileSync(path.join(ROOT, 'deploy/temporal-setup.sh'), 'utf8');
+    assert.match(text, /^retry temporal operator cluster health --address "\$TEMPORAL_ADDRESS"/m);
+  });
+
+  it('mounts the dynamic config of `npm run cluster`, which keeps updates enabled', () => {
     const temporal = service('temporal');
-    const mount = temporal.volumes.find((volume) => volume.startsWith('./deploy/temporal-dynamic-config.yaml:'));
-    assert.ok(mount, 'temporal must mount deploy/temporal-dynamic-config.yaml');
-    const target = mount.split(':')[1];
-    assert.equal(path.posix.join('/etc/temporal', temporal.environment.DYNAMIC_CONFIG_FILE_PATH), target);
+    const mounts = temporal.volumes.filter((volume) => volume.includes('dynamicconfig'));
+    assert.equal(mounts.length, 1, 'temporal mounts one dynamic config file');
+    const [source, target] = mounts[0].split(':');
+    assert.equal(path.resolve(ROOT, source), DYNAMIC_CONFIG_FILE, 'the compose file and the cluster use one file');
+    assert.equal(
+      path.posix.resolve('/etc/temporal', temporal.environment.DYNAMIC_CONFIG_FILE_PATH),
+      target,
+      'DYNAMIC_CONFIG_FILE_PATH names the mounted file (the image works in /etc/temporal)',
+    );
 
     const dynamicConfig = z
       .record(z.string(), z.array(z.object({ value: z.unknown() })))
-      .parse(parse(readFileSync(path.join(ROOT, 'deploy/temporal-dynamic-config.yaml'), 'utf8')));
+      .parse(parse(readFileSync(DYNAMIC_CONFIG_FILE, 'utf8')));
     assert.equal(dynamicConfig['frontend.enableUpdateWorkflowExecution']?.[0]?.value, true);
-    assert.equal(dynamicConfig['frontend.enableExecuteMultiOperation']?.[0]?.value, true);
   });
 
-  it('registers exactly the search attributes of policies/search-attributes.ts, with 7 days of retention', () => {
+  it(`runs Temporal ${TEMPORAL_SERVER_VERSION} and UI ${TEMPORAL_UI_VERSION}, as \`npm run cluster\` does`, () => {
+    assert.equal(tagOf(service('temporal').image, 'temporalio/server'), TEMPORAL_SERVER_VERSION);
+    for (const name of ['temporal-schema', 'temporal-setup']) {
+      assert.equal(tagOf(service(name).image, 'temporalio/admin-tools'), TEMPORAL_SERVER_VERSION, name);
+    }
+    assert.equal(tagOf(service('temporal-ui').image, 'temporalio/ui'), TEMPORAL_UI_VERSION);
+    const postgresTag = tagOf(service('postgresql').image, 'postgres');
+    assert.ok(postgresTag, `postgresql runs ${service('postgresql').image}, not the postgres image`);
+    assert.equal(Number(postgresTag.split('.')[0]), TESTED_POSTGRES_MAJOR, `postgres:${postgresTag}'s major`);
+  });
+
+  it(`gives the server ${HISTORY_SHARDS} history shards and the SQL plugin of \`npm run cluster\``, () => {
+    const env = service('temporal').environment;
+    assert.equal(env.NUM_HISTORY_SHARDS, String(HISTORY_SHARDS));
+    assert.equal(env.DB, SQL_PLUGIN);
+  });
+
+  it('creates the schemas with exactly the SQL tool steps of `npm run cluster`', () => {
+    const schema = service('temporal-schema');
+    assert.deepEqual(schema.entrypoint, ['/bin/sh', '/retrysafe/temporal-schema.sh']);
+    assert.ok(schema.volumes.includes('./deploy/temporal-schema.sh:/retrysafe/temporal-schema.sh:ro'));
+    // The script runs against a stand-in temporal-sql-tool that logs its arguments (tab-separated, one call a line),
+    // with the service's own environment: what it would run in the container, without a database.
+    const bin = path.join(scratch, 'sql-tool-bin');
+    const log = path.join(scratch, 'sql-tool.log');
+    script(
+      'sql-tool-bin/temporal-sql-tool',
+      `{ for arg in "$@"; do printf '%s\\t' "$arg"; done; echo; } >> "$SQL_TOOL_LOG"`,
+    );
+    const run = spawnSync('sh', [path.join(ROOT, 'deploy/temporal-schema.sh')], {
+      encoding: 'utf8',
+      env: { PATH: pathWith(bin), SQL_TOOL_LOG: log, ...schema.environment },
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const calls = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => line.split('\t').slice(0, -1));
+    const expected = CLUSTER_DATABASES.flatMap(({ database, schemaName }) => schemaSteps(database, schemaName));
+    assert.equal(calls.length, expected.length, `the script ran the tool ${calls.length} times:\n${calls.join('\n')}`);
+    const connection = calls[0].slice(0, calls[0].length - expected[0].length);
+    calls.forEach((call, i) => {
+      assert.deepEqual(call, [...connection, ...expected[i]], `call ${i + 1}: connection flags, then the step`);
+    });
+    assert.equal(flag(connection, '--plugin'), SQL_PLUGIN);
+    assert.equal(flag(connection, '--ep'), 'postgresql');
+    assert.equal(flag(connection, '-p'), schema.environment.DB_PORT);
+    assert.equal(flag(connection, '-u'), service('postgresql').environment.POSTGRES_USER);
+  });
+
+  it(`registers exactly the search attributes of policies/search-attributes.ts, with ${NAMESPACE_RETENTION_HOURS} h of retention`, () => {
     const setup = service('temporal-setup');
-    assert.match(setup.image, /^temporalio\/admin-tools:/);
     const registered = setup.environment.RETRYSAFE_SEARCH_ATTRIBUTES.split(/\s+/).filter((word) => word !== '');
     const expected = SEARCH_ATTRIBUTE_REGISTRATIONS.map(({ name, type }) => `${name}=${type}`);
     assert.deepEqual([...registered].sort(), [...expected].sort());
@@ -194,7 +301,7 @@ describe('docker-compose.yml', () => {
     const retention = /^(\d+)(d|h)$/.exec(setup.environment.RETENTION);
     assert.ok(retention, `RETENTION ${setup.environment.RETENTION} should look like 7d or 168h`);
     const hours = Number(retention[1]) * (retention[2] === 'd' ? 24 : 1);
-    assert.ok(hours >= 7 * 24, `retention of ${hours} h is under 7 days`);
+    assert.equal(hours, NAMESPACE_RETENTION_HOURS, 'the same retention as `npm run cluster`');
     assert.equal(setup.environment.TEMPORAL_ADDRESS, 'temporal:7233');
     assert.equal(setup.environment.TEMPORAL_NAMESPACE, service('worker').environment.TEMPORAL_NAMESPACE);
   });
@@ -212,7 +319,7 @@ describe('docker-compose.yml', () => {
       assert.ok(port !== undefined && /^\d+$/.test(port), `${kind} needs --port`);
       assert.ok(!seenPorts.has(port), `port ${port} is used twice`);
       seenPorts.add(port);
-      assert.deepEqual(provider.ports, [`${port}:${port}`]);
+      assert.deepEqual(provider.ports, [`127.0.0.1:${port}:${port}`]);
       assert.ok(provider.healthcheck?.test.join(' ').includes(`:${port}`), `${kind} healthcheck should probe ${port}`);
       assert.equal(worker.environment[`RETRYSAFE_${kind.toUpperCase()}_URL`], `http://${kind}:${port}`);
     }
@@ -225,22 +332,133 @@ describe('docker-compose.yml', () => {
       .object({ scripts: z.record(z.string(), z.string()) })
       .parse(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))).scripts;
     assert.ok(scripts.worker, 'package.json needs a "worker" script');
+    assert.ok(scripts.approvals, 'package.json needs an "approvals" script');
     assert.equal(worker.environment.TEMPORAL_ADDRESS, 'temporal:7233');
     assert.equal(worker.environment.TEMPORAL_NAMESPACE, 'default');
   });
 
-  it('publishes gRPC on 7233 and the Web UI on 8080', () => {
-    assert.deepEqual(service('temporal').ports, ['7233:7233']);
-    assert.deepEqual(service('temporal-ui').ports, ['8080:8080']);
-    assert.match(service('temporal-ui').image, /^temporalio\/ui:/);
+  it('publishes gRPC on 7233, the Web UI on 8080 and the approval page on 4180', () => {
+    assert.deepEqual(service('temporal').ports, ['127.0.0.1:7233:7233']);
+    assert.deepEqual(service('temporal-ui').ports, ['127.0.0.1:8080:8080']);
+    assert.deepEqual(service('approvals').ports, ['127.0.0.1:4180:4180']);
     assert.equal(service('temporal-ui').environment.TEMPORAL_ADDRESS, 'temporal:7233');
   });
 
-  it('pins every image to a tag', () => {
-    for (const [name, { image }] of Object.entries(compose.services)) {
-      assert.match(image, /^[\w./-]+:[\w.-]+$/, `${name} image ${image} has no tag`);
-      assert.doesNotMatch(image, /:latest$/, `${name} image must not float on :latest`);
+  it("publishes every port on the host's loopback only", () => {
+    for (const [name, { ports }] of Object.entries(compose.services)) {
+      for (const port of ports) assert.match(port, /^127\.0\.0\.1:\d+:\d+$/, `${name} publishes ${port}`);
     }
+  });
+
+  it('pins every image to a full version', () => {
+    for (const [name, { image }] of Object.entries(compose.services)) {
+      // 1.32.1, 24.19.0-bookworm; PostgreSQL's full versions have two parts (15.18).
+      assert.match(image, /^[\w./-]+:v?\d+\.\d+(\.\d+)?(-[\w.-]+)?$/, `${name} image ${image} is not a full version`);
+    }
+  });
+
+  it('makes an approval key pair and operator that the approval service and the worker agree on', (t) => {
+    if (spawnSync('openssl', ['version']).status !== 0)
+      return t.skip('no openssl here (deploy/approval-keys.sh needs it)');
+    const generator = spawnSync('sh', [path.join(ROOT, 'deploy/approval-keys.sh')], { encoding: 'utf8' });
+    assert.equal(generator.status, 0, generator.stderr);
+    const dotEnv = Object.fromEntries(
+      generator.stdout
+        .trim()
+        .split('\n')
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    const privateKey = z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .parse(dotEnv.RETRYSAFE_APPROVAL_SIGNING_KEY);
+    const publicKey = approvalPublicKey(privateKey);
+    assert.equal(dotEnv.RETRYSAFE_APPROVAL_PUBLIC_KEY, publicKey, 'the public half of the signing key');
+    assert.equal(dotEnv.RETRYSAFE_APPROVAL_KEY_ID, approvalKeyId(publicKey), 'the key id `approvals keygen` gives');
+    const token = /token[^:]*: ([0-9a-f]{64})$/m.exec(generator.stderr)?.[1];
+    assert.ok(token, `the operator's token goes to stderr: ${generator.stderr}`);
+    assert.equal(dotEnv.RETRYSAFE_OPERATOR_TOKEN_SHA256, tokenSha256(token));
+    assert.ok(!generator.stdout.includes(token), '.env keeps only the digest of the token');
+
+    // What each service gets once Compose has substituted .env.
+    const approvals = service('approvals').environment;
+    assert.equal(interpolate(approvals.RETRYSAFE_APPROVAL_SIGNING_KEY, dotEnv), privateKey);
+    assert.equal(interpolate(approvals.RETRYSAFE_APPROVAL_KEY_ID, dotEnv), dotEnv.RETRYSAFE_APPROVAL_KEY_ID);
+    assert.equal(interpolate(approvals.RETRYSAFE_OPERATOR_NAME, dotEnv), dotEnv.RETRYSAFE_OPERATOR_NAME);
+    assert.equal(interpolate(approvals.RETRYSAFE_OPERATOR_TOKEN_SHA256, dotEnv), tokenSha256(token));
+    const worker = service('worker').environment;
+    const trusted = parseTrustedApprovalKeys(JSON.parse(interpolate(worker.RETRYSAFE_APPROVAL_PUBLIC_KEYS, dotEnv)));
+    assert.deepEqual(trusted, { [approvalKeyId(publicKey)]: publicKey }, 'the worker trusts exactly that key');
+    for (const [name, { environment }] of Object.entries(compose.services)) {
+      if (name === 'approvals') continue;
+      assert.ok(
+        !Object.values(environment).some((value) => value.includes('RETRYSAFE_APPROVAL_SIGNING_KEY')),
+        `only the approval service holds the signing key, not ${name}`,
+      );
+    }
+  });
+
+  it('has the approval service list the .env operator in the operators file the worker reads, and serve on 4180', () => {
+    const approvals = service('approvals');
+    const worker = service('worker');
+    assert.deepEqual(words(approvals.command), ['sh', 'deploy/approval-service.sh']);
+    const operatorsFile = approvals.environment.RETRYSAFE_OPERATORS_FILE;
+    assert.equal(worker.environment.RETRYSAFE_OPERATORS_FILE, operatorsFile);
+    const folder = path.posix.dirname(operatorsFile);
+    assert.ok(approvals.volumes.includes(`operators:${folder}`), 'the approval service writes the operators volume');
+    assert.ok(worker.volumes.includes(`operators:${folder}:ro`), 'the worker reads it, read-only');
+    assert.ok('operators' in compose.volumes, 'the operators volume must be declared');
+    for (const node of [approvals, worker]) assert.ok(node.volumes.includes('app:/app'), 'runs from the install');
+
+    // The script, with a stand-in npm that logs what it was asked to run, against a file that already lists
+    // another operator (added with `ops operators add`): that one stays, the .env operator is (re)written.
+    const bin = path.join(scratch, 'npm-bin');
+    const log = path.join(scratch, 'npm.log');
+    script('npm-bin/npm', `printf '%s\\n' "$@" > "$NPM_LOG"`);
+    const file = path.join(scratch, 'operators', 'operators.json');
+    const other = { name: 'alice', tokenSha256: 'a'.repeat(64), tenants: ['acme'], roles: ['approver'] };
+    spawnSync('mkdir', ['-p', path.dirname(file)]);
+    writeFileSync(file, JSON.stringify({ operators: [other] }));
+    const dotEnv = {
+      RETRYSAFE_APPROVAL_SIGNING_KEY: '1'.repeat(64),
+      RETRYSAFE_APPROVAL_KEY_ID: 'ed25519-0000000000000000',
+      RETRYSAFE_OPERATOR_NAME: 'admin',
+      RETRYSAFE_OPERATOR_TOKEN_SHA256: 'b'.repeat(64),
+    };
+    const env = Object.fromEntries(
+      Object.entries(approvals.environment).map(([name, value]) => [name, interpolate(value, dotEnv)]),
+    );
+    const run = (overrides: Record<string, string>) =>
+      spawnSync('sh', [path.join(ROOT, 'deploy/approval-service.sh')], {
+        encoding: 'utf8',
+        env: { ...env, PATH: pathWith(bin), NPM_LOG: log, RETRYSAFE_OPERATORS_FILE: file, ...overrides },
+      });
+    const served = run({});
+    assert.equal(served.status, 0, served.stderr);
+    const operators = parseOperators(JSON.parse(readFileSync(file, 'utf8')));
+    assert.deepEqual(
+      operators.map(({ name, tokenSha256: digest, tenants, roles }) => ({ name, tokenSha256: digest, tenants, roles })),
+      [{ name: 'admin', tokenSha256: 'b'.repeat(64), tenants: ['*'], roles: ['approver', 'resolver', 'admin'] }, other],
+    );
+    const port = approvals.environment.RETRYSAFE_APPROVAL_PORT;
+    assert.deepEqual(readFileSync(log, 'utf8').trim().split('\n'), [
+      'run',
+      'approvals',
+      '--',
+      'serve',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      port,
+      '--web-ui-url',
+      `http://127.0.0.1:${service('temporal-ui').ports[0].split(':')[1]}`,
+    ]);
+    assert.deepEqual(approvals.ports, [`127.0.0.1:${port}:${port}`]);
+    assert.ok(approvals.healthcheck?.test.join(' ').includes(`:${port}/`), 'the healthcheck probes the page');
+
+    const unset = run({ RETRYSAFE_APPROVAL_SIGNING_KEY: '' });
+    assert.notEqual(unset.status, 0, 'no signing key, no approval service');
+    assert.match(unset.stderr, /deploy\/approval-keys\.sh/);
   });
 
   it('mounts only files that exist and shell scripts that parse', () => {
@@ -254,14 +472,76 @@ describe('docker-compose.yml', () => {
         }
       }
     }
-    const install = spawnSync('sh', ['-n', path.join(ROOT, 'deploy/install-app.sh')], { encoding: 'utf8' });
-    assert.equal(install.status, 0, install.stderr);
+    for (const file of ['install-app.sh', 'approval-service.sh', 'approval-keys.sh', 'webhook-secrets.sh']) {
+      const check = spawnSync('sh', ['-n', path.join(ROOT, 'deploy', file)], { encoding: 'utf8' });
+      assert.equal(check.status, 0, `${file}: ${check.stderr}`);
+    }
   });
 
-  const client = composeClient();
-  it('passes `docker compose config`', { skip: client ? false : 'no Compose client on this machine' }, () => {
-    assert.ok(client);
-    const run = spawnSync(client[0], [...client.slice(1), '-f', COMPOSE_FILE, 'config', '-q'], { encoding: 'utf8' });
+  // A Compose v2+ client, if this machine has one or the project's build is cached (never built here:
+  // `npm run setup:toolchain -- --compose` builds it). A v1 client does not count, and the skip says why.
+  const client: Promise<{ found: ResolvedCompose } | { why: string }> = resolveCompose({ build: false }).then(
+    (found) => ({ found }),
+    (err: unknown) => {
+      const attempts = err instanceof ToolchainError ? err.attempts : [];
+      const v1 = attempts.find((attempt) => attempt.includes('Compose v1'));
+      const build = '`npm run setup:toolchain -- --compose` builds a v2+ one';
+      return { why: v1 ? `only a v1 Compose client here: ${v1}; ${build}` : `no Compose v2+ client here; ${build}` };
+    },
+  );
+  /** Runs the client on the file, with no .env and none of retrysafe's variables, so the result is this file's. */
+  function runClient(found: ResolvedCompose, args: string[]) {
+    const emptyEnvFile = path.join(scratch, 'empty.env');
+    writeFileSync(emptyEnvFile, '');
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !/^(RETRYSAFE_|COMPOSE_|DOCKER_)/.test(name)),
+    );
+    const [command, ...prefix] = found.command;
+    return spawnSync(command, [...prefix, '-f', COMPOSE_FILE, '--env-file', emptyEnvFile, ...args], {
+      encoding: 'utf8',
+      env,
+    });
+  }
+
+  it('passes `docker compose config` with a Compose v2+ client', async (t) => {
+    const result = await client;
+    if (!('found' in result)) return t.skip(result.why);
+    t.diagnostic(`${result.found.command.join(' ')} (${result.found.source}, ${result.found.version})`);
+    const run = runClient(result.found, ['config', '--quiet']);
+    assert.equal(run.status, 0, `${result.found.command.join(' ')} config: ${run.stderr}`);
+  });
+
+  it("reads the file as Compose does: the normalized model's images, startup order and loopback ports", async (t) => {
+    const result = await client;
+    if (!('found' in result)) return t.skip(result.why);
+    const run = runClient(result.found, ['config', '--format', 'json']);
     assert.equal(run.status, 0, run.stderr);
+    const normalized = z
+      .object({
+        name: z.string(),
+        services: z.record(
+          z.string(),
+          z.looseObject({
+            image: z.string(),
+            depends_on: z.record(z.string(), z.looseObject({ condition: z.string() })).optional(),
+            ports: z.array(z.looseObject({ host_ip: z.string().optional(), published: z.string() })).optional(),
+          }),
+        ),
+      })
+      .parse(JSON.parse(run.stdout));
+    assert.equal(normalized.name, compose.name);
+    assert.deepEqual(Object.keys(normalized.services).sort(), Object.keys(compose.services).sort());
+    for (const [name, found] of Object.entries(normalized.services)) {
+      const parsed = service(name);
+      assert.equal(found.image, parsed.image, `${name}: Compose and this test read the image alike`);
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(found.depends_on ?? {}).map(([to, { condition }]) => [to, condition])),
+        Object.fromEntries(Object.entries(parsed.depends_on).map(([to, { condition }]) => [to, condition])),
+        `${name}: Compose and this test read depends_on alike (merge keys included)`,
+      );
+      for (const port of found.ports ?? []) {
+        assert.equal(port.host_ip, '127.0.0.1', `${name} publishes ${port.published} beyond loopback`);
+      }
+    }
   });
 });

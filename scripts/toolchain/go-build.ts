@@ -1,0 +1,138 @@
+import { spawn } from 'node:child_process';
+import { chmod, cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Building a Go command from the Go module proxy as the project builds its Go tools: Go's module and build caches
+ * in `caches`/{mod,build} (so a rebuild is quick and nothing lands in $HOME), CGO off. Go says little while it
+ * compiles, so `log` hears every 50th module download, every other line Go writes to stderr, and every 30 s that
+ * the build is still at work.
+ */
+export interface GoRunOptions {
+  caches: string;
+  env: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+  cwd?: string;
+}
+
+/** Runs `go <args>` and resolves with its stdout; rejects with the last lines Go wrote when it exits non-zero. */
+export function runGo(args: readonly string[], options: GoRunOptions): Promise<string> {
+  const { caches, env, log } = options;
+  return new Promise((resolve, reject) => {
+    const child = spawn('go', args, {
+      cwd: options.cwd,
+      env: {
+        ...env,
+        GOMODCACHE: path.join(caches, 'mod'),
+        GOCACHE: path.join(caches, 'build'),
+        CGO_ENABLED: '0',
+        GOFLAGS: '-mod=mod',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let tail = '';
+    let downloads = 0;
+    const started = Date.now();
+    const ticker = setInterval(
+      () => log(`  go: still at work (${Math.round((Date.now() - started) / 1000)} s)…`),
+      30_000,
+    );
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout = (stdout + chunk.toString()).slice(-1024 * 1024);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      tail = (tail + text).slice(-4000);
+      for (const line of text.split('\n')) {
+        if (line.startsWith('go: downloading')) {
+          if (++downloads % 50 === 0) log(`  go: ${downloads} modules downloaded…`);
+        } else if (line.trim()) log(`  ${line}`);
+      }
+    });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      clearInterval(ticker);
+      reject(new Error(err.code === 'ENOENT' ? 'go is not installed or not on PATH' : err.message));
+    });
+    child.on('close', (code, signal) => {
+      clearInterval(ticker);
+      if (code === 0) return resolve(stdout);
+      const lastLines = tail.trim().split('\n').slice(-5).join('\n');
+      reject(new Error(`go ${args[0]} exited ${signal ?? code}: ${lastLines}`));
+    });
+  });
+}
+
+export interface GoModuleBuild extends GoRunOptions {
+  /** The module and its version, e.g. `github.com/docker/compose/v5` and `v5.6.0`. */
+  module: string;
+  version: string;
+  /** The main package inside the module, relative to its root, e.g. `./cmd`. */
+  mainPackage: string;
+  /** Where the executable goes. */
+  output: string;
+  /** Scratch space for a writable copy of the module's source; removed afterwards. */
+  workDir: string;
+  ldflags?: string;
+}
+
+/**
+ * `go build` of a module's command with the module as the main module, as its own Makefile builds it. Needed when
+ * the module's go.mod has `exclude` or `replace` directives, which `go install pkg@version` refuses. The source
+ * comes from the module proxy (`go mod download`, checked against the checksum database) and is copied out of
+ * the read-only module cache first, since the build may have to write go.sum.
+ */
+export async function goBuildModule(request: GoModuleBuild): Promise<void> {
+  const { module, version, workDir } = request;
+  const download = z
+    .object({ Dir: z.string().min(1) })
+    .parse(JSON.parse(await runGo(['mod', 'download', '-json', `${module}@${version}`], request)));
+  const source = path.join(workDir, 'src');
+  await rm(source, { recursive: true, force: true });
+  await cp(download.Dir, source, { recursive: true });
+  await makeWritable(source);
+  try {
+    await runGo(
+      [
+        'build',
+        '-trimpath',
+        ...(request.ldflags ? ['-ldflags', request.ldflags] : []),
+        '-o',
+        request.output,
+        request.mainPackage,
+      ],
+      { ...request, cwd: source },
+    );
+  } finally {
+    await rm(source, { recursive: true, force: true });
+  }
+}
+
+/** The module cache's files are read-only (and so are its copies): give the owner write access throughout. */
+async function makeWritable(dir: string): Promise<void> {
+  await chmod(dir, 0o755);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) await makeWritable(file);
+    else if (entry.isFile()) await chmod(file, (await stat(file)).mode | 0o200);
+  }
+}
+
+/**
+ * Builds into a staging folder beside `folder` and renames it into place once `build` (which may also check what it
+ * built) has succeeded: an interrupted or failed build leaves no half-filled cache, and no staging folder either.
+ */
+export async function buildIntoFolder(folder: string, build: (staging: string) => Promise<void>): Promise<void> {
+  const staging = `${folder}.partial-${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { recursive: true });
+  try {
+    await build(staging);
+    await rm(folder, { recursive: true, force: true });
+    await rename(staging, folder);
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    throw err;
+  }
+}
