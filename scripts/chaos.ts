@@ -8,7 +8,7 @@
  */
 import { UsageError } from './ops/errors';
 import { CHAOS_USAGE, parseChaosArgs } from './chaos/args';
-import { formatTable, toJson } from './chaos/report';
+import { formatClusterKills, formatTable, toJson } from './chaos/report';
 import { runChaos } from './chaos/run';
 
 async function main(): Promise<number> {
@@ -46,7 +46,8 @@ async function main(): Promise<number> {
     concurrency: args.concurrency,
     baseline: args.baseline,
     ledger: args.ledger,
-    restartRate: args['restart-rate'],
+    target: args.target,
+    ...(args['restart-rate'] !== undefined ? { restartRate: args['restart-rate'] } : {}),
     ...(args.only ? { only: args.only } : {}),
     log: progress,
     stop: stop.signal,
@@ -55,10 +56,11 @@ async function main(): Promise<number> {
   const t = report.retrysafe.totals;
   say('');
   say(
-    `chaos: seed ${report.seed} · ${t.crashes} SIGKILLs of ${report.crashesRequested} requested · ` +
-      `${report.serverRestarts} dev-server restart(s), ${report.workersReplacedAfterRestart} worker(s) replaced after one · ` +
+    `chaos: seed ${report.seed} on the ${report.target} · ${t.crashes} SIGKILLs of ${report.crashesRequested} requested · ` +
+      `${report.serverRestarts} server restart(s), ${report.workersReplacedAfterRestart} worker(s) replaced after one · ` +
       `${(report.durationMs / 1000).toFixed(0)} s`,
   );
+  if (report.cluster) say(`cluster kills, per service:\n${formatClusterKills(report.cluster)}`);
   if (t.ledgerRows !== undefined) {
     say(`ledger: ${t.ledgerRows} row(s) checked against the providers, ${t.ledgerOutOfStep ?? 0} out of step`);
   }

@@ -6,7 +6,7 @@ import { DEFAULT_RESTART_RATE } from './plan';
 
 /**
  * `npm run chaos -- [--crashes N] [--seed S] [--scenario NAME]… [--concurrency K] [--baseline]
- *                    [--restart-rate P] [--only I[,J…]] [--minutes M] [--json]`
+ *                    [--target dev-server|cluster] [--restart-rate P] [--only I[,J…]] [--minutes M] [--json]`
  * Every message names the argument it is about (`--crashes: must be …`).
  */
 export const CHAOS_FLAGS: FlagSpecs = {
@@ -16,6 +16,7 @@ export const CHAOS_FLAGS: FlagSpecs = {
   concurrency: { type: 'string' },
   baseline: { type: 'boolean' },
   ledger: { type: 'boolean' },
+  target: { type: 'string' },
   'restart-rate': { type: 'string' },
   only: { type: 'string', multiple: true },
   minutes: { type: 'string' },
@@ -50,12 +51,13 @@ export const ChaosArgs = z.object({
   concurrency: wholeNumber('a whole number of iterations in flight', 1, MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
   baseline: z.boolean().default(false),
   ledger: z.boolean().default(false),
+  target: z.enum(['dev-server', 'cluster'], { message: 'must be dev-server or cluster' }).default('dev-server'),
   minutes: wholeNumber('a whole number of minutes', 1, 10_000).optional(),
   'restart-rate': z
     .string()
     .regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/, 'must be a probability from 0 to 1, e.g. 0.1')
     .transform(Number)
-    .default(DEFAULT_RESTART_RATE),
+    .optional(),
   only: z
     .array(z.string())
     .transform((values, ctx) => {
@@ -94,7 +96,11 @@ export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)
   --ledger           workers keep the durable ledger (SQLite in the run's log folder); each iteration checks it
                      against the providers: no row claims an effect they lack, no effect without an honest row
-  --restart-rate P   chance per iteration of a dev-server restart during recovery (default ${DEFAULT_RESTART_RATE})
+  --target T         dev-server (default) or cluster: the real server's services on PostgreSQL, started for the
+                     run (npm run cluster); each iteration also SIGKILLs history, matching or the frontend, or
+                     restarts PostgreSQL with pg_ctl -m immediate, at its crash point, then brings it back
+  --restart-rate P   chance per iteration of a server restart during recovery (default ${DEFAULT_RESTART_RATE} on
+                     the dev server, 0 on the cluster)
   --only I[,J]       run only these iteration indexes of the seeded sequence
   --minutes M        start no batch after M minutes; the report covers the iterations that ran
                      (Ctrl-C does the same at once: the running batch finishes and is reported)

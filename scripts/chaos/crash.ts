@@ -24,13 +24,18 @@ export interface CrashInput {
   /** Settles when the work is done; an armed point not reached by then never will be. */
   settled: Promise<void>;
   startedAtMs: number;
+  /** Called the moment the point is reached (`--target cluster` kills a service there); not awaited. */
+  atPoint?: () => void;
+  /** Leave the worker running: the point's other kill (a cluster service) is the iteration's crash. */
+  spareWorker?: boolean;
 }
 
 /**
  * Ends the doomed worker with exactly one SIGKILL, at the plan's point: the worker's own crash hook for
  * armed points, the harness once the provider holds a committed reply (in-flight), or the harness after a
  * seeded delay (random-time). If an armed point is never reached the harness kills the worker anyway and
- * says so, so every iteration costs exactly one real SIGKILL.
+ * says so, so every iteration costs exactly one real SIGKILL. With `spareWorker` (only for the points the harness
+ * reaches itself) the worker lives on, and `atPoint` carries out the iteration's kill instead.
  */
 export async function inflictCrash(input: CrashInput): Promise<CrashRecord> {
   const { plan, doomed } = input;
@@ -48,7 +53,10 @@ export async function inflictCrash(input: CrashInput): Promise<CrashRecord> {
     ]);
     abort.abort();
     pointReached = first === 'crashed';
-    if (pointReached) killedAtMs = Date.now() - input.startedAtMs;
+    if (pointReached) {
+      killedAtMs = Date.now() - input.startedAtMs;
+      input.atPoint?.();
+    }
   } else if (plan.crash.mode === 'in-flight') {
     try {
       await input.provider.waitForInflight((s) => s.committedButUnanswered >= 1, INFLIGHT_WAIT_MS);
@@ -58,7 +66,14 @@ export async function inflictCrash(input: CrashInput): Promise<CrashRecord> {
   } else {
     await sleep(plan.crash.delayMs ?? 0);
   }
-  killedAtMs ??= Date.now() - input.startedAtMs;
+  if (killedAtMs === undefined) {
+    killedAtMs = Date.now() - input.startedAtMs;
+    // An armed point that was missed gets its cluster kill with the harness's kill of the worker.
+    input.atPoint?.();
+  }
+  if (input.spareWorker && !crashSpecFor(plan)) {
+    return { mode: plan.crash.mode, pid: doomed.pid, signal: null, pointReached, atMs: killedAtMs, workerSpared: true };
+  }
   if (doomed.alive()) await doomed.kill('SIGKILL');
   const exit = await doomed.exited;
   return { mode: plan.crash.mode, pid: doomed.pid, signal: exit.signal, pointReached, atMs: killedAtMs };

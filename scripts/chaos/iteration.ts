@@ -6,11 +6,13 @@ import { exampleRegistry } from '../../examples/tools';
 import type { Stack } from '../lib/stack';
 import type { WorkerProcess } from '../lib/worker-process';
 import type { Approver } from './approvals';
+import type { ClusterFaults } from './cluster-faults';
 import { crashSpecFor, inflictCrash } from './crash';
 import { resetLaneFaults, type Lane } from './lanes';
 import type { TrackedWorker } from './server-restart';
 import type {
   ChaosScenario,
+  ClusterFaultRecord,
   CrashRecord,
   IterationContext,
   IterationPlan,
@@ -26,6 +28,8 @@ import type {
  * An iteration still unsettled after this is reported as it stands.
  */
 export const ITERATION_DEADLINE_MS = 150_000;
+/** How long a supervisor keeps starting a worker that exits because the cluster's frontend is down. */
+const SUPERVISOR_RETRY_MS = 60_000;
 
 export interface IterationSetup {
   stack: Stack;
@@ -37,6 +41,8 @@ export interface IterationSetup {
   runTag: string;
   logDir: string;
   approver: Approver;
+  /** With `--target cluster`: carries out the plan's kill of a service or the database at the crash point. */
+  clusterFaults?: ClusterFaults;
 }
 
 /**
@@ -51,6 +57,7 @@ export class Iteration {
   private doomed?: WorkerProcess;
   private doomedSpawn?: Promise<WorkerProcess>;
   private crash?: CrashRecord;
+  private clusterFault?: Promise<ClusterFaultRecord>;
   private work?: StartedWork;
   private error?: Error;
   private readonly abort = new AbortController();
@@ -97,12 +104,20 @@ export class Iteration {
       if (!variant) throw new Error(`scenario ${scenario.name} has no ${this.setup.variant} variant`);
       const workStartedAt = Date.now();
       this.work = variant.start(this.context());
+      const { clusterFaults } = this.setup;
+      const fault = plan.clusterFault;
       this.crash = await inflictCrash({
         plan,
         doomed: this.doomed,
         provider,
         settled: this.work.settled,
         startedAtMs: workStartedAt,
+        ...(fault && clusterFaults
+          ? {
+              atPoint: () => (this.clusterFault ??= clusterFaults.inflict(fault, workStartedAt)),
+              spareWorker: fault.spareWorker,
+            }
+          : {}),
       });
       this.mark('crashed');
       await sleep(plan.successorDelayMs);
@@ -117,6 +132,7 @@ export class Iteration {
 
   async finish(): Promise<IterationResult> {
     let tally: Tally;
+    let clusterFault: ClusterFaultRecord | undefined;
     try {
       if (this.error) throw this.error;
       const left = ITERATION_DEADLINE_MS - (Date.now() - this.startedAt);
@@ -135,7 +151,12 @@ export class Iteration {
       timer.abort();
       this.abort.abort();
       if (settled) this.mark('settled');
+      // Counted once the killed service is back: the providers' counts and Temporal's state are final only then.
+      clusterFault = await this.clusterFault;
       tally = await this.work!.verify();
+      if (this.setup.plan.clusterFault && !clusterFault)
+        tally.unexplained.push('the planned cluster kill never happened');
+      if (clusterFault?.error) tally.unexplained.push(`cluster ${clusterFault.target}: ${clusterFault.error}`);
       const ledger = this.setup.stack.ledger;
       if (ledger && this.setup.variant === 'retrysafe') {
         const agreement = await ledgerAgreement(ledger, this.setup.lane.providers, 'chaos', this.eventId);
@@ -152,9 +173,12 @@ export class Iteration {
       if (settleError) tally.unexplained.push(`the work failed to start or settle: ${(settleError as Error).message}`);
     } catch (err) {
       this.abort.abort();
+      clusterFault ??= await this.clusterFault?.catch(() => undefined);
       tally = harnessFailure(err);
     } finally {
       await this.tracked?.current.stop();
+      // A worker spared by the cluster kill is still running.
+      if (this.doomed?.alive()) await this.doomed.stop();
     }
     return {
       index: this.setup.plan.index,
@@ -164,6 +188,7 @@ export class Iteration {
       taskQueue: this.taskQueue,
       plan: this.setup.plan,
       ...(this.crash ? { crash: this.crash } : {}),
+      ...(clusterFault ? { clusterFault } : {}),
       tally,
       durationMs: Date.now() - this.startedAt,
       timeline: this.timeline,
@@ -190,14 +215,29 @@ export class Iteration {
     };
   }
 
-  private spawn(role: string, crashAt?: string): Promise<WorkerProcess> {
+  /**
+   * Starts a worker process. On the cluster a worker that starts while the frontend is down exits at once (it cannot
+   * connect), and a process supervisor would start it again: so does this, every 2 s for up to a minute.
+   */
+  private async spawn(role: string, crashAt?: string): Promise<WorkerProcess> {
     const name = `${this.taskQueue}-${role}`;
-    return this.setup.stack.startWorker({
-      name,
-      ...(crashAt ? { crashAt } : {}),
-      env: { ...this.setup.lane.env, ...this.setup.approver.workerEnv, RETRYSAFE_TASK_QUEUE: this.taskQueue },
-      logFile: path.join(this.setup.logDir, `${name}.log`),
-    });
+    const start = () =>
+      this.setup.stack.startWorker({
+        name,
+        ...(crashAt ? { crashAt } : {}),
+        env: { ...this.setup.lane.env, ...this.setup.approver.workerEnv, RETRYSAFE_TASK_QUEUE: this.taskQueue },
+        logFile: path.join(this.setup.logDir, `${name}.log`),
+      });
+    if (!this.setup.clusterFaults) return start();
+    const deadline = Date.now() + SUPERVISOR_RETRY_MS;
+    for (;;) {
+      try {
+        return await start();
+      } catch (err) {
+        if (Date.now() >= deadline) throw err;
+        await sleep(2_000);
+      }
+    }
   }
 }
 

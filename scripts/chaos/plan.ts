@@ -1,7 +1,14 @@
 import { exampleRegistry } from '../../examples/tools';
 import type { Fault, ProviderKind } from '../../examples/sandbox-providers/spawn';
 import { createRng, deriveSeed, type Rng } from './prng';
-import type { ChaosScenario, CrashMode, FaultChoice, IterationPlan } from './types';
+import {
+  CLUSTER_FAULT_TARGETS,
+  type ChaosScenario,
+  type ClusterFaultPlan,
+  type CrashMode,
+  type FaultChoice,
+  type IterationPlan,
+} from './types';
 
 /** The sandbox provider operation each retrysafe operation POSTs to; faults are armed by this name. */
 /** The sandbox provider each example tool talks to. */
@@ -35,9 +42,16 @@ const SUCCESSOR_DELAY_MS: readonly [number, number] = [0, 1_000];
 /** One iteration in ten asks for a dev-server restart: a few per hundred crashes, each costing seconds. */
 export const DEFAULT_RESTART_RATE = 0.1;
 
+/** A killed service or database stays down this long before it is started again. */
+const CLUSTER_DOWN_MS: readonly [number, number] = [300, 3_000];
+/** Where the harness reaches the point itself, half the iterations leave the worker running through the kill. */
+const SPARE_WORKER_CHANCE = 0.5;
+
 export interface PlanOptions {
   /** Probability that an iteration asks for a dev-server restart during its batch's recovery. */
   restartRate: number;
+  /** `cluster`: every iteration also kills a cluster service or the database at its crash point. */
+  target?: 'dev-server' | 'cluster';
 }
 
 /**
@@ -87,6 +101,18 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
     declined,
     serverRestart: rng.chance(opts.restartRate),
     successorDelayMs: rng.int(...SUCCESSOR_DELAY_MS),
+    // Drawn last, so a seed plans the same worker crashes and faults on either target.
+    ...(opts.target === 'cluster' ? { clusterFault: planClusterFault(rng, index, mode) } : {}),
+  };
+}
+
+/** Targets in turn by index, so every hundred iterations kill each of them 25 times. */
+function planClusterFault(rng: Rng, index: number, mode: CrashMode): ClusterFaultPlan {
+  const harnessReachesPoint = mode === 'in-flight' || mode === 'random-time';
+  return {
+    target: CLUSTER_FAULT_TARGETS[index % CLUSTER_FAULT_TARGETS.length],
+    spareWorker: harnessReachesPoint && rng.chance(SPARE_WORKER_CHANCE),
+    downMs: rng.int(...CLUSTER_DOWN_MS),
   };
 }
 
@@ -126,6 +152,10 @@ export function describePlan(plan: IterationPlan): string {
   return (
     `#${plan.index} ${plan.scenario} ${crash} at ${plan.operation}` +
     `, faults: ${faults.length ? faults.join(', ') : 'none'}, lag ${plan.readLagMs}ms` +
-    (plan.serverRestart ? ', server restart' : '')
+    (plan.serverRestart ? ', server restart' : '') +
+    (plan.clusterFault
+      ? `, kill ${plan.clusterFault.target}${plan.clusterFault.spareWorker ? ' (worker spared)' : ' with the worker'}` +
+        ` for ${plan.clusterFault.downMs}ms`
+      : '')
   );
 }

@@ -1,10 +1,20 @@
 import { describePlan } from './plan';
-import { CRASH_MODES, type CrashMode, type IterationResult, type Variant } from './types';
+import {
+  CLUSTER_FAULT_TARGETS,
+  CRASH_MODES,
+  type ClusterFaultTarget,
+  type CrashMode,
+  type IterationResult,
+  type Variant,
+} from './types';
 
 /** What a set of iterations adds up to, as counted at the providers. */
 export interface Counts {
   iterations: number;
-  /** Real SIGKILLs of doomed workers (exit signal observed). */
+  /**
+   * Iterations that got their real kill: the doomed worker's SIGKILL (exit signal observed) or, where the plan spared
+   * the worker, the cluster kill at its point.
+   */
   crashes: number;
   /** Armed points the work never reached; the harness killed the worker anyway. */
   missedPoints: number;
@@ -37,8 +47,25 @@ export interface Failure {
   rerun: string;
 }
 
+/** With `--target cluster`: the kills of one service (or the database), and how long the cluster took to serve again. */
+export interface ClusterKillSummary {
+  target: ClusterFaultTarget;
+  kills: number;
+  /** Of which the worker died at the same moment. */
+  withWorker: number;
+  failed: number;
+  /** From the restart until a probe through frontend, history and matching succeeded. */
+  recoveryMs: { median: number; p90: number; max: number };
+  duplicates: number;
+  lost: number;
+}
+
 export interface ChaosReport {
   seed: number;
+  /** Which Temporal the run killed things on. */
+  target: 'dev-server' | 'cluster';
+  /** With `--target cluster`, per service killed. */
+  cluster?: ClusterKillSummary[];
   crashesRequested: number;
   /** Why the run stopped before every planned iteration ran (a time budget, Ctrl-C). */
   stoppedEarly?: string;
@@ -74,7 +101,7 @@ export function emptyCounts(): Counts {
 export function addResult(c: Counts, r: IterationResult): void {
   const t = r.tally;
   c.iterations++;
-  if (r.crash?.signal === 'SIGKILL') c.crashes++;
+  if (gotItsKill(r)) c.crashes++;
   if (r.crash && !r.crash.pointReached) c.missedPoints++;
   c.expectedEffects += t.expectedEffects;
   c.actualEffects += t.actualEffects;
@@ -104,15 +131,60 @@ export function summarize(results: readonly IterationResult[]): VariantReport {
   return { totals, scenarios };
 }
 
+/** The worker died by SIGKILL, or it was spared and the cluster kill at its point happened. */
+export function gotItsKill(r: IterationResult): boolean {
+  if (r.crash?.workerSpared) return r.clusterFault !== undefined && r.clusterFault.error === undefined;
+  return r.crash?.signal === 'SIGKILL';
+}
+
 export function isFailure(r: IterationResult): boolean {
-  return r.tally.duplicates > 0 || r.tally.lost > 0 || r.tally.unexplained.length > 0 || r.crash?.signal !== 'SIGKILL';
+  return r.tally.duplicates > 0 || r.tally.lost > 0 || r.tally.unexplained.length > 0 || !gotItsKill(r);
+}
+
+export function summarizeClusterKills(results: readonly IterationResult[]): ClusterKillSummary[] {
+  return CLUSTER_FAULT_TARGETS.map((target) => {
+    const mine = results.filter((r) => r.clusterFault?.target === target);
+    const recoveries = mine
+      .filter((r) => r.clusterFault!.error === undefined)
+      .map((r) => r.clusterFault!.recoveryMs)
+      .sort((a, b) => a - b);
+    const at = (q: number) =>
+      recoveries.length ? recoveries[Math.min(recoveries.length - 1, Math.floor(q * recoveries.length))] : 0;
+    return {
+      target,
+      kills: mine.length,
+      withWorker: mine.filter((r) => !r.clusterFault!.spareWorker).length,
+      failed: mine.filter((r) => r.clusterFault!.error !== undefined).length,
+      recoveryMs: { median: at(0.5), p90: at(0.9), max: recoveries.at(-1) ?? 0 },
+      duplicates: mine.reduce((n, r) => n + r.tally.duplicates, 0),
+      lost: mine.reduce((n, r) => n + r.tally.lost, 0),
+    };
+  });
+}
+
+/** One line per service killed: how often, with the worker or not, and how long the cluster took to serve again. */
+export function formatClusterKills(kills: readonly ClusterKillSummary[]): string {
+  return kills
+    .map(
+      (k) =>
+        `  ${k.target.padEnd(9)} ${String(k.kills).padStart(3)} kills (${k.withWorker} with the worker)` +
+        `${k.failed ? `, ${k.failed} failed` : ''} · back serving in median ${k.recoveryMs.median} ms, ` +
+        `p90 ${k.recoveryMs.p90} ms, max ${k.recoveryMs.max} ms · dup ${k.duplicates} · lost ${k.lost}`,
+    )
+    .join('\n');
 }
 
 export function failureOf(r: IterationResult, rerunOne: (index: number) => string): Failure {
   const reasons = [
     ...(r.tally.duplicates ? [`${r.tally.duplicates} duplicate effect(s)`] : []),
     ...(r.tally.lost ? [`${r.tally.lost} lost effect(s)`] : []),
-    ...(r.crash?.signal !== 'SIGKILL' ? [`no SIGKILL observed (exit signal ${r.crash?.signal ?? 'none'})`] : []),
+    ...(!gotItsKill(r)
+      ? [
+          r.crash?.workerSpared
+            ? `the cluster kill that spared the worker did not happen (${r.clusterFault?.error ?? 'not recorded'})`
+            : `no SIGKILL observed (exit signal ${r.crash?.signal ?? 'none'})`,
+        ]
+      : []),
     ...r.tally.unexplained,
   ];
   return {
@@ -200,6 +272,8 @@ export function toJson(report: ChaosReport) {
     workersReplacedAfterRestart: report.workersReplacedAfterRestart,
     concurrency: report.concurrency,
     durationMs: report.durationMs,
+    target: report.target,
+    ...(report.cluster ? { cluster: report.cluster } : {}),
     scenarios: report.retrysafe.scenarios,
     ...(report.baseline ? { baseline: strip(report.baseline) } : {}),
     failures: report.failures,

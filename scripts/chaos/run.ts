@@ -7,7 +7,8 @@ import { startLanes, type Lane } from './lanes';
 import { DEFAULT_RESTART_RATE, describePlan, planIteration } from './plan';
 import { randomSeed } from './prng';
 import { SCENARIOS, scenarioByName } from './registry';
-import { failureOf, isFailure, summarize, type ChaosReport } from './report';
+import { ClusterFaults } from './cluster-faults';
+import { failureOf, isFailure, summarize, summarizeClusterKills, type ChaosReport } from './report';
 import { restartServerAndCheckWorkers } from './server-restart';
 import type { ChaosScenario, IterationResult, Variant } from './types';
 
@@ -39,6 +40,12 @@ export interface ChaosOptions {
   stop?: AbortSignal;
   /** Reuse a running stack (tests); otherwise one is started and stopped. */
   stack?: Stack;
+  /**
+   * `cluster`: the stack runs on the real server's services (scripts/lib/temporal-cluster.ts), and every iteration
+   * also kills one of history, matching, frontend or PostgreSQL at its crash point (plan.ts), then restarts it.
+   * Dev-server restarts are off there unless a restart rate is given.
+   */
+  target?: 'dev-server' | 'cluster';
 }
 
 /**
@@ -51,23 +58,27 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
   const scenarios = options.scenarios.map(resolveScenario);
   const seed = options.seed ?? randomSeed();
-  const restartRate = options.restartRate ?? DEFAULT_RESTART_RATE;
+  const target = options.target ?? 'dev-server';
+  const restartRate = options.restartRate ?? (target === 'cluster' ? 0 : DEFAULT_RESTART_RATE);
   const indexes = options.only ? [...options.only] : Array.from({ length: options.crashes }, (_, i) => i);
-  const plans = indexes.map((i) => planIteration(seed, i, scenarios[i % scenarios.length], { restartRate }));
+  const plans = indexes.map((i) => planIteration(seed, i, scenarios[i % scenarios.length], { restartRate, target }));
   const runTag = `r${Date.now().toString(36)}`;
   const logDir = path.join(ROOT, '.out', 'chaos', runTag);
   await mkdir(logDir, { recursive: true });
   const rerun = rerunCommand(options, seed);
   log(
-    `chaos: seed ${seed}, ${plans.length} iteration(s), concurrency ${options.concurrency}, logs in ${path.relative(ROOT, logDir)}`,
+    `chaos: seed ${seed}, ${plans.length} iteration(s) on the ${target}, concurrency ${options.concurrency}, logs in ${path.relative(ROOT, logDir)}`,
   );
 
   const stack =
     options.stack ??
     (await startStack({
+      temporal: target,
       log: (m) => log(`  ${m}`),
       ...(options.ledger ? { ledger: `sqlite:${path.join(logDir, 'ledger.sqlite')}` } : {}),
     }));
+  if (target === 'cluster' && !stack.cluster) throw new Error('chaos: --target cluster needs a stack on the cluster');
+  const clusterFaults = target === 'cluster' ? new ClusterFaults(stack.cluster!) : undefined;
   const faulted = [...new Set(scenarios.flatMap((s) => s.providers))];
   const approver = createApprover();
   const results: IterationResult[] = [];
@@ -99,6 +110,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             runTag,
             logDir,
             approver,
+            ...(clusterFaults ? { clusterFaults } : {}),
           }),
       );
     let next = batches.length ? iterationsOf(batches[0]) : [];
@@ -121,7 +133,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           serverRestarts++;
           workersReplaced += r.replaced;
           log(
-            `  dev server restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
+            `  ${target} restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
           );
         }
         // The next batch's doomed workers start while this one recovers; they poll queues nobody uses yet.
@@ -146,6 +158,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const baselineResults = results.filter((r) => r.variant === 'baseline');
   const report: ChaosReport = {
     seed,
+    target,
+    ...(target === 'cluster' ? { cluster: summarizeClusterKills(retrysafeResults) } : {}),
     crashesRequested: plans.length,
     ...(stoppedEarly ? { stoppedEarly } : {}),
     concurrency: options.concurrency,
@@ -171,10 +185,11 @@ function resolveScenario(name: string): ChaosScenario {
 
 function rerunCommand(o: ChaosOptions, seed: number): string {
   const parts = ['npm run chaos --', `--seed ${seed}`, `--crashes ${o.crashes}`];
+  if (o.target === 'cluster') parts.push('--target cluster');
   for (const s of o.scenarios) parts.push(`--scenario ${s}`);
   parts.push(`--concurrency ${o.concurrency}`);
-  if (o.restartRate !== undefined && o.restartRate !== DEFAULT_RESTART_RATE)
-    parts.push(`--restart-rate ${o.restartRate}`);
+  const defaultRate = o.target === 'cluster' ? 0 : DEFAULT_RESTART_RATE;
+  if (o.restartRate !== undefined && o.restartRate !== defaultRate) parts.push(`--restart-rate ${o.restartRate}`);
   if (o.baseline) parts.push('--baseline');
   if (o.only) parts.push(`--only ${o.only.join(',')}`);
   return parts.join(' ');

@@ -24,6 +24,40 @@ export type CrashMode = (typeof CRASH_MODES)[number];
 
 export type Weighted<T> = ReadonlyArray<readonly [T, number]>;
 
+/** What `--target cluster` kills besides the worker: one of the real server's services, or its database. */
+export const CLUSTER_FAULT_TARGETS = ['history', 'matching', 'frontend', 'postgres'] as const;
+export type ClusterFaultTarget = (typeof CLUSTER_FAULT_TARGETS)[number];
+
+/**
+ * The cluster fault of one iteration. At the iteration's crash point the target is killed (SIGKILL for a service,
+ * `pg_ctl stop -m immediate` for PostgreSQL) and started again `downMs` later. With `spareWorker` the worker is
+ * left running through it, so the service dies under a live worker; otherwise both die at the same moment. Only
+ * points the harness reaches itself (in-flight, random-time) can spare the worker: at the others the worker's own
+ * crash hook ends it.
+ */
+export interface ClusterFaultPlan {
+  target: ClusterFaultTarget;
+  spareWorker: boolean;
+  downMs: number;
+}
+
+/** What happened to the planned cluster fault. */
+export interface ClusterFaultRecord {
+  target: ClusterFaultTarget;
+  /** The worker lived through it. */
+  spareWorker: boolean;
+  /** The exit signal of the killed process (SIGKILL for a service; PostgreSQL's postmaster exits on its own). */
+  signal: NodeJS.Signals | null;
+  /** Milliseconds from the start of the work to the kill; later than the point when another kill held the cluster. */
+  atMs: number;
+  /** Killed until started again, as planned. */
+  downMs: number;
+  /** From the restart until a probe through frontend, history and matching succeeded. */
+  recoveryMs: number;
+  /** Set when the kill or the restart failed. */
+  error?: string;
+}
+
 /** A before-commit fault family the plan may draw (the provider answers before it commits). */
 export type FaultChoice = 'none' | 'status-5xx' | 'status-429' | 'reset' | 'delay';
 
@@ -45,6 +79,8 @@ export interface IterationPlan {
   serverRestart: boolean;
   /** How long after the crash the successor worker is started. */
   successorDelayMs: number;
+  /** With `--target cluster`: the service or database killed at the crash point as well. */
+  clusterFault?: ClusterFaultPlan;
 }
 
 /** What one iteration found at the providers and in Temporal. */
@@ -132,8 +168,10 @@ export interface CrashRecord {
   signal: NodeJS.Signals | null;
   /** False when the armed point was never reached and the harness killed the worker itself. */
   pointReached: boolean;
-  /** Milliseconds from the start of the work to the kill. */
+  /** Milliseconds from the start of the work to the kill (to the point, when the worker was spared). */
   atMs: number;
+  /** The plan's cluster fault spared the worker: it was not killed, and `signal` is the killed service's. */
+  workerSpared?: boolean;
 }
 
 export interface IterationResult {
@@ -144,6 +182,7 @@ export interface IterationResult {
   taskQueue: string;
   plan: IterationPlan;
   crash?: CrashRecord;
+  clusterFault?: ClusterFaultRecord;
   tally: Tally;
   durationMs: number;
   /** Milliseconds from the iteration's start to each step, for seeing where the time goes. */

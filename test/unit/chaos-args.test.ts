@@ -21,12 +21,29 @@ describe('chaos arguments', () => {
     const args = parseChaosArgs([]);
     assert.equal(args.crashes, DEFAULT_CRASHES);
     assert.equal(args.concurrency, DEFAULT_CONCURRENCY);
-    assert.deepEqual(args.scenario, ['renewal', 'unknown-lookup', 'email-no-key', 'saga-compensation', 'approval', 'multi-agent']);
+    assert.deepEqual(args.scenario, [
+      'renewal',
+      'unknown-lookup',
+      'email-no-key',
+      'saga-compensation',
+      'approval',
+      'multi-agent',
+    ]);
     assert.equal(args.seed, undefined);
-    assert.equal(args['restart-rate'], DEFAULT_RESTART_RATE);
+    assert.equal(args['restart-rate'], undefined, 'the run picks it: the dev server restarts, the cluster does not');
+    assert.equal(args.target, 'dev-server');
     assert.equal(args.baseline, false);
     assert.equal(args.json, false);
     assert.equal(args.minutes, undefined);
+  });
+
+  it('takes the cluster as target, and a restart rate for either', () => {
+    assert.equal(parseChaosArgs(['--target', 'cluster']).target, 'cluster');
+    assert.equal(
+      parseChaosArgs(['--restart-rate', String(DEFAULT_RESTART_RATE)])['restart-rate'],
+      DEFAULT_RESTART_RATE,
+    );
+    refuses(['--target', 'kubernetes'], '--target', /dev-server or cluster/);
   });
 
   it('takes a time budget in whole minutes', () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { exampleRegistry } from '../../examples/tools';
 import { describePlan, planIteration } from '../../scripts/chaos/plan';
 import { SCENARIOS, scenarioByName } from '../../scripts/chaos/registry';
-import type { IterationPlan } from '../../scripts/chaos/types';
+import { CLUSTER_FAULT_TARGETS, type IterationPlan } from '../../scripts/chaos/types';
 
 const tools = exampleRegistry();
 const SEED = 20260828;
@@ -68,5 +68,34 @@ describe('chaos iteration plans', () => {
     assert.equal(count(0), 0);
     assert.equal(count(1), 1000);
     assert.ok(Math.abs(count(0.1) - 100) < 40);
+  });
+
+  it('kill each cluster target equally often on the cluster, and spare the worker only where the harness kills it', () => {
+    const plans = SCENARIOS.flatMap((scenario) =>
+      Array.from({ length: 100 }, (_, i) => planIteration(SEED, i, scenario, { restartRate: 0, target: 'cluster' })),
+    );
+    for (const target of CLUSTER_FAULT_TARGETS) {
+      assert.equal(plans.filter((p) => p.clusterFault?.target === target).length, 25 * SCENARIOS.length, target);
+    }
+    for (const p of plans) {
+      const fault = p.clusterFault!;
+      assert.ok(fault.downMs >= 300 && fault.downMs <= 3_000, describePlan(p));
+      if (fault.spareWorker) assert.ok(['in-flight', 'random-time'].includes(p.crash.mode), describePlan(p));
+    }
+    const spared = plans.filter((p) => p.clusterFault!.spareWorker).length;
+    assert.ok(spared > 0 && spared < plans.length, `some iterations spare the worker: ${spared}`);
+  });
+
+  it('plan the same worker crash and faults for a seed on either target', () => {
+    for (const scenario of SCENARIOS) {
+      for (let i = 0; i < 50; i++) {
+        const { clusterFault, ...onCluster } = planIteration(SEED, i, scenario, {
+          restartRate: 0.1,
+          target: 'cluster',
+        });
+        assert.ok(clusterFault);
+        assert.deepEqual(onCluster, planIteration(SEED, i, scenario, { restartRate: 0.1 }));
+      }
+    }
   });
 });

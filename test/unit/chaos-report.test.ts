@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { planIteration } from '../../scripts/chaos/plan';
 import { scenarioByName } from '../../scripts/chaos/registry';
-import { formatTable, isFailure, summarize, toJson, type ChaosReport } from '../../scripts/chaos/report';
+import {
+  formatClusterKills,
+  formatTable,
+  gotItsKill,
+  isFailure,
+  summarize,
+  summarizeClusterKills,
+  toJson,
+  type ChaosReport,
+} from '../../scripts/chaos/report';
 import type { IterationResult, Tally, Variant } from '../../scripts/chaos/types';
 
 function result(
@@ -62,6 +71,7 @@ describe('chaos report', () => {
   it('prints retrysafe and baseline side by side and puts the headline numbers first in JSON', () => {
     const report: ChaosReport = {
       seed: 1,
+      target: 'dev-server',
       crashesRequested: 3,
       concurrency: 2,
       durationMs: 1000,
@@ -84,5 +94,49 @@ describe('chaos report', () => {
     assert.equal(json.unexplained, 0);
     assert.equal(json.baseline?.duplicates, 1);
     assert.ok(json.scenarios.renewal);
+  });
+
+  it('counts a spared worker as killed only when the cluster kill at its point happened, and sums kills per service', () => {
+    const spared = (recoveryMs: number, error?: string): IterationResult => {
+      const r = result(10, 'retrysafe', {}, null);
+      r.crash = { ...r.crash!, workerSpared: true };
+      r.clusterFault = {
+        target: 'history',
+        spareWorker: true,
+        signal: 'SIGKILL',
+        atMs: 5,
+        downMs: 500,
+        recoveryMs,
+        ...(error ? { error } : {}),
+      };
+      return r;
+    };
+    const withWorker = result(11, 'retrysafe', { duplicates: 1 });
+    withWorker.clusterFault = {
+      target: 'postgres',
+      spareWorker: false,
+      signal: null,
+      atMs: 5,
+      downMs: 900,
+      recoveryMs: 700,
+    };
+    assert.equal(gotItsKill(spared(800)), true);
+    assert.equal(isFailure(spared(800)), false);
+    assert.equal(gotItsKill(spared(0, 'the history service was not running')), false);
+    assert.equal(isFailure(spared(0, 'boom')), true);
+
+    const kills = summarizeClusterKills([spared(800), spared(1200), spared(0, 'boom'), withWorker]);
+    const history = kills.find((k) => k.target === 'history')!;
+    assert.deepEqual(
+      { kills: history.kills, withWorker: history.withWorker, failed: history.failed, max: history.recoveryMs.max },
+      { kills: 3, withWorker: 0, failed: 1, max: 1200 },
+    );
+    const postgres = kills.find((k) => k.target === 'postgres')!;
+    assert.deepEqual([postgres.kills, postgres.withWorker, postgres.duplicates], [1, 1, 1]);
+    assert.equal(kills.find((k) => k.target === 'frontend')!.kills, 0);
+    assert.match(
+      formatClusterKills(kills),
+      /history\s+3 kills \(0 with the worker\), 1 failed · back serving in median 1200 ms/,
+    );
   });
 });
