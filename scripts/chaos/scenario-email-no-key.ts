@@ -21,6 +21,15 @@ const OPERATOR = 'chaos-harness';
 /** Crash modes that always lose the reply of a started attempt: the action cannot know and must ask. */
 const REVIEW_EXPECTED = new Set(['before-send', 'in-flight', 'after-commit']);
 
+/**
+ * A review is required when the worker died with the reply: not when a cluster kill spared it (`--target cluster`),
+ * since the worker that sent then receives the held reply itself. It may still end in review (the completion
+ * could not reach the cluster in time and the attempt timed out); either way with exactly one send.
+ */
+function reviewRequired(plan: IterationContext['plan']): boolean {
+  return REVIEW_EXPECTED.has(plan.crash.mode) && !plan.clusterFault?.spareWorker;
+}
+
 function start(ctx: IterationContext): StartedWork {
   const intent: SendEmailIntent = {
     operation: 'send-email',
@@ -86,7 +95,7 @@ function start(ctx: IterationContext): StartedWork {
       const unexplained: string[] = [];
       if (claimError) unexplained.push(`claim failed: ${rootMessage(claimError)}`);
       if (!claimError && state?.status !== 'confirmed') unexplained.push(`${key} ended ${state?.status ?? 'absent'}`);
-      if (!reviewed && REVIEW_EXPECTED.has(ctx.plan.crash.mode) && !claimError) {
+      if (!reviewed && reviewRequired(ctx.plan) && !claimError) {
         unexplained.push(
           `the reply was lost (${ctx.plan.crash.mode}) yet the action reached ${firstRest?.status} without a review`,
         );
