@@ -41,7 +41,9 @@ async function main(): Promise<void> {
   say('');
   say('Point a worker, the ops CLI or your application at it with the standard environment configuration:');
   say(`  export TEMPORAL_ADDRESS=${cluster.address} TEMPORAL_NAMESPACE=${cluster.namespace}`);
-  say('  npm run providers & npm run worker');
+  say('For the example worker, start the sandbox providers in another shell and export the line they print:');
+  say('  npm run providers            # prints export RETRYSAFE_PAYMENTS_URL=… (one line)');
+  say('  npm run worker               # with both exports in its shell');
   say('');
   say('Everything is thrown away on exit. Ctrl-C to stop.');
 
