@@ -6,7 +6,10 @@ set -eu
 
 find /app -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
 cd /src
-tar --exclude=./node_modules --exclude=./.git --exclude=./.data --exclude=./.tools --exclude=./.out -cf - . |
+# .env holds the approval signing key and the webhook secrets: compose hands each service only its own, so the
+# shared volume, which every Node service mounts, must not carry the file.
+tar --exclude=./node_modules --exclude=./.git --exclude=./.data --exclude=./.tools --exclude=./.out \
+  --exclude=./.env --exclude='./.env.*' -cf - . |
   tar -C /app -xf -
 cd /app
 npm ci --no-audit --no-fund

@@ -478,6 +478,29 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('keeps .env (the approval signing key, the webhook secrets) out of the app volume every Node service mounts', () => {
+    const src = mkdtempSync(path.join(scratch, 'src-'));
+    const app = mkdtempSync(path.join(scratch, 'app-'));
+    for (const [file, text] of [
+      ['package.json', '{}'],
+      ['.env', 'RETRYSAFE_APPROVAL_SIGNING_KEY=secret'],
+      ['.env.local', 'X=1'],
+    ]) {
+      writeFileSync(path.join(src, file), text);
+    }
+    // The script as compose runs it, with the container's /src and /app moved here and npm ci left out.
+    const script = readFileSync(path.join(ROOT, 'deploy/install-app.sh'), 'utf8')
+      .replaceAll('/src', src)
+      .replaceAll('/app', app)
+      .replace(/^npm ci .*$/m, 'true');
+    const ran = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
+    assert.equal(ran.status, 0, ran.stderr);
+    assert.ok(existsSync(path.join(app, 'package.json')), 'the checkout is copied');
+    assert.equal(existsSync(path.join(app, '.env')), false, '.env must not reach the shared volume');
+    assert.equal(existsSync(path.join(app, '.env.local')), false);
+    assert.match(readFileSync(path.join(ROOT, '.gitignore'), 'utf8'), /^\.env$/m, '.env is never committed');
+  });
+
   // A Compose v2+ client, if this machine has one or the project's build is cached (never built here:
   // `npm run setup:toolchain -- --compose` builds it). A v1 client does not count, and the skip says why.
   const client: Promise<{ found: ResolvedCompose } | { why: string }> = resolveCompose({ build: false }).then(
