@@ -20,6 +20,12 @@ async function main(): Promise<void> {
     return;
   }
   const say = (msg: string) => console.error(msg);
+  // Ctrl-C while starting: exit at once; the watchdogs of whatever already runs stop it and delete its folders.
+  const interruptedWhileStarting = () => {
+    say('interrupted while starting: what was started is stopped and its folders deleted');
+    process.exit(130);
+  };
+  process.once('SIGINT', interruptedWhileStarting).once('SIGTERM', interruptedWhileStarting);
   say(`starting Temporal ${TEMPORAL_SERVER_VERSION}: PostgreSQL, then frontend, history, matching and worker…`);
   const cluster = await startCluster({
     namespace: values.namespace,
@@ -31,7 +37,8 @@ async function main(): Promise<void> {
     .map((service) => `${service} ${cluster.pid(service)}`)
     .join(', ');
   say('');
-  say(`Temporal cluster ready in ${(cluster.startupMs / 1000).toFixed(1)} s (server ${TEMPORAL_SERVER_VERSION}).`);
+  const version = cluster.binaries.version ?? `from ${cluster.binaries.source}, version not checked`;
+  say(`Temporal cluster ready in ${(cluster.startupMs / 1000).toFixed(1)} s (server ${version}).`);
   say(`  services (pid): ${pids}; ${HISTORY_SHARDS} history shards`);
   say(`  PostgreSQL ${cluster.postgres.url} (pid ${cluster.postgres.pid}), data ${cluster.postgres.dataDir}`);
   say(
@@ -56,6 +63,7 @@ async function main(): Promise<void> {
     say('stopped');
     process.exit(0);
   };
+  process.removeListener('SIGINT', interruptedWhileStarting).removeListener('SIGTERM', interruptedWhileStarting);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 
 import type { ResolvedPostgres } from '../toolchain/resolve-postgres';
+import { spawnWatchdog } from './process-watchdog';
 import { postgresEnv, resolvePostgres } from '../toolchain/resolve-postgres';
 
 /**
@@ -40,6 +41,10 @@ export interface PostgresServer {
    * recovery on the next start), otherwise with a fast shutdown. `downMs` is how long it stays down in between.
    */
   restart(opts?: { immediate?: boolean; downMs?: number }): Promise<void>;
+  /** `pg_ctl stop -m immediate`: the server dies at once, as in a crash; resolves once the postmaster is gone. */
+  kill(): Promise<void>;
+  /** Starts a killed server again on its folder and port (crash recovery), resolving once it answers a query. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,6 +77,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     rmSync(base, { recursive: true, force: true });
   };
   process.once('exit', cleanupOnExit);
+  // A death by signal skips 'exit': a watchdog then deletes the folder (and stops the server once one runs).
+  let guard = spawnWatchdog(0, 'SIGINT', { remove: [base] });
   try {
     await mkdir(socketDir);
     if (runAs) {
@@ -103,6 +110,10 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         ...(runAs ?? {}),
       });
       server = child;
+      if (child.pid !== undefined) {
+        guard.kill('SIGKILL');
+        guard = spawnWatchdog(child.pid, 'SIGINT', { remove: [base] });
+      }
       let log = '';
       child.stderr!.setEncoding('utf8');
       child.stderr!.on('data', (chunk: string) => (log = (log + chunk).slice(-8192)));
@@ -120,6 +131,26 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     }
     const url = `postgres://${SUPERUSER}@${HOST}:${port}/postgres`;
     let stopped: Promise<void> | undefined;
+    const kill = async (): Promise<void> => {
+      if (stopped) throw new Error('postgres: kill after stop');
+      const current = server!;
+      if (current.exitCode !== null || current.signalCode !== null) throw new Error('postgres is not running');
+      const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
+      await run(path.join(binaries.path, 'pg_ctl'), ['-D', dataDir, 'stop', '-m', 'immediate', '-w'], {
+        env,
+        runAs,
+      });
+      await exited;
+    };
+    const start = async (): Promise<void> => {
+      if (stopped) throw new Error('postgres: start after stop');
+      const current = server!;
+      if (current.exitCode === null && current.signalCode === null) throw new Error('postgres is already running');
+      const { ready, log } = await launch(port);
+      if (ready !== 'ready') {
+        throw new Error(`postgres did not come back (${ready}): ${log().trim().split('\n').slice(-5).join('\n')}`);
+      }
+    };
     return {
       url,
       host: HOST,
@@ -143,31 +174,19 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       },
       async restart(opts = {}) {
         if (stopped) throw new Error('postgres: restart after stop');
-        const current = server!;
-        if (opts.immediate) {
-          const exited = new Promise<void>((resolve) => {
-            if (current.exitCode !== null || current.signalCode !== null) resolve();
-            else current.once('exit', () => resolve());
-          });
-          await run(path.join(binaries.path, 'pg_ctl'), ['-D', dataDir, 'stop', '-m', 'immediate', '-w'], {
-            env,
-            runAs,
-          });
-          await exited;
-        } else {
-          await stopProcess(current);
-        }
+        if (opts.immediate) await kill();
+        else await stopProcess(server!);
         if (opts.downMs) await new Promise((resolve) => setTimeout(resolve, opts.downMs));
-        const { ready, log } = await launch(port);
-        if (ready !== 'ready') {
-          throw new Error(`postgres did not come back (${ready}): ${log().trim().split('\n').slice(-5).join('\n')}`);
-        }
+        await start();
       },
+      kill,
+      start,
       stop() {
         stopped ??= (async () => {
           if (server) await stopProcess(server);
           process.removeListener('exit', cleanupOnExit);
           await rm(base, { recursive: true, force: true });
+          guard.kill('SIGKILL');
         })();
         return stopped;
       },
@@ -176,6 +195,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     if (server) await stopProcess(server);
     process.removeListener('exit', cleanupOnExit);
     await rm(base, { recursive: true, force: true });
+    guard.kill('SIGKILL');
     throw err;
   }
 }

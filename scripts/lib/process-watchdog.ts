@@ -5,27 +5,40 @@ import type { Socket } from 'node:net';
 export const WATCHDOG_GRACE_MS = 10_000;
 
 // Runs in its own small node process holding the read end of a pipe from us. The pipe closes however we die,
-// even by SIGKILL, and then the watchdog stops the server (the signal given, SIGKILL after the grace period).
+// even by SIGKILL, and then the watchdog stops the server (the signal given, SIGKILL after the grace period) and
+// deletes the folders it was given.
 const WATCHDOG_JS = `
+const fs = require('node:fs');
 const pid = Number(process.argv[1]);
 const signal = process.argv[2];
-const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const folders = JSON.parse(process.argv[3]);
+const alive = () => { if (pid <= 0) return false; try { process.kill(pid, 0); return true; } catch { return false; } };
+const done = () => {
+  for (const folder of folders) { try { fs.rmSync(folder, { recursive: true, force: true }); } catch {} }
+  process.exit(0);
+};
 const stopServer = () => {
-  if (!alive()) process.exit(0);
+  if (!alive()) done();
   process.kill(pid, signal);
-  setInterval(() => { if (!alive()) process.exit(0); }, 200);
-  setTimeout(() => { if (alive()) process.kill(pid, 'SIGKILL'); process.exit(0); }, ${WATCHDOG_GRACE_MS});
+  setInterval(() => { if (!alive()) done(); }, 200);
+  setTimeout(() => { if (alive()) process.kill(pid, 'SIGKILL'); setTimeout(done, 500); }, ${WATCHDOG_GRACE_MS});
 };
 process.stdin.on('data', () => undefined).on('end', stopServer).on('error', stopServer);
 `;
 
 /**
  * A detached process that stops `serverPid` when this process dies, whether by exit, signal or SIGKILL, so that a
- * killed test runner or launcher does not leave servers holding ports and folders. Kill the returned process
- * (SIGKILL) once the server has exited on its own.
+ * killed test runner or launcher does not leave servers holding ports and folders; once the server is gone it
+ * deletes `remove`. A pid of 0 watches no process, only folders. Kill the returned process (SIGKILL) once the
+ * server has exited and the folders are dealt with.
  */
-export function spawnWatchdog(serverPid: number, signal: NodeJS.Signals = 'SIGTERM'): ChildProcess {
-  const watchdog = spawn(process.execPath, ['-e', WATCHDOG_JS, String(serverPid), signal], {
+export function spawnWatchdog(
+  serverPid: number,
+  signal: NodeJS.Signals = 'SIGTERM',
+  opts: { remove?: string[] } = {},
+): ChildProcess {
+  const args = ['-e', WATCHDOG_JS, String(serverPid), signal, JSON.stringify(opts.remove ?? [])];
+  const watchdog = spawn(process.execPath, args, {
     stdio: ['pipe', 'ignore', 'ignore'],
     detached: true,
   });

@@ -87,14 +87,18 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Temp
   const namespace = opts.namespace ?? 'default';
   const binaries = await resolveTemporalServer({ build: opts.build ?? true, log });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-cluster-'));
+  // Deletes the folder if this process dies without teardown (each service and PostgreSQL have their own).
+  const guard = spawnWatchdog(0, 'SIGTERM', { remove: [dataDir] });
   const services = new Map<ClusterService, ServiceProcess>();
   let postgres: PostgresServer | undefined;
   let connection: Connection | undefined;
   const teardown = async () => {
+    for (const service of services.values()) service.retire();
     await Promise.all([...services.values()].map((s) => s.stop()));
     await connection?.close().catch(() => undefined);
     await postgres?.stop();
     await rm(dataDir, { recursive: true, force: true });
+    guard.kill('SIGKILL');
   };
   try {
     postgres = await startPostgres({ crashSafe: true, maxConnections: 120, log });
@@ -286,6 +290,8 @@ async function probe(
       taskQueue,
       requestId: randomUUID(),
       identity: 'retrysafe-cluster',
+      // Closes on its own should the terminate below not get through.
+      workflowExecutionTimeout: msToTs(60_000),
     });
     await connection.workflowService.terminateWorkflowExecution({
       namespace,
@@ -335,6 +341,7 @@ class ServiceProcess {
   /** Set when the process exits; `crashed` only when nobody asked it to. */
   exitReason: string | undefined = 'not started';
   private expectingExit = false;
+  private retired = false;
 
   constructor(
     readonly name: ClusterService,
@@ -351,7 +358,13 @@ class ServiceProcess {
     return this.exitReason !== undefined && this.exitReason !== 'not started' && !this.expectingExit;
   }
 
+  /** The cluster is being stopped: no launch from now on (a restart racing the teardown would leak a process). */
+  retire(): void {
+    this.retired = true;
+  }
+
   async launch(): Promise<void> {
+    if (this.retired) throw new Error(`cluster: the ${this.name} service is not started again: the cluster stopped`);
     if (this.exitReason === undefined) throw new Error(`cluster: the ${this.name} service is already running`);
     this.logStream ??= createWriteStream(this.logFile, { flags: 'a' });
     const child = spawn(

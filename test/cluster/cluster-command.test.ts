@@ -115,4 +115,33 @@ describe('npm run cluster, npm run providers and npm run worker, as a user runs 
     assert.deepEqual((await providers.exited).code, 0);
     await worker.exited;
   });
+
+  it('leaves no process and no folder behind when the launcher itself is SIGKILLed', async () => {
+    const cluster = run('scripts/cluster.ts', ['--no-build'], {});
+    started.push(cluster);
+    await waitForLine(cluster, /Temporal cluster ready/, 120_000);
+    const pids = [...(await waitForLine(cluster, /services \(pid\): (.*);/, 5_000))[1].matchAll(/\d+/g)].map(Number);
+    const [, pgPid, pgData] = await waitForLine(cluster, /PostgreSQL \S+ \(pid (\d+)\), data (\S+)/, 5_000);
+    const logs = (await waitForLine(cluster, /service logs: (\S+)\/logs\//, 5_000))[1];
+    assert.equal(pids.length, 4);
+    const folders = [logs, path.dirname(pgData)];
+    for (const folder of folders) assert.ok(existsSync(folder), folder);
+
+    cluster.proc.kill('SIGKILL');
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 20_000;
+    const left = () => [
+      ...[...pids, Number(pgPid)].filter(alive).map((pid) => `pid ${pid}`),
+      ...folders.filter((folder) => existsSync(folder)),
+    ];
+    while (left().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.deepEqual(left(), [], 'the watchdogs stop the services and PostgreSQL and delete their folders');
+  });
 });
