@@ -25,6 +25,11 @@ export const CHAOS_FLAGS: FlagSpecs = {
 
 export const DEFAULT_CRASHES = 100;
 export const DEFAULT_CONCURRENCY = 4;
+/**
+ * On the cluster the kills take turns (each stops everyone's work for a few seconds); with more iterations in flight
+ * the last kill of a batch comes long after its point.
+ */
+export const DEFAULT_CLUSTER_CONCURRENCY = 2;
 /** Each lane is a few provider processes and two workers at a time: more than this starves a small machine. */
 const MAX_CONCURRENCY = 16;
 
@@ -48,7 +53,7 @@ export const ChaosArgs = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(z.string()).min(1, 'needs a scenario name')),
-  concurrency: wholeNumber('a whole number of iterations in flight', 1, MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
+  concurrency: wholeNumber('a whole number of iterations in flight', 1, MAX_CONCURRENCY).optional(),
   baseline: z.boolean().default(false),
   ledger: z.boolean().default(false),
   target: z.enum(['dev-server', 'cluster'], { message: 'must be dev-server or cluster' }).default('dev-server'),
@@ -76,7 +81,9 @@ export const ChaosArgs = z.object({
 });
 export type ChaosArgs = z.output<typeof ChaosArgs>;
 
-export function parseChaosArgs(argv: readonly string[]): ChaosArgs & { help: boolean } {
+export function parseChaosArgs(
+  argv: readonly string[],
+): Omit<ChaosArgs, 'concurrency'> & { concurrency: number; help: boolean } {
   const { flags, positionals, help } = parseArgv(argv, CHAOS_FLAGS);
   if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const args = validateArgs(ChaosArgs, flags);
@@ -85,22 +92,30 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs & { help: boo
     if (known.includes(name)) continue;
     throw new UsageError(`--scenario: unknown scenario ${JSON.stringify(name)}; available: ${known.join(', ')}`);
   }
-  return { ...args, help, scenario: [...new Set(args.scenario)] };
+  if (args.target === 'cluster' && (args['restart-rate'] ?? 0) > 0) {
+    throw new UsageError(
+      '--restart-rate: the cluster restarts no whole server; each iteration kills one of its services instead',
+    );
+  }
+  const concurrency =
+    args.concurrency ?? (args.target === 'cluster' ? DEFAULT_CLUSTER_CONCURRENCY : DEFAULT_CONCURRENCY);
+  return { ...args, concurrency, help, scenario: [...new Set(args.scenario)] };
 }
 
 export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --crashes N        iterations, each with one real SIGKILL of a worker (default ${DEFAULT_CRASHES})
   --seed S           replay a run (printed by every run)
   --scenario NAME    repeatable; one of ${SCENARIOS.map((s) => s.name).join(', ')} (default: all of them)
-  --concurrency K    iterations in flight at once, each with its own event ID and providers (default ${DEFAULT_CONCURRENCY})
+  --concurrency K    iterations in flight at once, each with its own event ID and providers (default ${DEFAULT_CONCURRENCY},
+                     ${DEFAULT_CLUSTER_CONCURRENCY} on the cluster)
   --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)
   --ledger           workers keep the durable ledger (SQLite in the run's log folder); each iteration checks it
                      against the providers: no row claims an effect they lack, no effect without an honest row
   --target T         dev-server (default) or cluster: the real server's services on PostgreSQL, started for the
                      run (npm run cluster); each iteration also SIGKILLs history, matching or the frontend, or
                      restarts PostgreSQL with pg_ctl -m immediate, at its crash point, then brings it back
-  --restart-rate P   chance per iteration of a server restart during recovery (default ${DEFAULT_RESTART_RATE} on
-                     the dev server, 0 on the cluster)
+  --restart-rate P   chance per iteration of a dev-server restart during recovery (default ${DEFAULT_RESTART_RATE};
+                     not with --target cluster)
   --only I[,J]       run only these iteration indexes of the seeded sequence
   --minutes M        start no batch after M minutes; the report covers the iterations that ran
                      (Ctrl-C does the same at once: the running batch finishes and is reported)

@@ -31,8 +31,11 @@ export class ClusterFaults {
     };
     try {
       if (plan.target === 'postgres') {
-        await this.cluster.postgres.restart({ immediate: true, downMs: plan.downMs });
+        // Timed like a service: from the start of the new postmaster (its crash recovery included) until serving.
+        await this.cluster.postgres.kill();
+        await sleep(plan.downMs);
         const restarted = Date.now();
+        await this.cluster.postgres.start();
         await this.cluster.waitUntilServing();
         record.recoveryMs = Date.now() - restarted;
       } else {

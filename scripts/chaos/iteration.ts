@@ -58,6 +58,8 @@ export class Iteration {
   private doomedSpawn?: Promise<WorkerProcess>;
   private crash?: CrashRecord;
   private clusterFault?: Promise<ClusterFaultRecord>;
+  /** When the work settled, from its start (the clock cluster kills are timed on). */
+  private settledAtMs?: number;
   private work?: StartedWork;
   private error?: Error;
   private readonly abort = new AbortController();
@@ -104,6 +106,8 @@ export class Iteration {
       if (!variant) throw new Error(`scenario ${scenario.name} has no ${this.setup.variant} variant`);
       const workStartedAt = Date.now();
       this.work = variant.start(this.context());
+      const settledAt = () => (this.settledAtMs ??= Date.now() - workStartedAt);
+      this.work.settled.then(settledAt, settledAt);
       const { clusterFaults } = this.setup;
       const fault = plan.clusterFault;
       this.crash = await inflictCrash({
@@ -157,6 +161,13 @@ export class Iteration {
       if (this.setup.plan.clusterFault && !clusterFault)
         tally.unexplained.push('the planned cluster kill never happened');
       if (clusterFault?.error) tally.unexplained.push(`cluster ${clusterFault.target}: ${clusterFault.error}`);
+      if (clusterFault && this.crash) clusterFault.afterPointMs = clusterFault.atMs - this.crash.atMs;
+      if (clusterFault && this.settledAtMs !== undefined && clusterFault.atMs >= this.settledAtMs) {
+        tally.unexplained.push(
+          `the ${clusterFault.target} kill came ${clusterFault.atMs - this.settledAtMs} ms after the work had ` +
+            'settled, so it tested nothing (kills take turns: try a lower --concurrency)',
+        );
+      }
       const ledger = this.setup.stack.ledger;
       if (ledger && this.setup.variant === 'retrysafe') {
         const agreement = await ledgerAgreement(ledger, this.setup.lane.providers, 'chaos', this.eventId);

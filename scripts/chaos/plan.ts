@@ -5,6 +5,7 @@ import {
   CLUSTER_FAULT_TARGETS,
   type ChaosScenario,
   type ClusterFaultPlan,
+  type ClusterFaultTarget,
   type CrashMode,
   type FaultChoice,
   type IterationPlan,
@@ -106,11 +107,20 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
   };
 }
 
-/** Targets in turn by index, so every hundred iterations kill each of them 25 times. */
+/**
+ * Targets in turn, each once in every four consecutive iterations (so every hundred kill each 25 times), shifted by
+ * one every four: scenarios are dealt by index too (`i % scenarios`), and a plain `i % 4` would only ever give a
+ * scenario half of the targets when there are six of them.
+ */
+export function clusterFaultTarget(index: number): ClusterFaultTarget {
+  const n = CLUSTER_FAULT_TARGETS.length;
+  return CLUSTER_FAULT_TARGETS[(index + Math.floor(index / n)) % n];
+}
+
 function planClusterFault(rng: Rng, index: number, mode: CrashMode): ClusterFaultPlan {
   const harnessReachesPoint = mode === 'in-flight' || mode === 'random-time';
   return {
-    target: CLUSTER_FAULT_TARGETS[index % CLUSTER_FAULT_TARGETS.length],
+    target: clusterFaultTarget(index),
     spareWorker: harnessReachesPoint && rng.chance(SPARE_WORKER_CHANCE),
     downMs: rng.int(...CLUSTER_DOWN_MS),
   };

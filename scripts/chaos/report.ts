@@ -56,6 +56,8 @@ export interface ClusterKillSummary {
   failed: number;
   /** From the restart until a probe through frontend, history and matching succeeded. */
   recoveryMs: { median: number; p90: number; max: number };
+  /** How long after the crash point the kill came (kills take turns). */
+  afterPointMs: { median: number; max: number };
   duplicates: number;
   lost: number;
 }
@@ -144,22 +146,29 @@ export function isFailure(r: IterationResult): boolean {
 export function summarizeClusterKills(results: readonly IterationResult[]): ClusterKillSummary[] {
   return CLUSTER_FAULT_TARGETS.map((target) => {
     const mine = results.filter((r) => r.clusterFault?.target === target);
-    const recoveries = mine
-      .filter((r) => r.clusterFault!.error === undefined)
-      .map((r) => r.clusterFault!.recoveryMs)
-      .sort((a, b) => a - b);
-    const at = (q: number) =>
-      recoveries.length ? recoveries[Math.min(recoveries.length - 1, Math.floor(q * recoveries.length))] : 0;
+    const recoveries = sorted(
+      mine.filter((r) => r.clusterFault!.error === undefined).map((r) => r.clusterFault!.recoveryMs),
+    );
+    const delays = sorted(mine.map((r) => r.clusterFault!.afterPointMs ?? 0));
     return {
       target,
       kills: mine.length,
       withWorker: mine.filter((r) => !r.clusterFault!.spareWorker).length,
       failed: mine.filter((r) => r.clusterFault!.error !== undefined).length,
-      recoveryMs: { median: at(0.5), p90: at(0.9), max: recoveries.at(-1) ?? 0 },
+      recoveryMs: { median: rank(recoveries, 0.5), p90: rank(recoveries, 0.9), max: recoveries.at(-1) ?? 0 },
+      afterPointMs: { median: rank(delays, 0.5), max: delays.at(-1) ?? 0 },
       duplicates: mine.reduce((n, r) => n + r.tally.duplicates, 0),
       lost: mine.reduce((n, r) => n + r.tally.lost, 0),
     };
   });
+}
+
+const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+
+/** The nearest-rank percentile of sorted values (the lower middle for the median of an even count); 0 when empty. */
+function rank(values: readonly number[], q: number): number {
+  if (values.length === 0) return 0;
+  return values[Math.max(0, Math.ceil(q * values.length) - 1)];
 }
 
 /** One line per service killed: how often, with the worker or not, and how long the cluster took to serve again. */
@@ -169,7 +178,8 @@ export function formatClusterKills(kills: readonly ClusterKillSummary[]): string
       (k) =>
         `  ${k.target.padEnd(9)} ${String(k.kills).padStart(3)} kills (${k.withWorker} with the worker)` +
         `${k.failed ? `, ${k.failed} failed` : ''} · back serving in median ${k.recoveryMs.median} ms, ` +
-        `p90 ${k.recoveryMs.p90} ms, max ${k.recoveryMs.max} ms · dup ${k.duplicates} · lost ${k.lost}`,
+        `p90 ${k.recoveryMs.p90} ms, max ${k.recoveryMs.max} ms · killed ${k.afterPointMs.median} ms after the ` +
+        `point (max ${k.afterPointMs.max}) · dup ${k.duplicates} · lost ${k.lost}`,
     )
     .join('\n');
 }

@@ -59,6 +59,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const scenarios = options.scenarios.map(resolveScenario);
   const seed = options.seed ?? randomSeed();
   const target = options.target ?? 'dev-server';
+  if (target === 'cluster' && (options.restartRate ?? 0) > 0) {
+    throw new Error('chaos: no restart rate on the cluster target; each iteration kills one of its services instead');
+  }
   const restartRate = options.restartRate ?? (target === 'cluster' ? 0 : DEFAULT_RESTART_RATE);
   const indexes = options.only ? [...options.only] : Array.from({ length: options.crashes }, (_, i) => i);
   const plans = indexes.map((i) => planIteration(seed, i, scenarios[i % scenarios.length], { restartRate, target }));

@@ -50,6 +50,8 @@ export interface ClusterFaultRecord {
   signal: NodeJS.Signals | null;
   /** Milliseconds from the start of the work to the kill; later than the point when another kill held the cluster. */
   atMs: number;
+  /** How long after the crash point the kill came (waiting for the kill ahead of it); set by the iteration. */
+  afterPointMs?: number;
   /** Killed until started again, as planned. */
   downMs: number;
   /** From the restart until a probe through frontend, history and matching succeeded. */

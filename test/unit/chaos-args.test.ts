@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_CONCURRENCY, DEFAULT_CRASHES, parseChaosArgs } from '../../scripts/chaos/args';
+import {
+  DEFAULT_CLUSTER_CONCURRENCY,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_CRASHES,
+  parseChaosArgs,
+} from '../../scripts/chaos/args';
 import { DEFAULT_RESTART_RATE } from '../../scripts/chaos/plan';
 import { UsageError } from '../../scripts/ops/errors';
 
@@ -38,7 +43,11 @@ describe('chaos arguments', () => {
   });
 
   it('takes the cluster as target, and a restart rate for either', () => {
-    assert.equal(parseChaosArgs(['--target', 'cluster']).target, 'cluster');
+    const onCluster = parseChaosArgs(['--target', 'cluster']);
+    assert.equal(onCluster.target, 'cluster');
+    assert.equal(onCluster.concurrency, DEFAULT_CLUSTER_CONCURRENCY, 'kills take turns: fewer in flight');
+    assert.equal(parseChaosArgs(['--target', 'cluster', '--concurrency', '4']).concurrency, 4);
+    refuses(['--target', 'cluster', '--restart-rate', '0.1'], '--restart-rate', /kills one of its services/);
     assert.equal(
       parseChaosArgs(['--restart-rate', String(DEFAULT_RESTART_RATE)])['restart-rate'],
       DEFAULT_RESTART_RATE,

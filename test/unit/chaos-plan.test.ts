@@ -77,6 +77,18 @@ describe('chaos iteration plans', () => {
     for (const target of CLUSTER_FAULT_TARGETS) {
       assert.equal(plans.filter((p) => p.clusterFault?.target === target).length, 25 * SCENARIOS.length, target);
     }
+    // Dealt as a run deals them (iteration i runs scenario i % 6): every scenario meets every target.
+    const dealt = Array.from({ length: 100 }, (_, i) =>
+      planIteration(SEED, i, SCENARIOS[i % SCENARIOS.length], { restartRate: 0, target: 'cluster' }),
+    );
+    for (const scenario of SCENARIOS) {
+      const met = new Set(dealt.filter((p) => p.scenario === scenario.name).map((p) => p.clusterFault!.target));
+      assert.deepEqual([...met].sort(), [...CLUSTER_FAULT_TARGETS].sort(), scenario.name);
+    }
+    for (let batch = 0; batch < 25; batch++) {
+      const targets = dealt.slice(batch * 4, batch * 4 + 4).map((p) => p.clusterFault!.target);
+      assert.deepEqual([...targets].sort(), [...CLUSTER_FAULT_TARGETS].sort(), 'each target once per four');
+    }
     for (const p of plans) {
       const fault = p.clusterFault!;
       assert.ok(fault.downMs >= 300 && fault.downMs <= 3_000, describePlan(p));

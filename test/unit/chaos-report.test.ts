@@ -136,7 +136,7 @@ describe('chaos report', () => {
     assert.equal(kills.find((k) => k.target === 'frontend')!.kills, 0);
     assert.match(
       formatClusterKills(kills),
-      /history\s+3 kills \(0 with the worker\), 1 failed · back serving in median 1200 ms/,
+      /history\s+3 kills \(0 with the worker\), 1 failed · back serving in median 800 ms, p90 1200 ms/,
     );
   });
 });
