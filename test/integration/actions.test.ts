@@ -11,7 +11,7 @@ import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-i
 
 const chargeKey = (eventId: string) => formatActionKey({ operation: 'charge', version: 1, tenant: 'acme', eventId });
 
-describe('keyed actions on the real dev server with the payments provider process', () => {
+describe('keyed actions on a real Temporal server with the payments provider process', () => {
   let stack: Stack;
   let worker: WorkerProcess;
 

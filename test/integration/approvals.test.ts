@@ -67,7 +67,7 @@ interface Refusal {
 }
 const refusals: Refusal[] = [];
 
-describe('signed approvals on the real dev server with the payments provider process', () => {
+describe('signed approvals on a real Temporal server with the payments provider process', () => {
   let stack: Stack;
 
   before(async () => {

@@ -16,7 +16,7 @@ import type { ActionSnapshot } from '../../messages/action';
  * Temporal environment. The action under review is real: the email provider commits a message, loses
  * the reply and delivers no webhook; with no key and no lookup only a person can say whether it went out.
  */
-describe('ops CLI against the real dev server', () => {
+describe('ops CLI against a real Temporal server', () => {
   let stack: Stack;
   let dir: string;
   let operatorsFile: string;

@@ -85,7 +85,7 @@ function report(
   );
 }
 
-describe('unknown outcomes on the real dev server with payments, email and tickets provider processes', () => {
+describe('unknown outcomes on a real Temporal server with payments, email and tickets provider processes', () => {
   let stack: Stack;
   let worker: WorkerProcess;
 

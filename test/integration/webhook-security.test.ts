@@ -78,7 +78,7 @@ function ticketIntent(externalRef: string): CreateTicketIntent {
   return { operation: 'create-ticket', externalRef, title: 'Card expired', body: 'Follow up.', priority: 'normal' };
 }
 
-describe('signed webhooks on the real dev server, with payments, email and tickets provider processes', () => {
+describe('signed webhooks on a real Temporal server, with payments, email and tickets provider processes', () => {
   let stack: Stack;
   let worker: WorkerProcess;
   const KINDS: ProviderKind[] = ['payments', 'email', 'tickets'];

@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const scripts = (
+  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts;
+
+/** The test files a script's `node --test` line names, with `dir/*.test.ts` expanded as the shell would. */
+function filesOf(script: string): string[] {
+  const words = script.split(/\s+/).filter((word) => /^test\/.+\.test\.ts$/.test(word));
+  return words.flatMap((word) => {
+    if (!word.includes('*')) return [word];
+    const dir = path.dirname(word);
+    assert.equal(path.basename(word), '*.test.ts', `only dir/*.test.ts patterns are expanded here: ${word}`);
+    return readdirSync(path.join(ROOT, dir))
+      .filter((f) => f.endsWith('.test.ts'))
+      .map((f) => `${dir}/${f}`);
+  });
+}
+
+function allTestFiles(): string[] {
+  return readdirSync(path.join(ROOT, 'test'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((dir) =>
+      readdirSync(path.join(ROOT, 'test', dir.name))
+        .filter((f) => f.endsWith('.test.ts'))
+        .map((f) => `test/${dir.name}/${f}`),
+    );
+}
+
+describe('the test commands', () => {
+  const main = new Set(filesOf(scripts.test));
+  const cluster = new Set(filesOf(scripts['test:cluster']));
+
+  it('run every test file: npm test all but test/cluster/, npm run test:cluster the rest', () => {
+    const missed = allTestFiles().filter((file) => !main.has(file) && !cluster.has(file));
+    assert.deepEqual(missed, [], 'a test folder or file that neither command runs');
+  });
+
+  it('keep the cluster-only files out of npm test, which needs no Go build', () => {
+    assert.deepEqual(
+      [...main].filter((file) => file.startsWith('test/cluster/')),
+      [],
+    );
+    assert.ok([...cluster].some((file) => file.startsWith('test/cluster/')));
+    assert.match(scripts['test:cluster'], /RETRYSAFE_STACK_TEMPORAL=cluster /, 'the core files run on the cluster');
+  });
+});
