@@ -53,8 +53,6 @@ export interface TemporalCluster {
   kill(service: ClusterService, signal?: NodeJS.Signals): Promise<NodeJS.Signals | null>;
   /** Starts a stopped service again on its ports and waits until the cluster answers through it. */
   startService(service: ClusterService): Promise<void>;
-  /** Kills PostgreSQL with `pg_ctl stop -m immediate`, starts it again and waits until the cluster answers. */
-  restartPostgres(): Promise<void>;
   /** Resolves once the frontend, history and matching all answer (a probe workflow started and terminated). */
   waitUntilServing(timeoutMs?: number): Promise<void>;
   /** Every service stopped and started again, one after the other (what a rolling restart does). */
@@ -161,10 +159,6 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Temp
       kill: (name, signal = 'SIGKILL') => service(name).kill(signal),
       async startService(name) {
         await service(name).launch();
-        await waitUntilServing();
-      },
-      async restartPostgres() {
-        await pg.restart({ immediate: true });
         await waitUntilServing();
       },
       waitUntilServing,
