@@ -241,8 +241,8 @@ function stackTemporalTarget(opts: StackOptions): StackTemporalTarget {
     );
   }
   if (target === 'cluster') {
-    const unsupported = (['dbFile', 'port', 'uiCodecEndpoint'] as const).filter((field) => opts[field] !== undefined);
-    if (opts.uiPort !== undefined && opts.uiPort !== null) unsupported.push('uiPort' as never);
+    const unsupported: string[] = (['dbFile', 'port', 'uiCodecEndpoint'] as const).filter((f) => opts[f] !== undefined);
+    if (opts.uiPort !== undefined && opts.uiPort !== null) unsupported.push('uiPort');
     if (unsupported.length > 0) {
       throw new Error(
         `startStack: the cluster target takes no ${unsupported.join(', ')} (it runs in a throw-away folder)`,
