@@ -1,5 +1,6 @@
 // Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
-// chromium of the approval page tests and the PostgreSQL server of the ledger tests, so that `npm start` and the
+// chromium of the approval page tests, the PostgreSQL server of the ledger tests and Mailpit (built with Go; its
+// tests are skipped, with one line saying why, when it cannot be had), so that `npm start` and the
 // tests find them without any tool's own download.
 // Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster] [--compose]
 // `--cluster` also builds the real Temporal server and its SQL tool (a few minutes the first time, cached after);
@@ -13,6 +14,7 @@ import { resolveChromium } from './toolchain/resolve-chromium';
 import { resolveCompose } from './toolchain/resolve-compose';
 import type { ResolvedPostgres } from './toolchain/resolve-postgres';
 import { resolvePostgres } from './toolchain/resolve-postgres';
+import { resolveMailpit } from './toolchain/resolve-mailpit';
 import { resolveTemporalServer } from './toolchain/resolve-temporal-server';
 
 function describe(tool: ResolvedTool | ResolvedChromium | ResolvedPostgres): string {
@@ -38,6 +40,11 @@ async function main(): Promise<void> {
   const postgres = await resolvePostgres({ log });
   const cluster = values.cluster ? await resolveTemporalServer({ log: log ?? (() => undefined) }) : undefined;
   const compose = values.compose ? await resolveCompose({ log }) : undefined;
+  // Mailpit (the SMTP example tool's server) is built with Go; without Go its tests say so and the rest runs.
+  const mailpit = await resolveMailpit({ log: log ?? (() => undefined) }).catch((err: unknown) => {
+    console.error(`mailpit: ${(err as Error).message.split('\n')[0]}; the Mailpit tests will be skipped`);
+    return undefined;
+  });
   if (quiet) return;
   // stdout lists the Temporal executables, one line each, as before; the browser's and PostgreSQL's lines go with the log.
   for (const tool of [cli, testServer]) console.log(describe(tool));
@@ -48,6 +55,8 @@ async function main(): Promise<void> {
     console.error(`temporal-server: ${cluster.server}, sql tool ${cluster.sqlTool} (${origin})`);
   }
   if (compose) console.error(`docker-compose: ${compose.command.join(' ')} (${compose.source}, ${compose.version})`);
+  if (mailpit)
+    console.error(`mailpit: ${mailpit.path} (${[mailpit.source, mailpit.version].filter(Boolean).join(', ')})`);
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { resolveMailpit } from '../toolchain/resolve-mailpit';
+import { getFreePorts } from './free-port';
+import { spawnWatchdog } from './process-watchdog';
+
+/** A throw-away Mailpit: SMTP and its HTTP API on free loopback ports, its database in a temporary folder. */
+export interface MailpitServer {
+  smtp: { host: string; port: number };
+  /** The HTTP API's base URL, `http://127.0.0.1:<port>` (messages under /api/v1/). */
+  apiUrl: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 20_000;
+
+export async function startMailpit(
+  opts: { binary?: string; log?: (msg: string) => void } = {},
+): Promise<MailpitServer> {
+  const binary = opts.binary ?? (await resolveMailpit(opts.log ? { log: opts.log } : {})).path;
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-mailpit-'));
+  const [smtpPort, httpPort] = await getFreePorts(2, HOST);
+  const child: ChildProcess = spawn(
+    binary,
+    [
+      ...['--smtp', `${HOST}:${smtpPort}`, '--listen', `${HOST}:${httpPort}`],
+      ...['--database', path.join(dir, 'mailpit.db'), '--disable-version-check', '--smtp-disable-rdns'],
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const watchdog = child.pid !== undefined ? spawnWatchdog(child.pid, 'SIGTERM', { remove: [dir] }) : undefined;
+  let output = '';
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const apiUrl = `http://${HOST}:${httpPort}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
+    watchdog?.kill('SIGKILL');
+  };
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await stop();
+      throw new Error(`mailpit exited before it was ready:\n${output.trim()}`);
+    }
+    try {
+      if ((await fetch(`${apiUrl}/readyz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`mailpit did not answer ${apiUrl}/readyz within ${READY_TIMEOUT_MS} ms:\n${output.trim()}`);
+    }
+    await sleep(100);
+  }
+  return { smtp: { host: HOST, port: smtpPort }, apiUrl, pid: child.pid ?? -1, stop };
+}
