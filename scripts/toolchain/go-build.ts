@@ -136,3 +136,16 @@ export async function buildIntoFolder(folder: string, build: (staging: string) =
     throw err;
   }
 }
+
+/** How a tool the project builds with Go is resolved: where to look, whether to build, and seams for tests. */
+export interface GoToolResolveOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Folder holding `.tools/`; defaults to this repository's root. */
+  projectRoot?: string;
+  /** Build from the Go module proxy when nothing is found; default true. */
+  build?: boolean;
+  log?: (line: string) => void;
+  /** Seams for tests: the PATH lookup and the build (which must leave the executables in `into`). */
+  lookupOnPath?: (binary: string, env: NodeJS.ProcessEnv) => Promise<string | undefined>;
+  builder?: (into: string, caches: string, env: NodeJS.ProcessEnv, log: (line: string) => void) => Promise<void>;
+}

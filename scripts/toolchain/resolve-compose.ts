@@ -18,7 +18,7 @@
 import path from 'node:path';
 
 import { executableProblem, findOnPath } from './executables';
-import { buildIntoFolder, goBuildModule } from './go-build';
+import { type GoToolResolveOptions, buildIntoFolder, goBuildModule } from './go-build';
 import { runCommand } from './run-command';
 import { ToolchainError } from './toolchain-error';
 
@@ -37,17 +37,9 @@ export interface ResolvedCompose {
   source: ComposeSource;
 }
 
-export interface ResolveComposeOptions {
-  env?: NodeJS.ProcessEnv;
-  /** Folder holding `.tools/`; defaults to this repository's root. */
-  projectRoot?: string;
-  /** Build from the Go module proxy when nothing is found; default true. */
-  build?: boolean;
-  log?: (line: string) => void;
-  /** Seams for tests: the PATH lookup, the version probe and the build (which must leave `docker-compose` in `into`). */
-  lookupOnPath?: (binary: string, env: NodeJS.ProcessEnv) => Promise<string | undefined>;
+export interface ResolveComposeOptions extends GoToolResolveOptions {
+  /** Seam for tests: the version probe. */
   probeVersion?: (command: readonly string[], env: NodeJS.ProcessEnv) => Promise<string | undefined>;
-  builder?: (into: string, caches: string, env: NodeJS.ProcessEnv, log: (line: string) => void) => Promise<void>;
 }
 
 const DEFAULT_PROJECT_ROOT = path.resolve(__dirname, '..', '..');

@@ -10,7 +10,7 @@
 import path from 'node:path';
 
 import { executableProblem, findOnPath } from './executables';
-import { buildIntoFolder, runGo } from './go-build';
+import { type GoToolResolveOptions, buildIntoFolder, runGo } from './go-build';
 import { ToolchainError } from './toolchain-error';
 
 export const MAILPIT_VERSION = '1.33.1';
@@ -23,16 +23,7 @@ export interface ResolvedMailpit {
   version?: string;
 }
 
-export interface ResolveMailpitOptions {
-  env?: NodeJS.ProcessEnv;
-  projectRoot?: string;
-  /** Build from the Go module proxy when nothing is found; default true. */
-  build?: boolean;
-  log?: (line: string) => void;
-  /** Seams for tests. */
-  lookupOnPath?: (binary: string, env: NodeJS.ProcessEnv) => Promise<string | undefined>;
-  builder?: (into: string, caches: string, env: NodeJS.ProcessEnv, log: (line: string) => void) => Promise<void>;
-}
+export type ResolveMailpitOptions = GoToolResolveOptions;
 
 const DEFAULT_PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 

@@ -14,7 +14,7 @@
 import path from 'node:path';
 
 import { executableProblem, findOnPath } from './executables';
-import { buildIntoFolder, runGo } from './go-build';
+import { type GoToolResolveOptions, buildIntoFolder, runGo } from './go-build';
 import { ToolchainError } from './toolchain-error';
 
 export const TEMPORAL_SERVER_VERSION = '1.32.1';
@@ -28,16 +28,7 @@ export interface ResolvedTemporalServer {
   version?: string;
 }
 
-export interface ResolveTemporalServerOptions {
-  env?: NodeJS.ProcessEnv;
-  projectRoot?: string;
-  /** Build from the Go module proxy when nothing is found; default true. */
-  build?: boolean;
-  log?: (line: string) => void;
-  /** Seams for tests: the PATH lookup and the build. */
-  lookupOnPath?: (binary: string, env: NodeJS.ProcessEnv) => Promise<string | undefined>;
-  builder?: (into: string, caches: string, env: NodeJS.ProcessEnv, log: (line: string) => void) => Promise<void>;
-}
+export type ResolveTemporalServerOptions = GoToolResolveOptions;
 
 const DEFAULT_PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +10,7 @@ import {
   parseComposeVersion,
   resolveCompose,
 } from '../../scripts/toolchain/resolve-compose';
+import { fakeExecutable } from '../support/fake-executable';
 
 /**
  * The order a Compose client is found in. PATH and the override point at small shell scripts that answer `version`
@@ -24,12 +25,7 @@ describe('resolving a Compose v2+ client: env, the docker plugin or docker-compo
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function executable(file: string, body: string): Promise<string> {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, `#!/bin/sh\n${body}\n`);
-    await chmod(file, 0o755);
-    return file;
-  }
+  const executable = fakeExecutable;
   /** A standalone client that reports `version` as Compose `version` does: v2+ with --short, v1 with its own line. */
   const standalone = (file: string, version: string) =>
     executable(

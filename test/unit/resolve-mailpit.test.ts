@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { MAILPIT_VERSION, mailpitFolder, resolveMailpit } from '../../scripts/toolchain/resolve-mailpit';
+import { fakeExecutable } from '../support/fake-executable';
 
 /** The order Mailpit is found in, with the PATH lookup and the Go build replaced by fakes. */
 describe('resolving Mailpit: env, PATH, the cached build, a build', () => {
@@ -16,12 +17,7 @@ describe('resolving Mailpit: env, PATH, the cached build, a build', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function executable(file: string): Promise<string> {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, '#!/bin/sh\n');
-    await chmod(file, 0o755);
-    return file;
-  }
+  const executable = fakeExecutable;
   const nowhere = async () => undefined;
 
   it('takes RETRYSAFE_MAILPIT first, and refuses one that points nowhere instead of falling back', async () => {

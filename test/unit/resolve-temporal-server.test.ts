@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,6 +8,7 @@ import {
   resolveTemporalServer,
   temporalServerFolder,
 } from '../../scripts/toolchain/resolve-temporal-server';
+import { fakeExecutable } from '../support/fake-executable';
 
 /** The order the cluster's server is found in, with the PATH lookup and the Go build replaced by fakes. */
 describe('resolving the real Temporal server: env, PATH, the cached build, a build', () => {
@@ -19,12 +20,7 @@ describe('resolving the real Temporal server: env, PATH, the cached build, a bui
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function executable(file: string): Promise<string> {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, '#!/bin/sh\n');
-    await chmod(file, 0o755);
-    return file;
-  }
+  const executable = fakeExecutable;
   const nowhere = async () => undefined;
   const fakeBuild = (calls: string[]) => async (into: string) => {
     calls.push(into);
