@@ -2,8 +2,9 @@
  * An example tool on a real mail server through its official client: `send-notification` sends a message over
  * SMTP with `nodemailer`, to a server with a search API (Mailpit here). SMTP has no idempotency key, but the message
  * carries a Message-ID derived from the action key, and the server can be searched for it: so the contract is
- * `lookup`, not `none`. A reply lost after DATA is ambiguous; the executor then waits out the declared lag and
- * searches for the Message-ID before it ever sends again.
+ * `lookup`, not `none`. Only a failed TCP connect counts as nothing sent; any other failure (a reply lost after
+ * DATA among them) is ambiguous, and the executor then waits out the declared lag and searches for the Message-ID
+ * before it ever sends again.
  */
 import { createHash } from 'node:crypto';
 
@@ -64,11 +65,11 @@ export function smtpMailTools(settings: SmtpMailSettings) {
         });
         return committed(messageIdFor(ctx.key), { accepted: info.accepted.map(String) });
       } catch (err) {
-        const { command } = err as { command?: string };
-        // Failed while connecting (nodemailer's command 'CONN'): nothing was handed over. Later may have been delivered.
-        if (command === 'CONN') {
-          return notCommitted(`SMTP connection failed: ${(err as Error).message}`);
-        }
+        // Only a refused or failed TCP connect proves nothing was handed over. nodemailer labels a connection that
+        // closed after DATA with the same command ('CONN', "Connection closed unexpectedly"), so the command proves
+        // nothing: the test behind a relay that cuts the reply to DATA saw exactly that.
+        const { syscall, command } = err as { syscall?: string; command?: string };
+        if (syscall === 'connect') return notCommitted(`SMTP connection failed: ${(err as Error).message}`);
         return ambiguous(`SMTP ${command ?? 'send'} failed after the connection was up: ${(err as Error).message}`);
       } finally {
         transport.close();

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 
 import { RetrysafeClient } from '../../client';
@@ -91,4 +92,77 @@ describe('send-notification on a real Mailpit, through nodemailer, with worker p
       },
     );
   }
+
+  it(
+    'sends one message when the connection is cut after DATA, before the reply: ambiguous, then found by lookup',
+    { skip },
+    async () => {
+      // An SMTP relay in front of Mailpit that hangs up instead of passing on the reply to the end of DATA.
+      const proxy = await startReplyCuttingProxy(server.smtp);
+      // Its own task queue: only the worker behind the relay may take this action.
+      const taskQueue = 'mail-behind-cutting-relay';
+      const worker = await stack.startWorker({
+        env: { ...env, [SMTP_MAIL_ENV.smtpUrl]: `smtp://127.0.0.1:${proxy.port}`, RETRYSAFE_TASK_QUEUE: taskQueue },
+        name: 'behind-cutting-relay',
+      });
+      const relayed = new RetrysafeClient(stack.client, {
+        taskQueue,
+        tools: smtpMailTools({ smtp: server.smtp, apiUrl: server.apiUrl, from: 'agent@example.com' }),
+      });
+      try {
+        const eventId = uniqueEvent('cut');
+        const key = `send-notification:v1:acme:${eventId}`;
+        const action = await relayed.claimAction({ tenant: 'acme', eventId }, notification(`payouts ${eventId}`), {
+          wait: true,
+        });
+        assert.equal(proxy.cut(), 1, 'the relay cut one reply');
+        assert.equal(action.status, 'confirmed', JSON.stringify(action.audit));
+        // Confirmed by the lookup, not by a second send: before the fix that counted nodemailer's "Connection closed
+        // unexpectedly" as nothing sent, this was "provider send" with two messages in Mailpit.
+        assert.match(action.audit.at(-1)?.reason ?? '', /^provider lookup: /, JSON.stringify(action.audit));
+        assert.equal(await messagesWith(messageIdFor(key)), 1, 'one message in Mailpit, never a second send');
+      } finally {
+        await worker.stop();
+        proxy.close();
+      }
+    },
+  );
 });
+
+/**
+ * A TCP relay to an SMTP server that forwards everything until the client has sent the end of a message's DATA
+ * (`\r\n.\r\n`), then drops the connection when the server answers it: the server has the message, the client has
+ * no reply. Only the first message is cut; later connections pass.
+ */
+async function startReplyCuttingProxy(target: { host: string; port: number }) {
+  let cuts = 0;
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    let dataEnded = false;
+    // The terminator may be split across chunks: look at the end of what came so far.
+    let tail = '';
+    client.on('data', (chunk) => {
+      tail = (tail + chunk.toString('latin1')).slice(-16);
+      if (cuts === 0 && tail.includes('\r\n.\r\n')) dataEnded = true;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (dataEnded && cuts === 0) {
+        cuts++;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    for (const socket of [client, upstream]) socket.on('error', () => undefined);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (proxy.address() as net.AddressInfo).port,
+    cut: () => cuts,
+    close: () => proxy.close(),
+  };
+}
