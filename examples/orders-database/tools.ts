@@ -16,7 +16,7 @@ import { Client } from 'pg';
 import { z } from 'zod';
 
 import { defineTool } from '../../policies/tool';
-import { absent, committed, found } from '../../policies/tool-outcome';
+import { absent, committed, found, rejected } from '../../policies/tool-outcome';
 
 /** The worker's setting: the orders database's URL. */
 export const ORDERS_DATABASE_ENV = 'RETRYSAFE_ORDERS_DATABASE_URL';
@@ -101,6 +101,13 @@ export function ordersDatabaseTools(connectionString: string) {
           return committed(ref);
         } catch (err) {
           await client.query('ROLLBACK').catch(() => undefined);
+          // The database judged the row itself (SQLSTATE class 22, a data exception, or 23, a constraint such as
+          // the quantity CHECK): rolled back, and the same request would fail again. Anything else (a lost
+          // connection, a serialization failure) is thrown: the transaction makes a resend with the key safe.
+          const code = (err as { code?: unknown }).code;
+          if (typeof code === 'string' && /^2[23]/.test(code)) {
+            return rejected('invalid', `PostgreSQL refused the order (SQLSTATE ${code}): ${(err as Error).message}`);
+          }
           throw err;
         }
       });

@@ -2,9 +2,9 @@
  * An example tool on a real mail server through its official client: `send-notification` sends a message over
  * SMTP with `nodemailer`, to a server with a search API (Mailpit here). SMTP has no idempotency key, but the message
  * carries a Message-ID derived from the action key, and the server can be searched for it: so the contract is
- * `lookup`, not `none`. Only a failed TCP connect counts as nothing sent; any other failure (a reply lost after
- * DATA among them) is ambiguous, and the executor then waits out the declared lag and searches for the Message-ID
- * before it ever sends again.
+ * `lookup`, not `none`. A failed TCP connect or a failure reply from the server (4xx: not now, 5xx: refused for good)
+ * counts as nothing sent; any other failure (a reply lost after DATA among them) is ambiguous, and the executor then
+ * waits out the declared lag and searches for the Message-ID before it ever sends again.
  */
 import { createHash } from 'node:crypto';
 
@@ -12,7 +12,7 @@ import { createTransport } from 'nodemailer';
 import { z } from 'zod';
 
 import { defineTool } from '../../policies/tool';
-import { absent, ambiguous, committed, found, notCommitted } from '../../policies/tool-outcome';
+import { absent, ambiguous, committed, found, notCommitted, rejected } from '../../policies/tool-outcome';
 
 export interface SmtpMailSettings {
   smtp: { host: string; port: number };
@@ -68,9 +68,16 @@ export function smtpMailTools(settings: SmtpMailSettings) {
         // Only a refused or failed TCP connect proves nothing was handed over. nodemailer labels a connection that
         // closed after DATA with the same command ('CONN', "Connection closed unexpectedly"), so the command proves
         // nothing: the test behind a relay that cuts the reply to DATA saw exactly that.
-        const { syscall, command } = err as { syscall?: string; command?: string };
-        if (syscall === 'connect') return notCommitted(`SMTP connection failed: ${(err as Error).message}`);
-        return ambiguous(`SMTP ${command ?? 'send'} failed after the connection was up: ${(err as Error).message}`);
+        const { syscall, command, responseCode } = err as { syscall?: string; command?: string; responseCode?: number };
+        const message = (err as Error).message;
+        if (syscall === 'connect') return notCommitted(`SMTP connection failed: ${message}`);
+        // The server answered with a failure code: it took nothing (a refused recipient fails the whole send when it
+        // is the only one). 5xx is for good, a recipient refused at RCPT being the business kind; 4xx is "later".
+        if (typeof responseCode === 'number' && responseCode >= 400 && responseCode < 600) {
+          if (responseCode < 500) return notCommitted(`SMTP ${command ?? 'send'} answered ${responseCode}: ${message}`);
+          return rejected(command === 'RCPT TO' ? 'declined' : 'invalid', `SMTP ${command ?? 'send'}: ${message}`);
+        }
+        return ambiguous(`SMTP ${command ?? 'send'} failed after the connection was up: ${message}`);
       } finally {
         transport.close();
       }

@@ -20,9 +20,14 @@ export interface MailpitServer {
 const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 20_000;
 
-export async function startMailpit(
-  opts: { binary?: string; log?: (msg: string) => void } = {},
-): Promise<MailpitServer> {
+export interface StartMailpitOptions {
+  binary?: string;
+  log?: (msg: string) => void;
+  /** Mailpit's `--smtp-allowed-recipients`: recipients not matching this regular expression are refused at RCPT. */
+  smtpAllowedRecipients?: string;
+}
+
+export async function startMailpit(opts: StartMailpitOptions = {}): Promise<MailpitServer> {
   const binary = opts.binary ?? (await resolveMailpit(opts.log ? { log: opts.log } : {})).path;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-mailpit-'));
   const [smtpPort, httpPort] = await getFreePorts(2, HOST);
@@ -31,6 +36,7 @@ export async function startMailpit(
     [
       ...['--smtp', `${HOST}:${smtpPort}`, '--listen', `${HOST}:${httpPort}`],
       ...['--database', path.join(dir, 'mailpit.db'), '--disable-version-check', '--smtp-disable-rdns'],
+      ...(opts.smtpAllowedRecipients ? ['--smtp-allowed-recipients', opts.smtpAllowedRecipients] : []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
