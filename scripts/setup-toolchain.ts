@@ -1,7 +1,7 @@
 // Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
-// chromium of the approval page tests, the PostgreSQL server of the ledger tests and Mailpit (built with Go; its
-// tests are skipped, with one line saying why, when it cannot be had), so that `npm start` and the
-// tests find them without any tool's own download.
+// chromium of the approval page tests, the PostgreSQL server of the ledger tests, Mailpit (built with Go) and
+// localstripe (installed with pip), so that `npm start` and the tests find them without any tool's own download.
+// Mailpit's and localstripe's tests are skipped, with one line saying why, when the tool cannot be had.
 // Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster] [--compose]
 // `--cluster` also builds the real Temporal server and its SQL tool (a few minutes the first time, cached after);
 // `--compose` a Docker Compose v2+ client, which test/unit/compose.test.ts checks docker-compose.yml with.
@@ -14,6 +14,7 @@ import { resolveChromium } from './toolchain/resolve-chromium';
 import { resolveCompose } from './toolchain/resolve-compose';
 import type { ResolvedPostgres } from './toolchain/resolve-postgres';
 import { resolvePostgres } from './toolchain/resolve-postgres';
+import { resolveLocalstripe } from './toolchain/resolve-localstripe';
 import { resolveMailpit } from './toolchain/resolve-mailpit';
 import { resolveTemporalServer } from './toolchain/resolve-temporal-server';
 
@@ -45,6 +46,11 @@ async function main(): Promise<void> {
     console.error(`mailpit: ${(err as Error).message.split('\n')[0]}; the Mailpit tests will be skipped`);
     return undefined;
   });
+  // localstripe (the Stripe example tool's server) is installed with pip; without python3 its tests say so.
+  const localstripe = await resolveLocalstripe({ log: log ?? (() => undefined) }).catch((err: unknown) => {
+    console.error(`localstripe: ${(err as Error).message.split('\n')[0]}; the localstripe tests will be skipped`);
+    return undefined;
+  });
   if (quiet) return;
   // stdout lists the Temporal executables, one line each, as before; the browser's and PostgreSQL's lines go with the log.
   for (const tool of [cli, testServer]) console.log(describe(tool));
@@ -57,6 +63,12 @@ async function main(): Promise<void> {
   if (compose) console.error(`docker-compose: ${compose.command.join(' ')} (${compose.source}, ${compose.version})`);
   if (mailpit)
     console.error(`mailpit: ${mailpit.path} (${[mailpit.source, mailpit.version].filter(Boolean).join(', ')})`);
+  if (localstripe) {
+    const where = localstripe.sitePackages
+      ? `${localstripe.python} with ${localstripe.sitePackages}`
+      : localstripe.python;
+    console.error(`localstripe: ${where} (${[localstripe.source, localstripe.version].filter(Boolean).join(', ')})`);
+  }
 }
 
 main().catch((err: unknown) => {

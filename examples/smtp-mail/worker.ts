@@ -1,17 +1,24 @@
 /**
  * A worker for the SMTP mail example tool: `send-notification` over the SMTP server RETRYSAFE_SMTP_URL names
  * (`smtp://host:port`), looked up through the mail server's API at RETRYSAFE_MAIL_API_URL (Mailpit's), with the
- * engine's own workflows.
+ * engine's workflows and the bare baseline the chaos harness sets against it (examples/activities/bare-tool.ts).
  */
+import { killAt } from '../../activities/crash-points';
 import { SetupError, workerMain } from '../../workers/run-worker';
+import { createBareTool } from '../activities/bare-tool';
 import { smtpMailSettingsFromEnv, smtpMailTools } from './tools';
 
-workerMain((env) => {
+workerMain((env, config) => {
   let settings;
   try {
     settings = smtpMailSettingsFromEnv(env);
   } catch (err) {
     throw new SetupError((err as Error).message);
   }
-  return { tools: smtpMailTools(settings), workflowsPath: require.resolve('../../workflows') };
+  const tools = smtpMailTools(settings);
+  return {
+    tools,
+    workflowsPath: require.resolve('../workflows'),
+    activities: { bareTool: createBareTool(tools, killAt(config.crashAt)) },
+  };
 });

@@ -5,6 +5,7 @@
  *   baselineChildChargeWorkflow ─▶ child baselineChargeWorkflow ─▶ { chargeId }   (the two-workflow shape of an action)
  *   baselineSignalWorkflow  ─▶ condition(resume signal) ─▶ { sentAtMs }
  *   retrysafeChargeWorkflow ─▶ act(charge) ─▶ settle(kept) ─▶ { status, chargeId }
+ *   bareToolWorkflow        ─▶ bareTool (an example tool's own code, fresh key per attempt) ─▶ { providerRef }
  *
  * The last is the benchmark's other side: the same charge as one retrysafe action, in a run of its own
  * (workflow ID run:<tenant>:<eventId>), so both sides are timed from workflow start to result.
@@ -22,11 +23,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BareChargeInput, BareChargeResult, createBareCharge } from '../activities/bare-charge';
+import type { BareToolInput, BareToolResult, createBareTool } from '../activities/bare-tool';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { parseRunWorkflowId } from '../../policies/action-key';
 import { ActionRun } from '../../workflows/action-run';
 
-type Activities = { bareCharge: ReturnType<typeof createBareCharge> };
+type Activities = { bareCharge: ReturnType<typeof createBareCharge>; bareTool: ReturnType<typeof createBareTool> };
 
 /** Resumes a waiting baselineSignalWorkflow. */
 export const baselineResumeSignal = defineSignal<[{ sentAtMs: number }]>('baseline.resume');
@@ -44,6 +46,16 @@ export async function baselineChargeWorkflow(input: BareChargeInput): Promise<Ba
     summary: `bare charge for ${input.merchantReference}`,
   });
   return bareCharge(input);
+}
+
+/** The chaos harness's baseline for the tools on real servers (PostgreSQL, Mailpit, localstripe): same policy. */
+export async function bareToolWorkflow(input: BareToolInput): Promise<BareToolResult> {
+  const { bareTool } = proxyActivities<Activities>({
+    startToCloseTimeout: BARE_CHARGE_START_TO_CLOSE,
+    heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
+    summary: `bare ${input.operation}`,
+  });
+  return bareTool(input);
 }
 
 /**

@@ -6,5 +6,6 @@ export {
   baselineChargeWorkflow,
   baselineChildChargeWorkflow,
   baselineSignalWorkflow,
+  bareToolWorkflow,
   retrysafeChargeWorkflow,
 } from './baseline';

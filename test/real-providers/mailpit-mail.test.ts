@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 
 import { RetrysafeClient } from '../../client';
@@ -7,6 +6,7 @@ import { SMTP_MAIL_ENV, messageIdFor, smtpMailTools } from '../../examples/smtp-
 import { startMailpit, type MailpitServer } from '../../scripts/lib/mailpit-server';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveMailpit } from '../../scripts/toolchain/resolve-mailpit';
+import { startReplyCuttingProxy } from '../support/reply-cutting-proxy';
 import { uniqueEvent } from '../support/renewal-input';
 
 /**
@@ -98,7 +98,7 @@ describe('send-notification on a real Mailpit, through nodemailer, with worker p
     { skip },
     async () => {
       // An SMTP relay in front of Mailpit that hangs up instead of passing on the reply to the end of DATA.
-      const proxy = await startReplyCuttingProxy(server.smtp);
+      const proxy = await startReplyCuttingProxy(server.smtp, (sent) => sent.includes('\r\n.\r\n'));
       // Its own task queue: only the worker behind the relay may take this action.
       const taskQueue = 'mail-behind-cutting-relay';
       const worker = await stack.startWorker({
@@ -128,41 +128,3 @@ describe('send-notification on a real Mailpit, through nodemailer, with worker p
     },
   );
 });
-
-/**
- * A TCP relay to an SMTP server that forwards everything until the client has sent the end of a message's DATA
- * (`\r\n.\r\n`), then drops the connection when the server answers it: the server has the message, the client has
- * no reply. Only the first message is cut; later connections pass.
- */
-async function startReplyCuttingProxy(target: { host: string; port: number }) {
-  let cuts = 0;
-  const proxy = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    let dataEnded = false;
-    // The terminator may be split across chunks: look at the end of what came so far.
-    let tail = '';
-    client.on('data', (chunk) => {
-      tail = (tail + chunk.toString('latin1')).slice(-16);
-      if (cuts === 0 && tail.includes('\r\n.\r\n')) dataEnded = true;
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => {
-      if (dataEnded && cuts === 0) {
-        cuts++;
-        client.destroy();
-        upstream.destroy();
-        return;
-      }
-      client.write(chunk);
-    });
-    for (const socket of [client, upstream]) socket.on('error', () => undefined);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (proxy.address() as net.AddressInfo).port,
-    cut: () => cuts,
-    close: () => proxy.close(),
-  };
-}
