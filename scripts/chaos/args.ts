@@ -106,7 +106,8 @@ export function parseChaosArgs(
 export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --crashes N        iterations, each with one real SIGKILL of a worker (default ${DEFAULT_CRASHES})
   --seed S           replay a run (printed by every run)
-  --scenario NAME    repeatable; one of ${SCENARIOS.map((s) => s.name).join(', ')} (default: all of them)
+  --scenario NAME    repeatable; one of ${SCENARIOS.map((s) => s.name).join(', ')}
+                     (default: ${DEFAULT_SCENARIOS.join(', ')}; the others run on real servers)
   --concurrency K    iterations in flight at once, each with its own event ID and providers (default ${DEFAULT_CONCURRENCY},
                      ${DEFAULT_CLUSTER_CONCURRENCY} on the cluster)
   --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)

@@ -19,8 +19,8 @@ export function crashSpecFor(plan: IterationPlan): string | undefined {
 export interface CrashInput {
   plan: IterationPlan;
   doomed: WorkerProcess;
-  /** The lane's provider the plan's operation reaches. */
-  provider: SandboxProvider;
+  /** The lane's provider the plan's operation reaches; absent on a real server, where no in-flight point is planned. */
+  provider?: SandboxProvider;
   /** Settles when the work is done; an armed point not reached by then never will be. */
   settled: Promise<void>;
   startedAtMs: number;
@@ -58,6 +58,7 @@ export async function inflictCrash(input: CrashInput): Promise<CrashRecord> {
       input.atPoint?.();
     }
   } else if (plan.crash.mode === 'in-flight') {
+    if (!input.provider) throw new Error('an in-flight crash needs a sandbox provider that holds the reply');
     try {
       await input.provider.waitForInflight((s) => s.committedButUnanswered >= 1, INFLIGHT_WAIT_MS);
     } catch {

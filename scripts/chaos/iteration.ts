@@ -3,6 +3,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExampleClient } from '../../examples/client';
 import { exampleRegistry } from '../../examples/tools';
+import type { ExampleServer } from '../lib/example-servers';
 import type { Stack } from '../lib/stack';
 import type { WorkerProcess } from '../lib/worker-process';
 import type { Approver } from './approvals';
@@ -43,6 +44,8 @@ export interface IterationSetup {
   approver: Approver;
   /** With `--target cluster`: carries out the plan's kill of a service or the database at the crash point. */
   clusterFaults?: ClusterFaults;
+  /** A real-server scenario's server, started for the run; its workers run the scenario's own worker entry. */
+  server?: ExampleServer;
 }
 
 /**
@@ -94,13 +97,14 @@ export class Iteration {
       // Every kind this lane may have armed, not just this scenario's: the previous iteration on the lane may
       // have been another scenario (a shipment left failing would turn this renewal into a compensation).
       await resetLaneFaults(lane);
-      const provider = lane.providers[plan.provider];
-      await provider.configure({ readLagMs: plan.readLagMs });
+      // A real server's scenario has no sandbox provider to configure or fault.
+      const provider = plan.provider ? lane.providers[plan.provider] : undefined;
+      await provider?.configure({ readLagMs: plan.readLagMs });
       await scenario.prepare?.(lane.providers);
       this.prepare();
       this.doomed = await this.doomedSpawn!;
       this.mark('doomedReady');
-      if (plan.faults.length) await provider.setFaults(plan.faults);
+      if (plan.faults.length) await provider!.setFaults(plan.faults);
 
       const variant = this.setup.variant === 'baseline' ? scenario.baseline : scenario.retrysafe;
       if (!variant) throw new Error(`scenario ${scenario.name} has no ${this.setup.variant} variant`);
@@ -232,6 +236,7 @@ export class Iteration {
       eventId: this.eventId,
       approver: this.setup.approver,
       signal: this.abort.signal,
+      ...(this.setup.server ? { server: this.setup.server } : {}),
     };
   }
 
@@ -241,11 +246,19 @@ export class Iteration {
    */
   private async spawn(role: string, crashAt?: string): Promise<WorkerProcess> {
     const name = `${this.taskQueue}-${role}`;
+    const real = this.setup.scenario.realServer;
     const start = () =>
       this.setup.stack.startWorker({
         name,
         ...(crashAt ? { crashAt } : {}),
-        env: { ...this.setup.lane.env, ...this.setup.approver.workerEnv, RETRYSAFE_TASK_QUEUE: this.taskQueue },
+        ...(real ? { entry: real.workerEntry } : {}),
+        env: {
+          ...this.setup.lane.env,
+          ...this.setup.server?.env,
+          ...real?.workerEnv,
+          ...this.setup.approver.workerEnv,
+          RETRYSAFE_TASK_QUEUE: this.taskQueue,
+        },
         logFile: path.join(this.setup.logDir, `${name}.log`),
       });
     if (!this.setup.clusterFaults) return start();

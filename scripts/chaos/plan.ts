@@ -62,7 +62,7 @@ export interface PlanOptions {
  */
 export function planIteration(seed: number, index: number, scenario: ChaosScenario, opts: PlanOptions): IterationPlan {
   const rng = createRng(deriveSeed(seed, index));
-  const contract = exampleRegistry().get(scenario.operation);
+  const contract = scenario.realServer?.tool ?? exampleRegistry().get(scenario.operation);
   const modes = scenario.modes.filter(([m]) => m !== 'before-lookup' || contract.dedupe === 'lookup');
   const mode = rng.weighted(modes);
   const declined = mode === 'before-send' && rng.chance(scenario.declineChance);
@@ -90,8 +90,8 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
     scenario: scenario.name,
     seed: deriveSeed(seed, index),
     operation: scenario.operation,
-    provider: PROVIDER_OF[scenario.operation],
-    providerOp,
+    // A real server has no sandbox provider: its scenarios draw no faults (realServerScenario gives them none).
+    ...(scenario.realServer ? {} : { provider: PROVIDER_OF[scenario.operation], providerOp }),
     crash: {
       mode,
       ...(mode === 'random-time' ? { delayMs: rng.int(...(scenario.randomKillMs ?? RANDOM_KILL_MS)) } : {}),

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { ExampleServer } from '../lib/example-servers';
 import { startStack, type Stack } from '../lib/stack';
 import { createApprover } from './approvals';
 import { Iteration } from './iteration';
@@ -86,11 +87,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const approver = createApprover();
   const results: IterationResult[] = [];
   let lanes: Lane[] = [];
+  const servers = new Map<string, ExampleServer>();
   let serverRestarts = 0;
   let stoppedEarly: string | undefined;
   let workersReplaced = 0;
   try {
     lanes = await startLanes(stack, options.concurrency, faulted, logDir);
+    // Each real-server scenario's server, once for the run: iterations tell their effects apart by event ID.
+    for (const scenario of scenarios.filter((s) => s.realServer)) {
+      const server = await scenario.realServer!.start((m) => log(`  ${scenario.name}: ${m}`));
+      servers.set(scenario.name, server);
+      log(`  ${scenario.name}: ${server.describe} started`);
+    }
     const variants: Variant[] = ['retrysafe', ...(options.baseline ? (['baseline'] as const) : [])];
     const batches = variants.flatMap((variant) => {
       const mine = plans.filter((p) => variant === 'retrysafe' || scenarioByName(p.scenario)?.baseline);
@@ -114,6 +122,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             logDir,
             approver,
             ...(clusterFaults ? { clusterFaults } : {}),
+            ...(servers.has(plan.scenario) ? { server: servers.get(plan.scenario)! } : {}),
           }),
       );
     let next = batches.length ? iterationsOf(batches[0]) : [];
@@ -154,6 +163,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
   } finally {
     await Promise.all(lanes.map((l) => l.stop()));
+    await Promise.all([...servers.values()].map((server) => server.stop()));
     if (!options.stack) await stack.stop();
   }
 

@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { ExampleClient } from '../../examples/client';
 import type { Fault, ProviderKind, SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import type { AnyTool } from '../../policies/tool';
+import type { ExampleServer } from '../lib/example-servers';
 import type { Stack } from '../lib/stack';
 import type { Approver } from './approvals';
 
@@ -69,8 +71,9 @@ export interface IterationPlan {
   /** This iteration's own stream, derived from the run's seed and the index. */
   seed: number;
   operation: string;
-  provider: ProviderKind;
-  providerOp: string;
+  /** The sandbox provider and operation the crash points target; absent on a real server (no faults there). */
+  provider?: ProviderKind;
+  providerOp?: string;
   crash: { mode: CrashMode; delayMs?: number; holdMs?: number };
   /** Armed on the lane's provider, in order (the oldest matching fault strikes first). */
   faults: Fault[];
@@ -120,6 +123,8 @@ export interface IterationContext {
   approver: Approver;
   /** Aborted when the iteration's deadline passes: stop polling and let verify() report where things stood. */
   signal: AbortSignal;
+  /** A real-server scenario's server, started once for the run. */
+  server?: ExampleServer;
 }
 
 /** Work in progress. `settled` resolves when the work reached the state the scenario waits for. */
@@ -159,6 +164,22 @@ export interface ChaosScenario {
   retrysafe: ScenarioVariant;
   /** The same plan on bare Temporal (`--baseline`), where the scenario has one. */
   baseline?: ScenarioVariant;
+  /**
+   * A scenario on a real server instead of the sandbox providers: the server is started once for the run, its
+   * tool's own worker entry runs every worker of the scenario (both variants), and the plan reads the tool's
+   * contract from `tool`. Only the points a worker reaches itself, and random-time kills, apply there.
+   */
+  realServer?: RealServerSpec;
+}
+
+export interface RealServerSpec {
+  /** The tool as the plan reads its contract (built with placeholder settings; never called). */
+  tool: AnyTool;
+  /** The worker entry of the tool's example, which also registers the bare baseline (bareTool). */
+  workerEntry: string;
+  /** Extra worker environment on top of the server's (a contract switch). */
+  workerEnv?: Record<string, string>;
+  start(log: (line: string) => void): Promise<ExampleServer>;
 }
 
 export type Variant = 'retrysafe' | 'baseline';

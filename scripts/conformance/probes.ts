@@ -106,11 +106,11 @@ async function sameKeyTwice(
         ? `the second answered ${second.providerRef}${second.replayed ? ' (replayed)' : ''}`
         : `the second answered another reference, ${second.providerRef}`
       : `the second answered ${describeOutcome(second)}`;
-  const observed = `${effects} effect${effects === 1 ? '' : 's'}; ${answered}`;
+  const ignored = effects > 1 && (dedupe === 'idempotency-key' || session.sendsKey) ? 'idempotency key ignored: ' : '';
+  const observed = `${ignored}${effects} effect${effects === 1 ? '' : 's'}; ${answered}`;
   if (dedupe === 'idempotency-key' || dedupe === 'transactional') {
     const ok = effects === 1 && second.outcome === 'committed' && second.providerRef === first.providerRef;
-    const ignored = effects > 1 && dedupe === 'idempotency-key' ? 'idempotency key ignored: ' : '';
-    return { declared: 'one effect', observed: `${ignored}${observed}`, verdict: ok ? 'ok' : 'fail' };
+    return { declared: 'one effect', observed, verdict: ok ? 'ok' : 'fail' };
   }
   // No dedupe promised: the executor never resends without a lookup (`lookup`) or a person (`none`).
   const declared = dedupe === 'lookup' ? 'no dedupe (looked up before any resend)' : 'no dedupe (a person decides)';

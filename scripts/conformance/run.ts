@@ -39,7 +39,7 @@ export async function runConformance(options: ConformanceOptions): Promise<ToolR
     options.log(`${subject.tool}: starting ${subject.provider}`);
     let session;
     try {
-      session = await subject.start((line) => options.log(`  ${line}`));
+      session = await subject.start((line) => options.log(`  ${line}`), options.contract);
     } catch (err) {
       if (!(err instanceof SubjectUnavailable)) throw err;
       options.log(`${subject.tool}: skipped, ${err.message}`);

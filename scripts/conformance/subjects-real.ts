@@ -1,59 +1,36 @@
-import { Client as PgClient } from 'pg';
-
-import { ORDERS_SCHEMA, ordersDatabaseTools } from '../../examples/orders-database/tools';
+import { ordersDatabaseTools } from '../../examples/orders-database/tools';
 import { smtpMailTools } from '../../examples/smtp-mail/tools';
-import { startMailpit } from '../lib/mailpit-server';
-import { startPostgres } from '../lib/postgres-server';
-import { MAILPIT_VERSION, resolveMailpit } from '../toolchain/resolve-mailpit';
+import { stripeTools } from '../../examples/stripe-payments/tools';
+import { startMailServer, startOrdersDatabase, startPaymentsServer } from '../lib/example-servers';
 import { type ConformanceSubject, SubjectUnavailable } from './types';
 
 /**
- * The example tools on real servers, each started the way their tests start them: a throw-away PostgreSQL for
- * `record-order`, a throw-away Mailpit for `send-notification`. Effects are counted in the server's own data: order
- * rows by customer, messages by subject, never through the tool's dedupe record or Message-ID.
+ * The example tools on real servers (scripts/lib/example-servers.ts): a throw-away PostgreSQL for `record-order`, a
+ * throw-away Mailpit for `send-notification`, a throw-away localstripe for `stripe-charge`. Effects are counted in the
+ * server's own data: order rows by customer, messages and succeeded charges by subject or description, never
+ * through the tool's dedupe record, Message-ID or metadata.
  */
 
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const db = new PgClient({ connectionString: url });
-  await db.connect();
-  try {
-    return (await db.query(sql, params)).rows as T[];
-  } finally {
-    await db.end();
-  }
-}
+const unavailable = (what: string, hint: string) => (err: unknown) => {
+  throw new SubjectUnavailable(`${what} (${(err as Error).message.split(/[;\n]/)[0]}): ${hint}`);
+};
 
 export const postgresOrdersSubject: ConformanceSubject = {
   tool: 'record-order',
   provider: 'PostgreSQL',
   async start(log) {
-    const pg = await startPostgres({ log, crashSafe: true }).catch((err: unknown) => {
-      throw new SubjectUnavailable(`no PostgreSQL here (${(err as Error).message.split('\n')[0]})`);
-    });
-    try {
-      const url = await pg.createDatabase('orders');
-      await query(url, ORDERS_SCHEMA);
-      const [{ server_version }] = await query<{ server_version: string }>(url, 'SHOW server_version');
-      const sample = (tag: string) => ({ customer: tag, sku: 'SKU-PROBE', quantity: 1 });
-      return {
-        tool: ordersDatabaseTools(url)[0],
-        providerVersion: server_version,
-        sample: async (tag) => ({ input: sample(tag) }),
-        async effects(tag) {
-          const [{ n }] = await query<{ n: string }>(url, 'SELECT count(*) AS n FROM orders WHERE customer = $1', [
-            tag,
-          ]);
-          return Number(n);
-        },
-        // A quantity the table's CHECK refuses; the tool's schema would stop it before the database.
-        invalid: async (tag) => ({ input: { ...sample(tag), quantity: 0 }, pastSchema: true }),
-        restart: () => pg.restart({ immediate: true }),
-        stop: () => pg.stop(),
-      };
-    } catch (err) {
-      await pg.stop();
-      throw err;
-    }
+    const db = await startOrdersDatabase(log).catch(unavailable('no PostgreSQL here', 'npm run setup:toolchain'));
+    const sample = (tag: string) => ({ customer: tag, sku: 'SKU-PROBE', quantity: 1 });
+    return {
+      tool: ordersDatabaseTools(db.url)[0],
+      providerVersion: db.describe.replace(/^PostgreSQL /, ''),
+      sample: async (tag) => ({ input: sample(tag) }),
+      effects: (tag) => db.orders(tag),
+      // A quantity the table's CHECK refuses; the tool's schema would stop it before the database.
+      invalid: async (tag) => ({ input: { ...sample(tag), quantity: 0 }, pastSchema: true }),
+      restart: () => db.restart(),
+      stop: () => db.stop(),
+    };
   },
 };
 
@@ -64,28 +41,50 @@ export const mailpitMailSubject: ConformanceSubject = {
   tool: 'send-notification',
   provider: 'Mailpit',
   async start(log) {
-    const resolved = await resolveMailpit({ build: false }).catch((err: unknown) => {
-      throw new SubjectUnavailable(`${(err as Error).message.split(';')[0]}: npm run setup:toolchain builds it`);
-    });
-    const server = await startMailpit({
-      binary: resolved.path,
+    const mail = await startMailServer({
+      allowedRecipients: `^[^@]+@(?:[a-z0-9-]+\\.)*example\\.(?:com|org)$`,
       log,
-      smtpAllowedRecipients: `^[^@]+@(?:[a-z0-9-]+\\.)*example\\.(?:com|org)$`,
-    });
-    const tool = smtpMailTools({ smtp: server.smtp, apiUrl: server.apiUrl, from: 'conformance@example.com' })[0];
+    }).catch(unavailable('no Mailpit here', 'npm run setup:toolchain builds it'));
     const sample = (tag: string, to = 'ops@example.com') => ({ to, subject: `conformance ${tag}`, text: 'A probe.' });
     return {
-      tool,
-      providerVersion: resolved.version ?? `${MAILPIT_VERSION} or other (${resolved.source})`,
+      tool: smtpMailTools(mail.settings)[0],
+      providerVersion: mail.describe.replace(/^Mailpit /, ''),
       sample: async (tag) => ({ input: sample(tag) }),
-      async effects(tag) {
-        const res = await fetch(`${server.apiUrl}/api/v1/messages?limit=1000`);
-        if (!res.ok) throw new Error(`Mailpit's message list answered HTTP ${res.status}`);
-        const { messages } = (await res.json()) as { messages: Array<{ Subject: string }> };
-        return messages.filter((m) => m.Subject === `conformance ${tag}`).length;
-      },
+      effects: (tag) => mail.messages(`conformance ${tag}`),
       declined: async (tag) => ({ input: sample(tag, `someone@${REFUSED_DOMAIN}`) }),
-      stop: () => server.stop(),
+      stop: () => mail.stop(),
+    };
+  },
+};
+
+/**
+ * stripe-charge on localstripe, in the variant of the contract asked for (`lookup` by default). The tool always sends
+ * the key as Stripe's Idempotency-Key, so the table says when the server ignored it.
+ */
+export const stripeChargeSubject: ConformanceSubject = {
+  tool: 'stripe-charge',
+  provider: 'localstripe',
+  async start(log, contract) {
+    const payments = await startPaymentsServer({ log }).catch(
+      unavailable('no localstripe here', 'npm run setup:toolchain installs it with python3 and pip'),
+    );
+    const variant = contract === 'idempotency-key' ? 'idempotency-key' : 'lookup';
+    const sample = (tag: string) => ({
+      customerId: payments.customer,
+      amountCents: 1500,
+      currency: 'usd',
+      description: `conformance ${tag}`,
+    });
+    return {
+      tool: stripeTools({ ...payments.settings, contract: variant })[0],
+      providerVersion: payments.describe.replace(/^localstripe /, ''),
+      sendsKey: true,
+      sample: async (tag) => ({ input: sample(tag) }),
+      effects: (tag) => payments.charges(`conformance ${tag}`),
+      declined: async (tag) => ({ input: { ...sample(tag), paymentMethod: payments.decliningCard } }),
+      // A customer that does not exist: 404 resource_missing, a request that can never succeed.
+      invalid: async (tag) => ({ input: { ...sample(tag), customerId: 'cus_nosuchcustomer' } }),
+      stop: () => payments.stop(),
     };
   },
 };

@@ -1,4 +1,4 @@
-import type { AnyTool } from '../../policies/tool';
+import type { AnyTool, DedupeCapability } from '../../policies/tool';
 
 /**
  * The vocabulary of the conformance check (`npm run conformance`). A subject is one example tool with the provider
@@ -11,8 +11,11 @@ export interface ConformanceSubject {
   tool: string;
   /** The provider in a few words ("sandbox payments", "PostgreSQL 15"). */
   provider: string;
-  /** Starts the provider; throws a SubjectUnavailable when a piece it needs cannot be had on this machine. */
-  start(log: (line: string) => void): Promise<SubjectSession>;
+  /**
+   * Starts the provider; throws a SubjectUnavailable when a piece it needs cannot be had on this machine. `contract`
+   * is `--contract`'s: a tool that comes in one variant per contract (stripe-charge) is built in that one.
+   */
+  start(log: (line: string) => void, contract?: DedupeCapability): Promise<SubjectSession>;
 }
 
 /** A request for a probe: the tool's input, as the engine would hand it over. */
@@ -30,6 +33,8 @@ export interface SubjectSession {
   tool: AnyTool;
   /** The provider's exact version or build, for the table's heading. */
   providerVersion?: string;
+  /** The tool sends the action key as an idempotency key whatever its contract says, so a second effect means the key was ignored. */
+  sendsKey?: boolean;
   /** A valid input no earlier probe used (`tag` is unique per call); may create what it needs first (a charge to refund). */
   sample(tag: string): Promise<ProbeInput>;
   /** The effects at the provider of the request `sample(tag)` built, counted from the provider's own records. */

@@ -74,6 +74,18 @@ describe('npm run conformance', () => {
       'a validation error is final': 'n/a',
       'key horizon': 'n/a',
     });
+    // localstripe ignores Idempotency-Key; under the lookup contract that is reported, and it breaks nothing.
+    assert.match(byTool['stripe-charge'].rows[0].observed, /^idempotency key ignored: 2 effects/);
+    assert.equal(byTool['stripe-charge'].dedupe, 'lookup');
+    assert.deepEqual(verdicts(byTool['stripe-charge']), {
+      'same key twice': 'ok',
+      'lookup of a key never used': 'ok',
+      'lookup right after the commit': 'ok',
+      'lookup after the declared lag': 'ok',
+      'a decline is final': 'ok',
+      'a validation error is final': 'ok',
+      'key horizon': 'n/a',
+    });
     assert.deepEqual(verdicts(byTool.charge), {
       'same key twice': 'ok',
       'lookup of a key never used': 'ok',
@@ -98,6 +110,17 @@ describe('npm run conformance', () => {
     );
     assert.match(run.stdout, /contract idempotency-key/);
     assert.match(run.stdout, /1 declaration\(s\) that did not hold/);
+  });
+
+  it("fails stripe-charge held to Stripe's documented contract on localstripe: idempotency key ignored", async () => {
+    const run = await conformance(['--tool', 'stripe-charge', '--contract', 'idempotency-key']);
+    assert.equal(run.code, 1, run.stderr.slice(-2000));
+    assert.match(run.stdout, /stripe-charge on localstripe 1\.15\.10 · contract idempotency-key/);
+    assert.match(
+      run.stdout,
+      /same key twice\s+one effect\s+idempotency key ignored: 2 effects; the second answered another reference, ch_\w+\s+fail/,
+    );
+    assert.match(run.stdout, /key horizon\s+kept 24 h\s+not testable here/);
   });
 
   it('names the argument it refuses', async () => {

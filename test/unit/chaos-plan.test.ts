@@ -20,13 +20,18 @@ describe('chaos iteration plans', () => {
   for (const scenario of SCENARIOS) {
     it(`keep every crash mode meaningful for ${scenario.name}`, () => {
       const plans = plansFor(scenario.name);
-      const contract = tools.get(scenario.operation);
+      const contract = scenario.realServer?.tool ?? tools.get(scenario.operation);
       const modes = new Set(plans.map((p) => p.crash.mode));
       for (const [mode] of scenario.modes) {
         if (mode !== 'before-lookup' || contract.dedupe === 'lookup') assert.ok(modes.has(mode), `${mode} is drawn`);
       }
       for (const p of plans) {
         const kinds = p.faults.map((f) => f.kind);
+        if (scenario.realServer) {
+          // A real server takes no faults and holds no reply: the crash is the whole plan.
+          assert.deepEqual([p.faults, p.provider, p.providerOp], [[], undefined, undefined], describePlan(p));
+          assert.ok(!['in-flight', 'before-lookup'].includes(p.crash.mode), describePlan(p));
+        }
         assert.ok(
           p.faults.every((f) => f.op === p.providerOp),
           describePlan(p),
