@@ -2,6 +2,7 @@ import { ordersDatabaseTools } from '../../examples/orders-database/tools';
 import { smtpMailTools } from '../../examples/smtp-mail/tools';
 import { stripeTools } from '../../examples/stripe-payments/tools';
 import { startMailServer, startOrdersDatabase, startPaymentsServer } from '../lib/example-servers';
+import { missingPiece } from '../toolchain/toolchain-error';
 import { type ConformanceSubject, SubjectUnavailable } from './types';
 
 /**
@@ -12,7 +13,7 @@ import { type ConformanceSubject, SubjectUnavailable } from './types';
  */
 
 const unavailable = (what: string, hint: string) => (err: unknown) => {
-  throw new SubjectUnavailable(`${what} (${(err as Error).message.split(/[;\n]/)[0]}): ${hint}`);
+  throw new SubjectUnavailable(`${what} (${missingPiece(err)}): ${hint}`);
 };
 
 export const postgresOrdersSubject: ConformanceSubject = {

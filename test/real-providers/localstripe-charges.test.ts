@@ -8,7 +8,7 @@ import { KEY_METADATA, STRIPE_ENV, stripeTools, type StripeSettings } from '../.
 import { startLocalstripe, type LocalstripeServer } from '../../scripts/lib/localstripe-server';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveLocalstripe } from '../../scripts/toolchain/resolve-localstripe';
-import { ToolchainError } from '../../scripts/toolchain/toolchain-error';
+import { missingPiece } from '../../scripts/toolchain/toolchain-error';
 import { startReplyCuttingProxy } from '../support/reply-cutting-proxy';
 import { uniqueEvent } from '../support/renewal-input';
 
@@ -20,12 +20,9 @@ import { uniqueEvent } from '../support/renewal-input';
  */
 const localstripe = resolveLocalstripe({ install: false }).then(
   (found) => ({ found }),
-  (err: unknown) => {
-    const missing = err instanceof ToolchainError ? err.attempts.at(-1) : undefined;
-    return {
-      why: `localstripe is not here (${missing ?? (err as Error).message}): npm run setup:toolchain installs it with python3 and pip`,
-    };
-  },
+  (err: unknown) => ({
+    why: `localstripe is not here (${missingPiece(err)}): npm run setup:toolchain installs it with python3 and pip`,
+  }),
 );
 
 describe('stripe-charge on localstripe, through the stripe SDK, with worker processes that are SIGKILLed', async () => {

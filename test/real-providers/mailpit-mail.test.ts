@@ -6,6 +6,7 @@ import { SMTP_MAIL_ENV, messageIdFor, smtpMailTools } from '../../examples/smtp-
 import { startMailpit, type MailpitServer } from '../../scripts/lib/mailpit-server';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveMailpit } from '../../scripts/toolchain/resolve-mailpit';
+import { missingPiece } from '../../scripts/toolchain/toolchain-error';
 import { startReplyCuttingProxy } from '../support/reply-cutting-proxy';
 import { uniqueEvent } from '../support/renewal-input';
 
@@ -17,7 +18,7 @@ import { uniqueEvent } from '../support/renewal-input';
 const mailpit = resolveMailpit({ build: false }).then(
   (found) => ({ found }),
   (err: unknown) => ({
-    why: `Mailpit is not here (${(err as Error).message.split(';')[0]}): npm run setup:toolchain builds it`,
+    why: `Mailpit is not here (${missingPiece(err)}): npm run setup:toolchain builds it`,
   }),
 );
 
