@@ -58,7 +58,11 @@ export const StripeCharge = z.strictObject({
     .string()
     .trim()
     .regex(/^cus_[A-Za-z0-9]{1,100}$/, 'must be a Stripe customer ID (cus_…)'),
-  /** Charged instead of the customer's default payment method; Stripe's test IDs (pm_card_visa) have underscores. */
+  /**
+   * Charged instead of the customer's default. Without it the Charges API charges the customer's default source on
+   * Stripe, while localstripe takes the invoice settings' default payment method: only the localstripe path is tested.
+   * Stripe's test IDs (pm_card_visa) have underscores.
+   */
   paymentMethod: z
     .string()
     .trim()
@@ -83,7 +87,7 @@ export function stripeTools(settings: StripeSettings) {
     name: 'stripe-charge',
     version: 1,
     description:
-      "Charge a Stripe customer's card (their default payment method unless one is named). amountCents is an " +
+      "Charge a Stripe customer's card (their default source unless a payment method is named). amountCents is an " +
       'integer number of minor units (4990 = 49.90).',
     input: StripeCharge,
     kind: 'mutation',
@@ -95,7 +99,7 @@ export function stripeTools(settings: StripeSettings) {
     summarize: (i: StripeCharge) =>
       `charge ${money(i.amountCents, i.currency)} to ${i.customerId}: ${i.description.slice(0, 60)}`,
     dryRun: (i: StripeCharge) => ({
-      target: `Stripe customer ${i.customerId} (${i.paymentMethod ? `payment method ${i.paymentMethod}` : 'default payment method'})`,
+      target: `Stripe customer ${i.customerId} (${i.paymentMethod ? `payment method ${i.paymentMethod}` : 'default source'})`,
       scope: `one charge of ${i.amountCents} ${i.currency.toUpperCase()} minor units`,
     }),
     async execute(i: StripeCharge, ctx: ToolContext): Promise<ToolOutcome> {

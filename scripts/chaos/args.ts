@@ -93,6 +93,12 @@ export function parseChaosArgs(
     if (known.includes(name)) continue;
     throw new UsageError(`--scenario: unknown scenario ${JSON.stringify(name)}; available: ${known.join(', ')}`);
   }
+  const real = args.scenario.filter((name) => SCENARIOS.find((s) => s.name === name)?.realServer);
+  if (args.ledger && real.length) {
+    throw new UsageError(
+      `--ledger: the ledger is checked against the sandbox providers' records; not with ${real.join(', ')}`,
+    );
+  }
   if (args.target === 'cluster' && (args['restart-rate'] ?? 0) > 0) {
     throw new UsageError(
       '--restart-rate: the cluster restarts no whole server; each iteration kills one of its services instead',

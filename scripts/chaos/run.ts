@@ -64,6 +64,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     throw new Error('chaos: no restart rate on the cluster target; each iteration kills one of its services instead');
   }
   const restartRate = options.restartRate ?? (target === 'cluster' ? 0 : DEFAULT_RESTART_RATE);
+  const real = scenarios.filter((s) => s.realServer).map((s) => s.name);
+  if (options.ledger && real.length) {
+    throw new Error(
+      `chaos: --ledger checks the ledger against the sandbox providers' records, not against ${real.join(', ')}`,
+    );
+  }
   const indexes = options.only ? [...options.only] : Array.from({ length: options.crashes }, (_, i) => i);
   const plans = indexes.map((i) => planIteration(seed, i, scenarios[i % scenarios.length], { restartRate, target }));
   const runTag = `r${Date.now().toString(36)}`;
@@ -162,8 +168,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await Promise.all(next.map((it) => it.abandon()));
     }
   } finally {
-    await Promise.all(lanes.map((l) => l.stop()));
-    await Promise.all([...servers.values()].map((server) => server.stop()));
+    // Each stop runs whatever another one threw: a lane that failed to stop must not leave a server running.
+    await Promise.allSettled(lanes.map((l) => l.stop()));
+    await Promise.allSettled([...servers.values()].map((server) => server.stop()));
     if (!options.stack) await stack.stop();
   }
 

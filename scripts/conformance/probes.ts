@@ -106,8 +106,10 @@ async function sameKeyTwice(
         ? `the second answered ${second.providerRef}${second.replayed ? ' (replayed)' : ''}`
         : `the second answered another reference, ${second.providerRef}`
       : `the second answered ${describeOutcome(second)}`;
-  const ignored = effects > 1 && (dedupe === 'idempotency-key' || session.sendsKey) ? 'idempotency key ignored: ' : '';
-  const observed = `${ignored}${effects} effect${effects === 1 ? '' : 's'}; ${answered}`;
+  // Said only of a tool that sends the key: a second effect without one is the tool's doing, not the provider's.
+  const ignored = effects > 1 && session.sendsKey ? 'idempotency key ignored: ' : '';
+  const noKey = effects > 1 && !session.sendsKey && dedupe === 'idempotency-key' ? ' (the tool sends no key)' : '';
+  const observed = `${ignored}${effects} effect${effects === 1 ? '' : 's'}; ${answered}${noKey}`;
   if (dedupe === 'idempotency-key' || dedupe === 'transactional') {
     const ok = effects === 1 && second.outcome === 'committed' && second.providerRef === first.providerRef;
     return { declared: 'one effect', observed, verdict: ok ? 'ok' : 'fail' };

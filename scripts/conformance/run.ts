@@ -54,10 +54,8 @@ export async function runConformance(options: ConformanceOptions): Promise<ToolR
       continue;
     }
     try {
+      // Held to `--contract` when given; a lookup contract on a tool without one is the probe's failed row.
       const dedupe = options.contract ?? session.tool.dedupe;
-      if (dedupe === 'lookup' && !session.tool.lookup) {
-        throw new UsageError(`--contract lookup: ${subject.tool} has no lookup to hold the provider to`);
-      }
       const tool = { ...session.tool, dedupe };
       const rows = await probeTool({ ...session, tool }, dedupe, {
         horizonBudgetMs: options.horizonBudgetMs,
@@ -68,6 +66,7 @@ export async function runConformance(options: ConformanceOptions): Promise<ToolR
         tool: subject.tool,
         provider: `${subject.provider}${session.providerVersion ? ` ${session.providerVersion}` : ''}`,
         dedupe,
+        declaredDedupe: session.tool.dedupe,
         rows,
         durationMs: Date.now() - started,
       });
@@ -83,9 +82,10 @@ export function isContract(value: string): value is DedupeCapability {
 }
 
 /** A tool's table, as `npm run conformance` prints it. */
-export function formatReport(report: ToolReport, declaredDedupe?: string): string {
+export function formatReport(report: ToolReport): string {
+  const declared = report.declaredDedupe;
   const head = `${report.tool} on ${report.provider} · contract ${report.dedupe}${
-    declaredDedupe && declaredDedupe !== report.dedupe ? ` (declared ${declaredDedupe})` : ''
+    declared && declared !== report.dedupe ? ` (declared ${declared}; --contract)` : ''
   } · ${formatDuration(report.durationMs)}`;
   if (report.unavailable) return `${head}\n  skipped: ${report.unavailable}`;
   const header = { check: 'check', declared: 'declared', observed: 'observed', verdict: 'verdict' };

@@ -2,7 +2,7 @@ import { ordersDatabaseTools } from '../../examples/orders-database/tools';
 import { smtpMailTools } from '../../examples/smtp-mail/tools';
 import { stripeTools } from '../../examples/stripe-payments/tools';
 import { startMailServer, startOrdersDatabase, startPaymentsServer } from '../lib/example-servers';
-import { missingPiece } from '../toolchain/toolchain-error';
+import { ToolchainError, missingPiece } from '../toolchain/toolchain-error';
 import { type ConformanceSubject, SubjectUnavailable } from './types';
 
 /**
@@ -12,8 +12,10 @@ import { type ConformanceSubject, SubjectUnavailable } from './types';
  * through the tool's dedupe record, Message-ID or metadata.
  */
 
+/** A server that cannot be had here is reported and skipped; any other failure to start it is a failure. */
 const unavailable = (what: string, hint: string) => (err: unknown) => {
-  throw new SubjectUnavailable(`${what} (${missingPiece(err)}): ${hint}`);
+  if (err instanceof ToolchainError) throw new SubjectUnavailable(`${what} (${missingPiece(err)}): ${hint}`);
+  throw err;
 };
 
 export const postgresOrdersSubject: ConformanceSubject = {

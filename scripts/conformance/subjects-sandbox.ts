@@ -22,6 +22,8 @@ interface SandboxSpec {
   sample(tag: string, provider: SandboxProvider): Promise<Record<string, unknown>>;
   /** Fields that make the request fail the provider's own validation. */
   invalid: Record<string, unknown>;
+  /** The tool sends the action key as the Idempotency-Key header. */
+  sendsKey: boolean;
 }
 
 const UNUSED = 'http://127.0.0.1:9';
@@ -44,6 +46,7 @@ async function create(provider: SandboxProvider, path: string, body: Record<stri
 const SPECS: readonly SandboxSpec[] = [
   {
     tool: 'charge',
+    sendsKey: true,
     kind: 'payments',
     op: 'charges.create',
     collection: 'charges',
@@ -59,6 +62,7 @@ const SPECS: readonly SandboxSpec[] = [
   },
   {
     tool: 'refund',
+    sendsKey: true,
     kind: 'payments',
     op: 'refunds.create',
     collection: 'refunds',
@@ -72,6 +76,7 @@ const SPECS: readonly SandboxSpec[] = [
   },
   {
     tool: 'send-email',
+    sendsKey: false,
     kind: 'email',
     op: 'messages.create',
     collection: 'messages',
@@ -81,6 +86,7 @@ const SPECS: readonly SandboxSpec[] = [
   },
   {
     tool: 'create-ticket',
+    sendsKey: false,
     kind: 'tickets',
     op: 'tickets.create',
     collection: 'tickets',
@@ -90,6 +96,7 @@ const SPECS: readonly SandboxSpec[] = [
   },
   {
     tool: 'reserve',
+    sendsKey: true,
     kind: 'inventory',
     op: 'reservations.create',
     collection: 'reservations',
@@ -99,6 +106,7 @@ const SPECS: readonly SandboxSpec[] = [
   },
   {
     tool: 'release',
+    sendsKey: true,
     kind: 'inventory',
     op: 'releases.create',
     collection: 'releases',
@@ -115,6 +123,7 @@ const SPECS: readonly SandboxSpec[] = [
   },
   {
     tool: 'create-shipment',
+    sendsKey: false,
     kind: 'shipping',
     op: 'shipments.create',
     collection: 'shipments',
@@ -142,6 +151,7 @@ function sandboxSubject(spec: SandboxSpec): ConformanceSubject {
       const sample = async (tag: string): Promise<ProbeInput> => ({ input: await spec.sample(tag, provider) });
       return {
         tool,
+        sendsKey: spec.sendsKey,
         sample,
         async effects(_tag, input) {
           const records = (await provider.ledger()).records[spec.collection] ?? [];

@@ -33,7 +33,7 @@ export interface SubjectSession {
   tool: AnyTool;
   /** The provider's exact version or build, for the table's heading. */
   providerVersion?: string;
-  /** The tool sends the action key as an idempotency key whatever its contract says, so a second effect means the key was ignored. */
+  /** The tool sends the action key as an idempotency key, so a second effect for one key means the provider ignored it. */
   sendsKey?: boolean;
   /** A valid input no earlier probe used (`tag` is unique per call); may create what it needs first (a charge to refund). */
   sample(tag: string): Promise<ProbeInput>;
@@ -68,6 +68,8 @@ export interface ToolReport {
   provider: string;
   /** The contract the probes held the provider to (the declared one, or `--contract`'s). */
   dedupe: string;
+  /** The contract the tool declares, when the provider could be started. */
+  declaredDedupe?: string;
   /** Set when the provider could not be started here; there are no rows then. */
   unavailable?: string;
   rows: ConformanceRow[];

@@ -4,7 +4,7 @@ import Stripe from 'stripe';
 import { ORDERS_DATABASE_ENV, ORDERS_SCHEMA } from '../../examples/orders-database/tools';
 import { SMTP_MAIL_ENV, type SmtpMailSettings } from '../../examples/smtp-mail/tools';
 import { STRIPE_ENV, type StripeContract, type StripeSettings } from '../../examples/stripe-payments/tools';
-import { LOCALSTRIPE_VERSION, resolveLocalstripe } from '../toolchain/resolve-localstripe';
+import { resolveLocalstripe } from '../toolchain/resolve-localstripe';
 import { resolveMailpit } from '../toolchain/resolve-mailpit';
 import { startLocalstripe } from './localstripe-server';
 import { startMailpit } from './mailpit-server';
@@ -104,7 +104,7 @@ export interface PaymentsServer extends ExampleServer {
   /** A customer whose default card charges; and a card of theirs that localstripe declines. */
   customer: string;
   decliningCard: string;
-  /** Succeeded charges with exactly this description. */
+  /** Succeeded charges with exactly this description, of any customer. */
   charges(description: string): Promise<number>;
 }
 
@@ -123,9 +123,10 @@ export async function startPaymentsServer(
     const customer = (await admin.customers.create({ name: 'retrysafe probes' })).id;
     const card = (await admin.paymentMethods.attach('pm_card_visa', { customer })).id;
     const decliningCard = (await admin.paymentMethods.attach('pm_card_chargeCustomerFail', { customer })).id;
+    // localstripe charges a customer's invoice default when no source is named (Stripe its default source).
     await admin.customers.update(customer, { invoice_settings: { default_payment_method: card } });
     return {
-      describe: `localstripe ${resolved.version ?? LOCALSTRIPE_VERSION}`,
+      describe: `localstripe ${resolved.version ?? `of unknown version (${resolved.source})`}`,
       settings: { apiKey: server.apiKey, apiBase: server.url, ...(opts.contract ? { contract: opts.contract } : {}) },
       env: {
         [STRIPE_ENV.apiBase]: server.url,
@@ -135,8 +136,9 @@ export async function startPaymentsServer(
       customer,
       decliningCard,
       async charges(description) {
+        // Every customer's: a probe that charges a customer that does not exist must not go uncounted.
         let n = 0;
-        for await (const charge of admin.charges.list({ customer, limit: 100 })) {
+        for await (const charge of admin.charges.list({ limit: 100 })) {
           if (charge.description === description && charge.status === 'succeeded') n++;
         }
         return n;

@@ -30,14 +30,20 @@ export async function startLocalstripe(
   opts: { localstripe?: ResolvedLocalstripe; log?: (msg: string) => void } = {},
 ): Promise<LocalstripeServer> {
   const resolved = opts.localstripe ?? (await resolveLocalstripe(opts.log ? { log: opts.log } : {}));
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-localstripe-'));
   const port = await getFreePort(HOST);
-  // -s (no user site-packages) only for our own install: an interpreter from RETRYSAFE_LOCALSTRIPE may rely on it.
-  const child: ChildProcess = spawn(
-    resolved.python,
-    [...(resolved.sitePackages ? ['-s'] : []), LAUNCHER, HOST, String(port), path.join(dir, 'store.pickle')],
-    { env: { ...localstripeEnv(resolved), PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-localstripe-'));
+  let child: ChildProcess;
+  try {
+    // -s (no user site-packages) only for our own install: an interpreter from RETRYSAFE_LOCALSTRIPE may rely on it.
+    child = spawn(
+      resolved.python,
+      [...(resolved.sitePackages ? ['-s'] : []), LAUNCHER, HOST, String(port), path.join(dir, 'store.pickle')],
+      { env: { ...localstripeEnv(resolved), PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const watchdog = child.pid !== undefined ? spawnWatchdog(child.pid, 'SIGTERM', { remove: [dir] }) : undefined;
   let output = '';
   for (const stream of [child.stdout!, child.stderr!]) {

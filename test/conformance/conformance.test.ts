@@ -141,10 +141,20 @@ describe('npm run conformance', async () => {
     assert.equal(run.code, 1, run.stderr.slice(-2000));
     assert.match(
       run.stdout,
-      /same key twice\s+one effect\s+idempotency key ignored: 2 effects; the second answered another reference, msg_\d+\s+fail/,
+      /same key twice\s+one effect\s+2 effects; the second answered another reference, msg_\d+ \(the tool sends no key\)\s+fail/,
     );
-    assert.match(run.stdout, /contract idempotency-key/);
+    assert.match(run.stdout, /contract idempotency-key \(declared none; --contract\)/);
     assert.match(run.stdout, /1 declaration\(s\) that did not hold/);
+  });
+
+  it('fails a lookup contract on a tool that has no lookup, and still probes the rest', async () => {
+    const run = await conformance(['--tool', 'send-email', '--contract', 'lookup']);
+    assert.equal(run.code, 1, run.stderr.slice(-2000));
+    assert.match(run.stdout, /lookup\s+none\s+the contract is lookup, but the tool has none\s+fail/);
+    assert.match(
+      run.stdout,
+      /a decline is final\s+rejected, nothing recorded\s+rejected \(declined, 422\), 0 effects\s+ok/,
+    );
   });
 
   it(

@@ -55,6 +55,15 @@ describe('chaos arguments', () => {
     refuses(['--target', 'kubernetes'], '--target', /dev-server or cluster/);
   });
 
+  it('takes the real-server scenarios by name, but not with --ledger (checked against the sandbox only)', () => {
+    assert.deepEqual(parseChaosArgs(['--scenario', 'orders-database,stripe-key-only']).scenario, [
+      'orders-database',
+      'stripe-key-only',
+    ]);
+    assert.equal(parseChaosArgs(['--ledger']).ledger, true);
+    refuses(['--scenario', 'smtp-mail', '--ledger'], '--ledger', /sandbox providers' records; not with smtp-mail/);
+  });
+
   it('takes a time budget in whole minutes', () => {
     assert.equal(parseChaosArgs(['--minutes', '90']).minutes, 90);
     refuses(['--minutes', '1.5'], '--minutes', /whole number of minutes/);
