@@ -4,6 +4,7 @@
  * Writes an SVG of the latency distributions to .out/bench/.
  */
 import { BENCH_USAGE, parseBenchArgs } from './bench/args';
+import { spreadOf } from './bench/compare';
 import { runBench, type BenchReport } from './bench/run';
 import { UsageError } from './ops/errors';
 
@@ -22,7 +23,9 @@ async function main(): Promise<number> {
   }
   const progress = (line: string) => process.stderr.write(`${line}\n`);
   const say = args.json ? progress : (line: string) => process.stdout.write(`${line}\n`);
-  progress(`bench: ${args.iterations} operations per leg, sequential and at concurrency ${args.concurrency}`);
+  progress(
+    `bench: ${args.repeats} round(s) of ${args.iterations} operations per leg, sequential and at concurrency ${args.concurrency}`,
+  );
   const report = await runBench({ ...args, log: progress });
   for (const line of formatBench(report)) say(line);
   if (args.json) {
@@ -36,22 +39,57 @@ async function main(): Promise<number> {
 
 function formatBench(r: BenchReport): string[] {
   const levels = Object.keys(r.legs[0]?.stats ?? {});
-  const header = ['leg', 'load', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'mean ms', 'ops/s'];
+  const header = [
+    'leg',
+    'load',
+    'n',
+    'p50 ms',
+    'p50 over rounds',
+    'p95 ms',
+    'p99 ms',
+    'mean ms',
+    'ops/s',
+    'ops/s over rounds',
+  ];
+  const range = ([lo, hi]: [number, number]) => (lo === hi ? `${lo}` : `${lo}–${hi}`);
   const rows = r.legs.flatMap((l) =>
     levels.map((level) => {
       const s = l.stats[level];
-      return [l.label, level, s.n, s.p50, s.p95, s.p99, s.mean, s.throughputPerSec].map(String);
+      const rounds = l.rounds[level];
+      return [
+        l.label,
+        level,
+        s.n,
+        s.p50,
+        range(spreadOf(rounds, 'p50')),
+        s.p95,
+        s.p99,
+        s.mean,
+        s.throughputPerSec,
+        range(spreadOf(rounds, 'throughputPerSec')),
+      ].map(String);
     }),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  const out = ['', `bench on ${r.machine}, ${(r.durationMs / 1000).toFixed(0)} s`, line(header), ...rows.map(line)];
+  const out = [
+    '',
+    `bench on ${r.machine}, ${r.repeats} round(s), ${(r.durationMs / 1000).toFixed(0)} s`,
+    line(header),
+    ...rows.map(line),
+  ];
   for (const s of r.skipped) out.push(`skipped ${s.id}: ${s.reason}`);
   for (const [pair, byLevel] of Object.entries(r.ratios)) {
     for (const [level, x] of Object.entries(byLevel)) {
+      if ('refused' in x) {
+        out.push(`retrysafe/bare (${pair}, ${level}): no ratio, ${x.refused}`);
+        continue;
+      }
+      const m = x.median;
       out.push(
-        `retrysafe/bare (${pair}, ${level}): p50 ×${x.p50}, p95 ×${x.p95}, p99 ×${x.p99}, throughput ×${x.throughput}`,
+        `retrysafe/bare (${pair}, ${level}): p50 ×${m.p50} (rounds ×${range(x.spread.p50)}), p95 ×${m.p95}, ` +
+          `p99 ×${m.p99}, throughput ×${m.throughput} (rounds ×${range(x.spread.throughput)}); median of ${x.rounds}`,
       );
     }
   }

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { parseArgv, validateArgs, type FlagSpecs } from '../ops/args';
 import { UsageError } from '../ops/errors';
 
-/** `npm run bench -- [--iterations N] [--concurrency K] [--warmup W] [--recoveries R] [--json]` */
+/** `npm run bench -- [--iterations N] [--concurrency K] [--repeats R] [--warmup W] [--recoveries R] [--json]` */
 export const BENCH_FLAGS: FlagSpecs = {
   iterations: { type: 'string' },
+  repeats: { type: 'string' },
   concurrency: { type: 'string' },
   warmup: { type: 'string' },
   recoveries: { type: 'string' },
@@ -12,6 +13,8 @@ export const BENCH_FLAGS: FlagSpecs = {
 };
 
 export const DEFAULT_ITERATIONS = 50;
+/** Rounds per leg and load level, interleaved with the other legs: a ratio is reported with its spread over them. */
+export const DEFAULT_REPEATS = 3;
 export const DEFAULT_BENCH_CONCURRENCY = 10;
 export const DEFAULT_WARMUP = 3;
 export const DEFAULT_RECOVERIES = 5;
@@ -25,6 +28,7 @@ const count = (what: string, min: number, max: number) =>
 
 export const BenchArgs = z.object({
   iterations: count('a whole number of operations per leg', 1, 100_000).default(DEFAULT_ITERATIONS),
+  repeats: count('a whole number of rounds per leg', 1, 100).default(DEFAULT_REPEATS),
   concurrency: count('a whole number of operations in flight', 2, 200).default(DEFAULT_BENCH_CONCURRENCY),
   warmup: count('a whole number of untimed operations', 0, 1_000).default(DEFAULT_WARMUP),
   recoveries: count('a whole number of SIGKILL recoveries per side', 0, 100).default(DEFAULT_RECOVERIES),
@@ -39,7 +43,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs & { help: boo
 }
 
 export const BENCH_USAGE = `Usage: npm run bench -- [options]
-  --iterations N   measured operations per leg and load level (default ${DEFAULT_ITERATIONS})
+  --iterations N   measured operations per leg, load level and round (default ${DEFAULT_ITERATIONS})
+  --repeats R      rounds, every leg once per round in turn; ratios are taken per round and reported as the
+                   median with the lowest and highest round (default ${DEFAULT_REPEATS})
   --concurrency K  the concurrent load level; sequential is always measured too (default ${DEFAULT_BENCH_CONCURRENCY})
   --warmup W       untimed operations per leg first (default ${DEFAULT_WARMUP})
   --recoveries R   SIGKILL → confirmed measurements per side (default ${DEFAULT_RECOVERIES})

@@ -43,8 +43,8 @@ export const COMPARISONS = [
   { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
   // Not bare against retrysafe: the same action without and with the durable ledger (SQLite) on its workers.
-  { name: 'ledger', bare: 'retrysafe-action', retrysafe: 'retrysafe-action-ledger' },
-] as const;
+  { name: 'ledger', bare: 'retrysafe-action', retrysafe: 'retrysafe-action-ledger', measures: 'ledger' },
+] as const satisfies ReadonlyArray<{ name: string; bare: string; retrysafe: string; measures?: 'ledger' }>;
 
 export interface Leg {
   id: string;
@@ -53,6 +53,8 @@ export interface Leg {
   pair?: Pair;
   /** Untimed preparation of one operation; resolves to the timed part, which returns its latency in ms. */
   prepare(name: string): Promise<() => Promise<number>>;
+  /** Runs on the workers that keep the ledger (BenchContext.ledgerTaskQueue) instead of the main ones. */
+  ledgerWorkers?: boolean;
 }
 
 /** Thrown by a leg's preparation when the code it measures does not exist (yet) in workflows/. */
@@ -140,6 +142,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
       id: 'retrysafe-action-ledger',
       label: 'retrysafe action, workers keep the ledger (SQLite)',
       side: 'retrysafe',
+      ledgerWorkers: true,
       prepare: async (name) => {
         const queue = ctx.ledgerTaskQueue;
         if (!queue) throw new LegUnavailable('no ledger workers in this run');

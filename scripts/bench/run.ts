@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,14 +11,18 @@ import { startStack, type Stack } from '../lib/stack';
 import type { WorkerProcess } from '../lib/worker-process';
 import { COMPARISONS, LegUnavailable, benchLegs, type BenchContext, type Leg, type Pair } from './legs';
 import { measureRecovery, type RecoverySample, type WorkerPool } from './recovery';
-import { ratios, runLoad, summarize, type LatencyStats } from './stats';
+import { DEFAULT_REPEATS } from './args';
+import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './compare';
+import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 export interface BenchOptions {
-  /** Measured operations per leg and load level. */
+  /** Measured operations per leg, load level and round. */
   iterations: number;
+  /** Rounds: every leg is measured once per round, in turn (default DEFAULT_REPEATS). */
+  repeats?: number;
   /** The concurrent load level (the sequential one is always measured). */
   concurrency: number;
   /** Untimed operations per leg first: JIT, sticky caches, connection pools. */
@@ -33,19 +38,24 @@ export interface LegReport {
   label: string;
   side: 'bare' | 'retrysafe';
   pair?: Pair;
-  /** Keyed by load level: `seq` and `c<K>`. */
+  /** Where it ran: a ratio is only taken between legs whose settings agree (compare.ts). */
+  setting: LegSetting;
+  /** Keyed by load level, `seq` and `c<K>`: over every round's operations together. */
   stats: Record<string, LatencyStats>;
+  /** Keyed by load level: one entry per round, in order. */
+  rounds: Record<string, LatencyStats[]>;
   samples: Record<string, number[]>;
 }
 
 export interface BenchReport {
   iterations: number;
   concurrency: number;
+  repeats: number;
   machine: string;
   legs: LegReport[];
   skipped: Array<{ id: string; reason: string }>;
-  /** retrysafe ÷ bare per pair and load level. */
-  ratios: Record<string, Record<string, ReturnType<typeof ratios>>>;
+  /** retrysafe ÷ bare per pair and load level, per round then summarized; or why the two legs may not be compared. */
+  ratios: Record<string, Record<string, RoundRatios | { refused: string }>>;
   recovery: {
     heartbeatTimeoutMs: number;
     retrysafe?: RecoveryStats;
@@ -120,15 +130,52 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   ];
   const legs: LegReport[] = [];
   const skipped: BenchReport['skipped'] = [];
+  const repeats = options.repeats ?? DEFAULT_REPEATS;
+  // What every worker was given but its task queue and ledger: the same for both queues here, by construction.
+  // Values as short digests: the comparison needs equality, and a report must not carry a key's value.
+  const tuning = Object.fromEntries(
+    Object.entries(env)
+      .filter(([k]) => k !== 'RETRYSAFE_TASK_QUEUE')
+      .map(([k, v]) => [k, createHash('sha256').update(v).digest('hex').slice(0, 12)]),
+  );
+  const settingOf = (leg: Leg): LegSetting => ({
+    server: `${stack.server.address} (${stack.server.namespace})`,
+    taskQueue: leg.ledgerWorkers ? ledgerTaskQueue : taskQueue,
+    workers: WORKERS,
+    tuning,
+    ledger: leg.ledgerWorkers === true,
+  });
   try {
+    const measured: Array<{ leg: Leg; report: LegReport }> = [];
     for (const leg of benchLegs(ctx)) {
       try {
-        legs.push(await measureLeg(leg, tag, levels, options, log));
+        for (let i = 0; i < options.warmup; i++) await (await leg.prepare(`${tag}-${leg.id}-warm-${i}`))();
+        const report: LegReport = {
+          id: leg.id,
+          label: leg.label,
+          side: leg.side,
+          ...(leg.pair ? { pair: leg.pair } : {}),
+          setting: settingOf(leg),
+          stats: {},
+          rounds: {},
+          samples: {},
+        };
+        measured.push({ leg, report });
       } catch (err) {
         if (!(err instanceof LegUnavailable)) throw err;
         skipped.push({ id: leg.id, reason: err.message });
         log(`  ${leg.label}: skipped (${err.message})`);
       }
+    }
+    // Round by round, every leg in turn: a slow minute on the machine falls on every leg of that round.
+    for (let round = 1; round <= repeats; round++) {
+      log(`  round ${round} of ${repeats}`);
+      for (const { leg, report } of measured) await measureRound(leg, report, `${tag}-r${round}`, levels, options, log);
+    }
+    for (const { report } of measured) {
+      for (const [level] of levels)
+        report.stats[level] = summarize(report.samples[level], sumWall(report.rounds[level]));
+      legs.push(report);
     }
     const recovery: BenchReport['recovery'] = { heartbeatTimeoutMs: msToNumber(DISPATCH_HEARTBEAT_TIMEOUT) };
     for (const side of ['retrysafe', 'bare'] as const) {
@@ -150,6 +197,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     return {
       iterations: options.iterations,
       concurrency: options.concurrency,
+      repeats,
       machine: `${os.cpus().length} CPU(s), ${os.platform()} ${os.arch()}, node ${process.version}`,
       legs,
       skipped,
@@ -164,29 +212,29 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
-async function measureLeg(
+/** One round of one leg at every load level, added to its report. */
+async function measureRound(
   leg: Leg,
+  report: LegReport,
   tag: string,
   levels: Array<[string, number]>,
   options: BenchOptions,
   log: (line: string) => void,
-): Promise<LegReport> {
-  for (let i = 0; i < options.warmup; i++) await (await leg.prepare(`${tag}-${leg.id}-warm-${i}`))();
-  const report: LegReport = { id: leg.id, label: leg.label, side: leg.side, stats: {}, samples: {} };
-  if (leg.pair) report.pair = leg.pair;
+): Promise<void> {
   for (const [level, k] of levels) {
     // Preparation (a workflow waiting for its signal, an action waiting for approval) is not timed.
     const ops = (await runPrepared(options.iterations, options.concurrency, (i) =>
       leg.prepare(`${tag}-${leg.id}-${level}-${i}`),
     ))!;
     const { samples, wallMs } = await runLoad(options.iterations, k, (i) => ops[i]());
-    report.samples[level] = samples.map((s) => Math.round(s * 10) / 10);
-    report.stats[level] = summarize(samples, wallMs);
-    const s = report.stats[level];
+    (report.samples[level] ??= []).push(...samples.map((s) => Math.round(s * 10) / 10));
+    const s = summarize(samples, wallMs);
+    (report.rounds[level] ??= []).push(s);
     log(`  ${leg.label} [${level}]: p50 ${s.p50} ms, p95 ${s.p95} ms, p99 ${s.p99} ms, ${s.throughputPerSec}/s`);
   }
-  return report;
 }
+
+const sumWall = (rounds: readonly LatencyStats[]) => rounds.reduce((ms, r) => ms + r.wallMs, 0);
 
 async function runPrepared<T>(n: number, concurrency: number, prepare: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = new Array<T>(n);
@@ -197,13 +245,17 @@ async function runPrepared<T>(n: number, concurrency: number, prepare: (i: numbe
   return out;
 }
 
-function pairRatios(legs: LegReport[], levels: Array<[string, number]>): BenchReport['ratios'] {
+/** The ratio of each comparison whose two legs both ran, per load level; refused when their settings disagree. */
+export function pairRatios(legs: readonly LegReport[], levels: ReadonlyArray<[string, number]>): BenchReport['ratios'] {
   const out: BenchReport['ratios'] = {};
   for (const c of COMPARISONS) {
     const bare = legs.find((l) => l.id === c.bare);
     const rs = legs.find((l) => l.id === c.retrysafe);
     if (!bare || !rs) continue;
-    out[c.name] = Object.fromEntries(levels.map(([level]) => [level, ratios(rs.stats[level], bare.stats[level])]));
+    const refused = incomparable(rs.setting, bare.setting, 'measures' in c ? c.measures : undefined);
+    out[c.name] = Object.fromEntries(
+      levels.map(([level]) => [level, refused ? { refused } : roundRatios(rs.rounds[level], bare.rounds[level])]),
+    );
   }
   return out;
 }
