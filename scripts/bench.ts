@@ -82,13 +82,15 @@ function formatBench(r: BenchReport): string[] {
   for (const s of r.skipped) out.push(`skipped ${s.id}: ${s.reason}`);
   for (const [pair, byLevel] of Object.entries(r.ratios)) {
     for (const [level, x] of Object.entries(byLevel)) {
+      // The ledger comparison sets the action with the ledger against the action without it.
+      const what = pair === 'ledger' ? 'with/without ledger' : 'retrysafe/bare';
       if ('refused' in x) {
-        out.push(`retrysafe/bare (${pair}, ${level}): no ratio, ${x.refused}`);
+        out.push(`${what} (${pair}, ${level}): no ratio, ${x.refused}`);
         continue;
       }
       const m = x.median;
       out.push(
-        `retrysafe/bare (${pair}, ${level}): p50 ×${m.p50} (rounds ×${range(x.spread.p50)}), p95 ×${m.p95}, ` +
+        `${what} (${pair}, ${level}): p50 ×${m.p50} (rounds ×${range(x.spread.p50)}), p95 ×${m.p95}, ` +
           `p99 ×${m.p99}, throughput ×${m.throughput} (rounds ×${range(x.spread.throughput)}); median of ${x.rounds}`,
       );
     }
