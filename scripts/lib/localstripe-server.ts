@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { localstripeEnv, resolveLocalstripe, type ResolvedLocalstripe } from '../toolchain/resolve-localstripe';
 import { getFreePort } from './free-port';
-import { spawnWatchdog } from './process-watchdog';
+import { spawnWatchdog, stopThrowawayServer } from './process-watchdog';
 
 /**
  * A throw-away localstripe: Stripe's API faked on a free loopback port, its store pickled into a temporary folder
@@ -54,16 +54,7 @@ export async function startLocalstripe(
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const url = `http://${HOST}:${port}`;
   const apiKey = `sk_test_retrysafe${randomBytes(12).toString('hex')}`;
-  const stop = async () => {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-    watchdog?.kill('SIGKILL');
-  };
+  const stop = () => stopThrowawayServer(child, exited, { dir, ...(watchdog ? { watchdog } : {}) });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let lastAnswer = 'no answer';
   for (;;) {

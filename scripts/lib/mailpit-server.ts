@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { resolveMailpit } from '../toolchain/resolve-mailpit';
 import { getFreePorts } from './free-port';
-import { spawnWatchdog } from './process-watchdog';
+import { spawnWatchdog, stopThrowawayServer } from './process-watchdog';
 
 /** A throw-away Mailpit: SMTP and its HTTP API on free loopback ports, its database in a temporary folder. */
 export interface MailpitServer {
@@ -47,16 +47,7 @@ export async function startMailpit(opts: StartMailpitOptions = {}): Promise<Mail
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const apiUrl = `http://${HOST}:${httpPort}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-    watchdog?.kill('SIGKILL');
-  };
+  const stop = () => stopThrowawayServer(child, exited, { dir, ...(watchdog ? { watchdog } : {}) });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {

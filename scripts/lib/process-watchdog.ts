@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 
 /** How long a watched server gets between the polite signal and SIGKILL. */
@@ -46,4 +47,23 @@ export function spawnWatchdog(
   watchdog.unref();
   (watchdog.stdin as Socket | null)?.unref();
   return watchdog;
+}
+
+/**
+ * Stops a throw-away server this process started: SIGTERM, SIGKILL after `graceMs`, then its folder, then its
+ * watchdog (which has nothing left to do). `exited` settles when the child is gone.
+ */
+export async function stopThrowawayServer(
+  child: ChildProcess,
+  exited: Promise<void>,
+  opts: { dir: string; watchdog?: ChildProcess; graceMs?: number },
+): Promise<void> {
+  if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.graceMs ?? 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await rm(opts.dir, { recursive: true, force: true });
+  opts.watchdog?.kill('SIGKILL');
 }
