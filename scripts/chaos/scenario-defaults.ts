@@ -1,6 +1,7 @@
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
 import type { Intent } from '../../policies/tool-registry';
 import { exampleRegistry } from '../../examples/tools';
+import type { RetrysafeClient } from '../../client';
 import type { ActionSnapshot } from '../../messages/action';
 import { retrying, waitForActionStatus } from './observe';
 import type { ChaosScenario, IterationContext } from './types';
@@ -37,10 +38,15 @@ export const TRANSIENT_FAULTS: ChaosScenario['faultPool'] = [
 
 /**
  * Claims an action as application code does, under the iteration's run ID, retrying through worker crashes
- * and server restarts until the iteration's deadline. A typed refusal (a mismatch) is final.
+ * and server restarts until the iteration's deadline. A typed refusal (a mismatch) is final. `client` is the
+ * iteration's example client unless the scenario's tools are others (a real server's).
  */
-export function claimThroughCrashes(ctx: IterationContext, intent: Intent): Promise<ActionSnapshot> {
-  return retrying(() => ctx.retrysafe.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intent), {
+export function claimThroughCrashes(
+  ctx: IterationContext,
+  intent: Intent,
+  client: Pick<RetrysafeClient, 'claimAction'> = ctx.retrysafe,
+): Promise<ActionSnapshot> {
+  return retrying(() => client.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intent), {
     budgetMs: Number.POSITIVE_INFINITY,
     signal: ctx.signal,
   });

@@ -22,7 +22,7 @@ import {
   waitForActionStatus,
   type ActionState,
 } from './observe';
-import { RESTING_STATUSES } from './scenario-defaults';
+import { RESTING_STATUSES, claimThroughCrashes } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 
 /**
@@ -73,10 +73,7 @@ export function realServerScenario<S extends ExampleServer>(spec: RealServerScen
     let final: ActionState | undefined;
     const settled = (async () => {
       try {
-        await retrying(() => client.claimAction({ tenant: ctx.tenant, eventId: ctx.eventId }, intentOf(ctx)), {
-          budgetMs: Number.POSITIVE_INFINITY,
-          signal: ctx.signal,
-        });
+        await claimThroughCrashes(ctx, intentOf(ctx), client);
       } catch (err) {
         claimError = err as Error;
         return;
