@@ -5,6 +5,7 @@
  */
 import { BENCH_USAGE, parseBenchArgs } from './bench/args';
 import { spreadOf } from './bench/compare';
+import { formatOperationCost } from './bench/operation-cost';
 import { runBench, type BenchReport } from './bench/run';
 import { UsageError } from './ops/errors';
 
@@ -80,6 +81,15 @@ function formatBench(r: BenchReport): string[] {
     ...rows.map(line),
   ];
   for (const s of r.skipped) out.push(`skipped ${s.id}: ${s.reason}`);
+  for (const l of r.legs) {
+    if (!l.cost) continue;
+    const c = l.cost;
+    const spread = (name: string, [lo, hi]: [number, number]) => (lo === hi ? '' : `, ${name} ${lo}–${hi}`);
+    out.push(
+      `per operation, ${l.label}: ${formatOperationCost(c)}` +
+        `; over ${c.sampled} operations${spread('events', c.eventsRange)}${spread('tasks', c.workflowTasksRange)}`,
+    );
+  }
   for (const [pair, byLevel] of Object.entries(r.ratios)) {
     for (const [level, x] of Object.entries(byLevel)) {
       // The ledger comparison sets the action with the ledger against the action without it.

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import { historyAsJson } from './lib/history-json';
 import { startStack } from './lib/stack';
 import { DEMO_RENEWAL } from './demo/renewal-crash';
 import type { AgentRunInput } from '../workflows/agent-run';
@@ -17,13 +17,7 @@ const OUT = path.resolve(__dirname, '..', 'test', 'replay', 'histories');
 async function save(client: Client, name: string, workflowId: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const file = path.join(OUT, `${name}.json`);
-  // The proto's JSON form, as `temporal workflow show --output json` writes it.
-  const json = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history as never), {
-    longs: String,
-    enums: String,
-    bytes: String,
-    defaults: false,
-  });
+  const json = historyAsJson(history);
   // The workflow ID travels with the history: workflows check their own ID (run:<tenant>:<event>) on replay too.
   await writeFile(file, `${JSON.stringify({ workflowId, history: json })}\n`);
   process.stdout.write(`recorded ${name} (${history.events?.length ?? 0} events)\n`);

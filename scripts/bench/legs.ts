@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { ExampleClient } from '../../examples/client';
 import type { BareChargeInput } from '../../examples/activities/bare-charge';
-import { runWorkflowId } from '../../policies/action-key';
+import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
 import type { RenewalResult } from '../../examples/workflows/renewal';
 import {
@@ -55,6 +55,8 @@ export interface Leg {
   prepare(name: string): Promise<() => Promise<number>>;
   /** Runs on the workers that keep the ledger (BenchContext.ledgerTaskQueue) instead of the main ones. */
   ledgerWorkers?: boolean;
+  /** The workflows one operation ran, by the name it was prepared under: their histories say where its time went. */
+  workflows?(name: string): Array<{ role: string; workflowId: string }>;
 }
 
 /** Thrown by a leg's preparation when the code it measures does not exist (yet) in workflows/. */
@@ -109,6 +111,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
             args: [chargeFor(name)],
           });
         }),
+      workflows: (name) => [{ role: 'workflow', workflowId: `bench:bare:${name}` }],
     },
     {
       id: 'bare-child-activity',
@@ -122,6 +125,10 @@ export function benchLegs(ctx: BenchContext): Leg[] {
             args: [chargeFor(name)],
           });
         }),
+      workflows: (name) => [
+        { role: 'parent', workflowId: `bench:child:${name}` },
+        { role: 'child', workflowId: `bench:child:${name}:charge` },
+      ],
     },
     {
       id: 'retrysafe-action',
@@ -137,6 +144,13 @@ export function benchLegs(ctx: BenchContext): Leg[] {
           });
           if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} ended ${r.status}`);
         }),
+      workflows: (name) => {
+        const run = runWorkflowId('bench', name);
+        return [
+          { role: 'run', workflowId: run },
+          { role: 'action', workflowId: actionKeyForStep(run, { operation: 'charge', version: 1 }) },
+        ];
+      },
     },
     {
       id: 'retrysafe-action-ledger',

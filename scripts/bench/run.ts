@@ -13,6 +13,7 @@ import { COMPARISONS, LegUnavailable, benchLegs, type BenchContext, type Leg, ty
 import { measureRecovery, type RecoverySample, type WorkerPool } from './recovery';
 import { DEFAULT_REPEATS } from './args';
 import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './compare';
+import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
 
@@ -45,6 +46,11 @@ export interface LegReport {
   /** Keyed by load level: one entry per round, in order. */
   rounds: Record<string, LatencyStats[]>;
   samples: Record<string, number[]>;
+  /**
+   * Read from the histories of the last round's first sequential operations (COST_SAMPLES of them), for legs
+   * that name their workflows: the first one's breakdown, and the range of totals over all of them.
+   */
+  cost?: OperationCost & { sampled: number; eventsRange: [number, number]; workflowTasksRange: [number, number] };
 }
 
 export interface BenchReport {
@@ -76,6 +82,8 @@ export interface RecoveryStats {
 }
 
 const WORKERS = 2;
+/** Operations whose histories are read per leg: enough to see whether the count varies between operations. */
+const COST_SAMPLES = 3;
 const COLORS: Record<string, string> = {
   'bare-activity': '#1f77b4',
   'bare-child-activity': '#17becf',
@@ -172,9 +180,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       log(`  round ${round} of ${repeats}`);
       for (const { leg, report } of measured) await measureRound(leg, report, `${tag}-r${round}`, levels, options, log);
     }
-    for (const { report } of measured) {
+    for (const { leg, report } of measured) {
       for (const [level] of levels)
         report.stats[level] = summarize(report.samples[level], sumWall(report.rounds[level]));
+      const cost = await costOf(stack, leg, `${tag}-r${repeats}`, Math.min(COST_SAMPLES, options.iterations));
+      if (cost) report.cost = cost;
       legs.push(report);
     }
     const recovery: BenchReport['recovery'] = { heartbeatTimeoutMs: msToNumber(DISPATCH_HEARTBEAT_TIMEOUT) };
@@ -232,6 +242,25 @@ async function measureRound(
     (report.rounds[level] ??= []).push(s);
     log(`  ${leg.label} [${level}]: p50 ${s.p50} ms, p95 ${s.p95} ms, p99 ${s.p99} ms, ${s.throughputPerSec}/s`);
   }
+}
+
+/** Events and workflow tasks of a leg's operations, from their histories (sequential level, names as measureRound gives them). */
+async function costOf(stack: Stack, leg: Leg, roundTag: string, n: number): Promise<LegReport['cost']> {
+  if (!leg.workflows || n < 1) return undefined;
+  const costs: OperationCost[] = [];
+  for (let i = 0; i < n; i++) {
+    costs.push(await operationCost(stack.client, leg.workflows(`${roundTag}-${leg.id}-seq-${i}`)));
+  }
+  const range = (f: (c: OperationCost) => number): [number, number] => [
+    Math.min(...costs.map(f)),
+    Math.max(...costs.map(f)),
+  ];
+  return {
+    ...costs[0],
+    sampled: n,
+    eventsRange: range((c) => c.events),
+    workflowTasksRange: range((c) => c.workflowTasks),
+  };
 }
 
 const sumWall = (rounds: readonly LatencyStats[]) => rounds.reduce((ms, r) => ms + r.wallMs, 0);
