@@ -141,6 +141,18 @@ export function webUiWorkflowUrl(
   return runId === undefined ? base : `${base}/${encodeURIComponent(runId)}/history`;
 }
 
+/**
+ * Dynamic config the embedded server starts with, the same values as deploy/temporal-dynamic-config.yaml.
+ * Every hop from one workflow to another (a signal between workflows, a child start, the first task of a
+ * workflow started by update-with-start) is a transfer task, and each history shard reads its transfer queue at
+ * most this many times a second. At the server's default of 20 on the dev server's single shard, every hop
+ * waited for the next read, up to 50 ms: about 90 ms of an action's 450 ms in bench histories. Reads happen
+ * only when there are tasks, so an idle server does no more work for it.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number>> = {
+  'history.transferProcessorMaxPollRPS': 200,
+};
+
 /** The CLI arguments for one launch; exported so the flag set can be checked without starting anything. */
 export function devServerArgs(config: {
   dbFile: string;
@@ -172,6 +184,10 @@ export function devServerArgs(config: {
     config.namespace,
     ...SEARCH_ATTRIBUTE_REGISTRATIONS.flatMap(({ name, type }) => ['--search-attribute', `${name}=${type}`]),
     // Workflow update and update-with-start are on by default in CLI 1.9 (Server 1.32): no dynamic config needed.
+    ...Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => [
+      '--dynamic-config-value',
+      `${key}=${value}`,
+    ]),
     '--log-level',
     'warn',
   ];

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { DEV_SERVER_DYNAMIC_CONFIG, devServerArgs } from '../../scripts/lib/dev-server';
+
+const DEPLOY_CONFIG = path.resolve(__dirname, '..', '..', 'deploy', 'temporal-dynamic-config.yaml');
+
+describe('the embedded dev server’s dynamic config', () => {
+  const args = devServerArgs({ dbFile: '/tmp/x.sqlite', port: 7233, uiPort: null, namespace: 'default' });
+  const given = args.flatMap((a, i) => (a === '--dynamic-config-value' ? [args[i + 1]] : []));
+
+  it('passes every value on the command line', () => {
+    assert.ok(Object.keys(DEV_SERVER_DYNAMIC_CONFIG).length > 0);
+    assert.deepEqual(
+      given,
+      Object.entries(DEV_SERVER_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${v}`),
+    );
+    assert.ok(given.includes('history.transferProcessorMaxPollRPS=200'), 'the transfer queue is read often enough');
+  });
+
+  it('agrees with the cluster’s dynamic config (deploy/temporal-dynamic-config.yaml), key by key', async () => {
+    const yaml = await readFile(DEPLOY_CONFIG, 'utf8');
+    for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
+      const m = new RegExp(`^${key.replace(/\./g, '\\.')}:\\n\\s+- value: (\\S+)$`, 'm').exec(yaml);
+      assert.ok(m, `${key} is missing from ${DEPLOY_CONFIG}`);
+      assert.equal(Number(m[1]), value, `${key}: the cluster has ${m[1]}, the dev server ${value}`);
+    }
+  });
+});
