@@ -15,6 +15,47 @@ export const SA_WAITING_ON = defineSearchAttributeKey('RetrysafeWaitingOn', Sear
 /** The business reference a provider knows the action by (shipment ref, ticket ref); webhooks are routed by it. */
 export const SA_REFERENCE = defineSearchAttributeKey('RetrysafeReference', SearchAttributeType.KEYWORD);
 
+/**
+ * The server refuses a search attribute value longer than this (the `limit.searchAttributesSizeOfValue` default,
+ * 2 KiB of its JSON), and fails the workflow task that wrote it.
+ */
+export const SEARCH_ATTRIBUTE_VALUE_LIMIT_BYTES = 2048;
+/** Room left under the limit for the payload's encoding. */
+const VALUE_MARGIN_BYTES = 64;
+
+/**
+ * The keys a run lists in RetrysafeActionKeys: the newest that fit under the value limit, in claim order. A run
+ * of about 45 or more actions has more keys than fit; the older ones stay findable through their own workflows
+ * (the action key is the workflow ID, and each action records the run that owns it). Found by
+ * `npm run bench:scale`, whose 100-action run failed at its 48th claim before this.
+ */
+export function actionKeysWithinLimit(
+  keys: readonly string[],
+  limitBytes = SEARCH_ATTRIBUTE_VALUE_LIMIT_BYTES,
+): string[] {
+  const budget = limitBytes - VALUE_MARGIN_BYTES;
+  const kept: string[] = [];
+  // JSON array: brackets, and per key its bytes, two quotes and a comma.
+  let size = 2;
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const cost = utf8Bytes(JSON.stringify(keys[i])) + (kept.length ? 1 : 0);
+    if (size + cost > budget) break;
+    size += cost;
+    kept.unshift(keys[i]);
+  }
+  return kept;
+}
+
+/** UTF-8 length without Buffer, which workflow code does not have. */
+function utf8Bytes(s: string): number {
+  let n = 0;
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+  }
+  return n;
+}
+
 /** Name → server type name, as the Temporal CLI's `--search-attribute Name=Type` flag takes them. */
 export const SEARCH_ATTRIBUTE_REGISTRATIONS: ReadonlyArray<{ name: string; type: 'Keyword' | 'KeywordList' }> = [
   { name: SA_KIND.name, type: 'Keyword' },

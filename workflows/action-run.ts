@@ -31,7 +31,14 @@ import type { createActivities } from '../activities';
 import type { PreparedAction } from '../activities/prepare-action';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
-import { SA_ACTION_KEYS, SA_KIND, SA_STATUS, SA_TENANT, SA_WAITING_ON } from '../policies/search-attributes';
+import {
+  actionKeysWithinLimit,
+  SA_ACTION_KEYS,
+  SA_KIND,
+  SA_STATUS,
+  SA_TENANT,
+  SA_WAITING_ON,
+} from '../policies/search-attributes';
 import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, POLICY_START_TO_CLOSE, READ_START_TO_CLOSE } from '../policies/timeouts';
 import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
@@ -244,7 +251,9 @@ export class ActionRun {
       summary: `claim ${key}: ${p.summary}`,
     });
     const self = workflowInfo().workflowId;
-    upsertSearchAttributes([{ key: SA_ACTION_KEYS, value: [...new Set([...this.actions.keys(), key])] }]);
+    upsertSearchAttributes([
+      { key: SA_ACTION_KEYS, value: actionKeysWithinLimit([...new Set([...this.actions.keys(), key])]) },
+    ]);
     let claimed: ActionSnapshot;
     try {
       claimed = await claimAction({

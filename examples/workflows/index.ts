@@ -9,3 +9,4 @@ export {
   bareToolWorkflow,
   retrysafeChargeWorkflow,
 } from './baseline';
+export { manyActionsWorkflow } from './scale';
