@@ -9,7 +9,7 @@ import {
 import type { ActionLedger, LedgerAuditEntry, LedgerRow } from '../ledger';
 import type { ActionStatus } from '../policies/action-status';
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
-import { WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
+import { HEARTBEAT_INTERVAL_MS, WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import type { ToolRegistry } from '../policies/tool-registry';
 import { claimUpdate, type ClaimRequest, type ActionInput, type ActionSnapshot } from '../messages/action';
@@ -159,12 +159,17 @@ async function answerFromClosedAction(
 /** The activity form: typed errors leave as non-retryable ApplicationFailures. */
 export function createClaimActionActivity(deps: ClaimDeps) {
   return async function claimActionActivity(input: ClaimActionInput): Promise<ActionSnapshot> {
-    Context.current().log.info('claim', { key: input.action.key, claimant: input.claim.claimant });
+    const ctx = Context.current();
+    ctx.log.info('claim', { key: input.action.key, claimant: input.claim.claimant });
+    // As an activity (not local), the claim heartbeats while the action workflow takes its time to answer.
+    const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {
       return await claimAction(deps, input);
     } catch (err) {
       if (err instanceof RetrysafeError) throw err.toFailure();
       throw err;
+    } finally {
+      if (beat) clearInterval(beat);
     }
   };
 }

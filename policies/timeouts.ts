@@ -46,10 +46,18 @@ export const TRANSIENT_BACKOFF = { initialMs: 250, maxMs: 4_000, maxTries: 6 } a
 
 /** Claiming an action talks only to Temporal; retried quickly and often because it is idempotent. */
 export const CLAIM_START_TO_CLOSE: Duration = '30s';
+/** A claim heartbeats while it waits for the action to answer; a worker that died mid-claim is noticed this soon. */
+export const CLAIM_HEARTBEAT_TIMEOUT: Duration = '5s';
 export const CLAIM_RETRY: RetryPolicy = {
   initialInterval: '200ms',
   maximumInterval: '5s',
-  nonRetryableErrorTypes: ['IntentMismatch', 'InvalidIntent', 'InvalidActionKey', 'UnknownOperation', 'PayloadTooLarge'],
+  nonRetryableErrorTypes: [
+    'IntentMismatch',
+    'InvalidIntent',
+    'InvalidActionKey',
+    'UnknownOperation',
+    'PayloadTooLarge',
+  ],
 };
 
 /** Reads are safe to repeat; a short timeout and default retries. */

@@ -19,6 +19,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -39,7 +40,13 @@ import {
   SA_TENANT,
   SA_WAITING_ON,
 } from '../policies/search-attributes';
-import { CLAIM_RETRY, CLAIM_START_TO_CLOSE, POLICY_START_TO_CLOSE, READ_START_TO_CLOSE } from '../policies/timeouts';
+import {
+  CLAIM_HEARTBEAT_TIMEOUT,
+  CLAIM_RETRY,
+  CLAIM_START_TO_CLOSE,
+  POLICY_START_TO_CLOSE,
+  READ_START_TO_CLOSE,
+} from '../policies/timeouts';
 import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
 import {
@@ -51,6 +58,9 @@ import {
 } from '../messages/action';
 import { acceptRiskUpdate, runStatusQuery, type CompensationResult, type RiskAcceptance } from '../messages/run';
 import { DecisionGate, paramsOf } from './signed-decisions';
+
+/** Runs from this patch on claim through an activity, not a local activity (see act). */
+export const CLAIM_AS_ACTIVITY_PATCH = 'claim-as-activity';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -243,13 +253,19 @@ export class ActionRun {
     if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
       this.compensations.push({ forKey: key, prepared: p });
     }
-    // The claim only talks to Temporal and is idempotent, so it runs as a local activity inside this workflow
-    // task: no activity task round trip, and a worker that dies mid-claim costs a workflow task timeout (3 s).
-    const { claimAction } = proxyLocalActivities<Activities>({
+    // The claim waits for the action workflow's first task to answer it. As a local activity it held this run's
+    // workflow task, and with it a worker slot, while it waited: enough runs claiming at once took every slot on
+    // their worker, and the actions they waited for never got one (bench:scale, 100 runs at once on one worker:
+    // none finished). As an activity it leaves the slot free; a worker that dies mid-claim is noticed by the
+    // heartbeat. Runs recorded before keep their local activity on replay.
+    const claimOptions = {
       startToCloseTimeout: CLAIM_START_TO_CLOSE,
       retry: CLAIM_RETRY,
       summary: `claim ${key}: ${p.summary}`,
-    });
+    };
+    const { claimAction } = patched(CLAIM_AS_ACTIVITY_PATCH)
+      ? proxyActivities<Activities>({ ...claimOptions, heartbeatTimeout: CLAIM_HEARTBEAT_TIMEOUT })
+      : proxyLocalActivities<Activities>(claimOptions);
     const self = workflowInfo().workflowId;
     upsertSearchAttributes([
       { key: SA_ACTION_KEYS, value: actionKeysWithinLimit([...new Set([...this.actions.keys(), key])]) },
