@@ -93,7 +93,9 @@ export async function runWorkerProcess(
   process.stdout.write(
     `${JSON.stringify({ event: 'worker-ready', taskQueue: config.taskQueue, namespace, pid: process.pid })}\n`,
   );
-  // The Runtime shuts the worker down gracefully on SIGINT / SIGTERM.
+  // The Runtime shuts the worker down gracefully on SIGINT / SIGTERM. A worker spawned with an IPC channel (by the
+  // project's scripts and tests) does the same when its parent goes away, killed or not, instead of polling on.
+  if (process.send) process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   await worker.run();
   await connection.close();
   await ledger?.close();

@@ -42,9 +42,12 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
         ...(opts.crashAt ? { RETRYSAFE_CRASH_AT: opts.crashAt } : {}),
         LOG_LEVEL: opts.env.LOG_LEVEL ?? 'warn',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The IPC channel only tells the worker when this process is gone (workers/run-worker.ts stops then).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     },
   );
+  // Nor does the channel keep this process alive: the pipes and the caller's stop() decide that, as before.
+  child.channel?.unref();
   let output = '';
   const file = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
   const collect = (chunk: Buffer) => {
