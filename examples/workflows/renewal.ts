@@ -44,7 +44,9 @@ export interface RenewalResult {
 }
 
 /** The charge a renewal proposes; application code claiming the same action must propose exactly this. */
-export function renewalChargeIntent(input: RenewalInput): ChargeIntent {
+export function renewalChargeIntent(
+  input: Pick<RenewalInput, 'amountCents' | 'currency' | 'customerId' | 'paymentMethod' | 'orderId'>,
+): ChargeIntent {
   return {
     operation: 'charge',
     amountCents: input.amountCents,
