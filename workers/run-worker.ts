@@ -27,6 +27,7 @@ export class SetupError extends Error {
 export async function runWorkerProcess(
   setup: (env: NodeJS.ProcessEnv, config: WorkerConfig) => WorkerSetup | Promise<WorkerSetup>,
 ): Promise<void> {
+  const parent = parentWatch();
   let config: WorkerConfig;
   let tenantPolicies;
   let operatorScopes: OperatorScopes | (() => Promise<OperatorScopes>) | undefined;
@@ -93,12 +94,44 @@ export async function runWorkerProcess(
   process.stdout.write(
     `${JSON.stringify({ event: 'worker-ready', taskQueue: config.taskQueue, namespace, pid: process.pid })}\n`,
   );
-  // The Runtime shuts the worker down gracefully on SIGINT / SIGTERM. A worker spawned with an IPC channel (by the
-  // project's scripts and tests) does the same when its parent goes away, killed or not, instead of polling on.
-  if (process.send) process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
-  await worker.run();
+  // The Runtime shuts the worker down gracefully on SIGINT / SIGTERM.
+  parent.running(worker);
+  try {
+    await worker.run();
+  } finally {
+    parent.release();
+  }
   await connection.close();
   await ledger?.close();
+}
+
+/**
+ * A worker the project's scripts spawn (RETRYSAFE_EXIT_WITH_PARENT=1, with an IPC channel) stops when that parent
+ * goes away, killed or not, instead of polling on as an orphan: before it is ready it exits, once running it
+ * shuts down as on SIGTERM. Other launchers, IPC or not, are left alone.
+ */
+function parentWatch() {
+  const watching = process.env.RETRYSAFE_EXIT_WITH_PARENT === '1' && typeof process.send === 'function';
+  let worker: { getState(): string; shutdown(): void } | undefined;
+  const onGone = () => {
+    if (!worker) process.exit(0);
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  // The channel may have closed already (the parent died while this process was starting).
+  if (watching && !process.connected) process.exit(0);
+  if (watching) process.once('disconnect', onGone);
+  return {
+    running(w: { getState(): string; shutdown(): void }) {
+      worker = w;
+      if (watching && !process.connected) onGone();
+    },
+    /** A listener on the channel keeps this process alive: removed once the worker has stopped. */
+    release() {
+      if (!watching) return;
+      process.off('disconnect', onGone);
+      process.channel?.unref();
+    },
+  };
 }
 
 /** Runs `runWorkerProcess` as a process's main, exiting 1 with the stack on an unexpected failure. */

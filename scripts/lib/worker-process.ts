@@ -41,6 +41,8 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
         ...opts.env,
         ...(opts.crashAt ? { RETRYSAFE_CRASH_AT: opts.crashAt } : {}),
         LOG_LEVEL: opts.env.LOG_LEVEL ?? 'warn',
+        // With the IPC channel below: the worker stops when this process is gone (workers/run-worker.ts).
+        RETRYSAFE_EXIT_WITH_PARENT: '1',
       },
       // The IPC channel only tells the worker when this process is gone (workers/run-worker.ts stops then).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,10 +8,15 @@ import { after, before, describe, it } from 'node:test';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/** Running, and not a zombie waiting for a parent that does not reap it. */
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return false;
   }
@@ -23,6 +29,12 @@ describe('a worker spawned by the project’s scripts, on a real Temporal server
   });
   after(async () => {
     await stack?.stop();
+  });
+
+  it('stops by itself on SIGTERM: exit code 0, not the SIGKILL stop() sends after its grace period', async () => {
+    const worker = await stack.startWorker({ name: 'stops-cleanly' });
+    await worker.stop();
+    assert.deepEqual(await worker.exited, { code: 0, signal: null });
   });
 
   it('stops when the process that spawned it is SIGKILLed, instead of polling on as an orphan', async () => {
