@@ -6,7 +6,7 @@
  * unresolved action.
  *
  *   act(intent, { step }) ─▶ prepare (local activity: schema, hash, contract) ─▶ key = f(run ID, tool, step)
- *        ─▶ [step re-planned with another hash: new key, waits for its predecessor] ─▶ claim (local activity)
+ *        ─▶ [step re-planned with another hash: new key, waits for its predecessor] ─▶ claim (activity)
  *        ─▶ wait for confirmed | failed | compensated | compensating
  *
  * Every action whose tool declares a compensation is registered for the run's saga before it is

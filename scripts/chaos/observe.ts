@@ -79,7 +79,7 @@ export async function actionState(client: Client, key: string): Promise<ActionSt
   }
 }
 
-/** The action keys a run has claimed so far (its RetrysafeActionKeys search attribute). */
+/** The newest action keys a run has claimed (its RetrysafeActionKeys search attribute: as many as fit 2 KiB). */
 export async function runActionKeys(client: Client, runWorkflowId: string): Promise<string[]> {
   try {
     const d = await retrying(() => client.workflow.getHandle(runWorkflowId).describe());

@@ -31,6 +31,7 @@ describe('runs at scale on a real Temporal server with one worker', () => {
     const result = await stack.client.workflow.execute(manyActionsWorkflow, {
       workflowId,
       taskQueue: stack.taskQueue,
+      workflowExecutionTimeout: '3 minutes',
       args: [
         {
           count: ACTIONS,

@@ -67,7 +67,10 @@ export async function runPeerBench(o: PeerBenchOptions): Promise<PeerBenchReport
   const started = Date.now();
   const tag = Date.now().toString(36);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bench-peers-'));
-  const stack = await startStack({ log: (m) => o.log(`  ${m}`) });
+  const stack = await startStack({ log: (m) => o.log(`  ${m}`) }).catch(async (err: unknown) => {
+    await rm(workDir, { recursive: true, force: true });
+    throw err;
+  });
   let peers: PeerSystem[] = [];
   try {
     const taskQueue = `peers-${tag}`;

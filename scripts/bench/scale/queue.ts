@@ -21,7 +21,7 @@ export interface QueuePoint {
   runsMs: number[];
   /** queueMs less the median over the empty tenant (the process's start and connection): the time spent reading. */
   readMs: number;
-  /** Rows the command printed (its default limit), and the oldest row's key, to show it answered in full. */
+  /** Rows the command printed (its default limit). */
   rows: number;
   /** Seconds the claims that filled this step took, and their rate. */
   fillSeconds: number;
