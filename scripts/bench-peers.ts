@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { parseArgv, validateArgs, type FlagSpecs } from './ops/args';
 import { UsageError } from './ops/errors';
+import { count } from './bench/args';
 import { runPeerBench, type PeerBenchReport } from './bench/peers/run';
 
 const FLAGS: FlagSpecs = {
@@ -17,18 +18,11 @@ const FLAGS: FlagSpecs = {
   json: { type: 'boolean' },
 };
 
-const whole = (what: string, min: number, max: number) =>
-  z
-    .string()
-    .regex(/^[0-9]+$/, `must be ${what}`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-
 const PeerArgs = z.object({
-  iterations: whole('a whole number of operations per leg, level and round', 1, 10_000).default(20),
-  concurrency: whole('a whole number of operations in flight', 2, 200).default(10),
-  repeats: whole('a whole number of rounds', 1, 100).default(3),
-  crashes: whole('a whole number of crash iterations per system and provider (0 skips them)', 0, 200).default(5),
+  iterations: count('a whole number of operations per leg, level and round', 1, 10_000).default(20),
+  concurrency: count('a whole number of operations in flight', 2, 200).default(10),
+  repeats: count('a whole number of rounds', 1, 100).default(3),
+  crashes: count('a whole number of crash iterations per system and provider (0 skips them)', 0, 200).default(5),
   json: z.boolean().default(false),
 });
 

@@ -19,7 +19,8 @@ export const DEFAULT_BENCH_CONCURRENCY = 10;
 export const DEFAULT_WARMUP = 3;
 export const DEFAULT_RECOVERIES = 5;
 
-const count = (what: string, min: number, max: number) =>
+/** A flag's whole number between min and max, its message naming what it counts. */
+export const count = (what: string, min: number, max: number) =>
   z
     .string()
     .regex(/^[0-9]+$/, `must be ${what}`)

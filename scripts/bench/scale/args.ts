@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseArgv, validateArgs, type FlagSpecs } from '../../ops/args';
 import { UsageError } from '../../ops/errors';
+import { count } from '../args';
 
 /** `npm run bench:scale -- [--long-run N] [--concurrent N,N,…] [--queue N] [--queue-steps S] [--json]` */
 const FLAGS: FlagSpecs = {
@@ -16,13 +17,6 @@ export const DEFAULT_CONCURRENT = [100, 300, 1000];
 export const DEFAULT_QUEUE = 10_000;
 export const DEFAULT_QUEUE_STEPS = 4;
 
-const whole = (what: string, min: number, max: number) =>
-  z
-    .string()
-    .regex(/^[0-9]+$/, `must be ${what}`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-
 const sizes = z
   .string()
   .regex(/^[0-9]+(,[0-9]+)*$/, 'must be whole numbers separated by commas, e.g. 100,300,1000')
@@ -30,10 +24,10 @@ const sizes = z
   .pipe(z.array(z.number().int().min(0, 'must be at least 0').max(5_000, 'must be at most 5000')));
 
 export const ScaleArgs = z.object({
-  'long-run': whole('a whole number of actions in one run (0 skips it)', 0, 1_000).default(DEFAULT_LONG_RUN),
+  'long-run': count('a whole number of actions in one run (0 skips it)', 0, 1_000).default(DEFAULT_LONG_RUN),
   concurrent: sizes.default(DEFAULT_CONCURRENT),
-  queue: whole('a whole number of actions awaiting confirmation (0 skips it)', 0, 50_000).default(DEFAULT_QUEUE),
-  'queue-steps': whole('a whole number of points to time ops queue at', 1, 20).default(DEFAULT_QUEUE_STEPS),
+  queue: count('a whole number of actions awaiting confirmation (0 skips it)', 0, 50_000).default(DEFAULT_QUEUE),
+  'queue-steps': count('a whole number of points to time ops queue at', 1, 20).default(DEFAULT_QUEUE_STEPS),
   json: z.boolean().default(false),
 });
 export type ScaleArgs = z.output<typeof ScaleArgs>;
