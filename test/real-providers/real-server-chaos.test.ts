@@ -77,7 +77,8 @@ describe('chaos on the real servers (PostgreSQL, Mailpit, localstripe) with the 
         report.failures.some((f) => f.index === 7 && /duplicate/.test(f.reasons.join(' '))),
         why,
       );
-      // The baseline, same plans: every after-commit crash made a second effect, in each of the four scenarios.
+      // The baseline, same plans: every after-commit crash made at least a second effect, in each of the four
+      // scenarios (a retry after the seed's dev-server restart may make a third: its key is fresh every attempt).
       const baselineAfterCommit = report.iterations.filter(
         (r) => r.variant === 'baseline' && r.plan.crash.mode === 'after-commit',
       );
@@ -86,7 +87,7 @@ describe('chaos on the real servers (PostgreSQL, Mailpit, localstripe) with the 
         [...SCENARIOS].sort(),
         'an after-commit crash in every scenario',
       );
-      for (const r of baselineAfterCommit) assert.equal(r.tally.duplicates, 1, `${r.scenario} #${r.plan.index}${why}`);
+      for (const r of baselineAfterCommit) assert.ok(r.tally.duplicates >= 1, `${r.scenario} #${r.plan.index}${why}`);
     },
   );
 });
