@@ -8,6 +8,7 @@ import { startSandboxProviders, type SandboxProvider } from '../../examples/sand
 import { startDbos, type DbosPeer } from '../../scripts/bench/peers/dbos';
 import { actionKeyFor, ticketRefFor } from '../../scripts/bench/peers/intents';
 import type { PeerChargeInput, PeerRenewalInput } from '../../scripts/bench/peers/types';
+import { peerProviderUrls } from '../../scripts/bench/peers/provider-urls';
 
 /**
  * The bench's DBOS peer against the sandbox providers: its keyed charge and renewal leave one effect each at the
@@ -49,13 +50,7 @@ describe('the DBOS peer (DBOS Transact on a throw-away PostgreSQL, service in it
     workDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-dbos-peer-'));
     providers = await startSandboxProviders(KINDS, { logDir: workDir });
     peer = await startDbos({
-      providers: {
-        payments: providers.payments.url,
-        email: providers.email.url,
-        tickets: providers.tickets.url,
-        inventory: providers.inventory.url,
-        shipping: providers.shipping.url,
-      },
+      providers: peerProviderUrls(providers),
       workDir,
       log: () => undefined,
     });

@@ -9,6 +9,7 @@ import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
 import { startRestatePeer, type RestatePeer } from '../../scripts/bench/peers/restate';
 import type { PeerChargeInput, PeerRenewalInput } from '../../scripts/bench/peers/types';
 import { countForKey, countWhere } from '../support/ledger';
+import { peerProviderUrls } from '../../scripts/bench/peers/provider-urls';
 
 /**
  * The bench's Restate peer against the sandbox providers: a real restate-server and a service process of its
@@ -39,13 +40,7 @@ describe('restate peer', { timeout: 120_000 }, () => {
     workDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-restate-peer-'));
     providers = await startSandboxProviders(KINDS);
     peer = await startRestatePeer({
-      providers: {
-        payments: providers.payments.url,
-        email: providers.email.url,
-        tickets: providers.tickets.url,
-        inventory: providers.inventory.url,
-        shipping: providers.shipping.url,
-      },
+      providers: peerProviderUrls(providers),
       workDir,
       log: () => undefined,
     });

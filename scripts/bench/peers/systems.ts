@@ -10,6 +10,7 @@ import { waitForActionStatus } from '../../chaos/observe';
 import type { Stack } from '../../lib/stack';
 import { startDbosPeer } from './dbos';
 import { chargeIntent, crashIntent } from './intents';
+import { peerProviderUrls } from './provider-urls';
 import { startRestatePeer } from './restate';
 import type { PeerChargeInput, PeerCrashInput, PeerRenewalInput, PeerSystem } from './types';
 
@@ -116,13 +117,7 @@ export function bareActivitySystem(stack: Stack, taskQueue: string) {
 
 /** Both peers, each on the stack's providers, in folders of their own under `workDir`. */
 export async function startPeers(stack: Stack, workDir: string, log: (line: string) => void): Promise<PeerSystem[]> {
-  const providers = {
-    payments: stack.providers.payments.url,
-    email: stack.providers.email.url,
-    tickets: stack.providers.tickets.url,
-    inventory: stack.providers.inventory.url,
-    shipping: stack.providers.shipping.url,
-  };
+  const providers = peerProviderUrls(stack.providers);
   const started: PeerSystem[] = [];
   try {
     for (const [name, start] of [
