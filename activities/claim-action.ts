@@ -12,7 +12,13 @@ import { RetrysafeError, errorCodeOf } from '../policies/errors';
 import { HEARTBEAT_INTERVAL_MS, WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import type { ToolRegistry } from '../policies/tool-registry';
-import { claimUpdate, type ClaimRequest, type ActionInput, type ActionSnapshot } from '../messages/action';
+import {
+  claimUpdate,
+  type ClaimAnswer,
+  type ClaimRequest,
+  type ActionInput,
+  type ActionSnapshot,
+} from '../messages/action';
 
 export interface ClaimActionInput {
   action: ActionInput;
@@ -36,7 +42,7 @@ export interface ClaimDeps {
  * The answer is the action's state now: the claim handler is idempotent (a claimant is added once), so
  * the update carries no fixed ID for the server to answer a repeat claim from its first result.
  */
-export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Promise<ActionSnapshot> {
+export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Promise<ClaimAnswer> {
   const { action, claim } = input;
   const { client, tools } = deps;
   // A key the ledger knows, whose workflow is gone (deleted, or past the namespace's retention), is answered

@@ -1,12 +1,12 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import { RetrysafeError, type ErrorCode } from '../policies/errors';
 import { HEARTBEAT_INTERVAL_MS, TRANSIENT_BACKOFF } from '../policies/timeouts';
-import type { AnyTool, Json, ToolContext } from '../policies/tool';
+import type { AnyTool, ToolContext } from '../policies/tool';
 import type { LookupAnswer, RejectionReason, ToolOutcome } from '../policies/tool-outcome';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import type { CrashHook } from './crash-points';
-import type { ProviderRequest } from '../policies/provider-requests';
 import { RequestLog } from './request-log';
+import type { DispatchOutcome } from '../messages/action';
 import { outcomeOfError } from './transport/http';
 
 /**
@@ -41,16 +41,18 @@ export interface ExecuteInput {
    * counts from this dispatch's first attempt: whatever an earlier one sent was proven absent before it.
    */
   mode: 'first' | 'maybe-sent' | 'operator-cleared';
+  /**
+   * The owner's claim-and-send knows that no earlier attempt of its activity was granted the send (its
+   * claim failed or timed out before): an attempt after the first is then as good as the first.
+   */
+  earlierAttemptsUnsent?: boolean;
 }
 
 /**
  * `sends` counts the requests sent for this dispatch, including those of activity attempts that died
  * (activities/request-log.ts); `requests` lists them with what the provider answered.
  */
-export type ExecuteOutcome = (
-  | { status: 'confirmed'; providerRef: string; record: Json | null; via: 'send' | 'replay' | 'lookup' }
-  | { status: 'unknown'; reason: string }
-) & { sends: number; requests?: ProviderRequest[] };
+export type ExecuteOutcome = DispatchOutcome;
 
 export interface ExecuteDeps {
   tools: ToolRegistry;
@@ -97,7 +99,10 @@ export function createExecuteAction(deps: ExecuteDeps) {
     const attempt: Attempt = {
       // An operator's clearance counts only for the first attempt: if that attempt dies, the rules apply again.
       // A read has no effect to duplicate, so it is never "maybe sent".
-      state: tool.kind !== 'read' && (ctx.info.attempt > 1 || input.mode === 'maybe-sent') ? 'maybe-sent' : 'not-sent',
+      state:
+        tool.kind !== 'read' && ((ctx.info.attempt > 1 && !input.earlierAttemptsUnsent) || input.mode === 'maybe-sent')
+          ? 'maybe-sent'
+          : 'not-sent',
     };
     const requests = RequestLog.resume(ctx, now);
     const log_ = () => requests.details();

@@ -5,6 +5,7 @@ import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { ToolRegistry } from '../policies/tool-registry';
 import type { ActionLedger } from '../ledger';
 import { createClaimActionActivity } from './claim-action';
+import { createClaimAndSendActivity } from './claim-and-send';
 import { createRecordLedger } from './record-ledger';
 import type { CrashHook } from './crash-points';
 import { noCrashes } from './crash-points';
@@ -38,15 +39,18 @@ export interface ActivityDeps {
 
 /** The engine's activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
 export function createActivities(deps: ActivityDeps) {
+  const executeAction = createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes });
+  const claimDeps = {
+    client: deps.client,
+    taskQueue: deps.taskQueue,
+    tools: deps.tools,
+    ...(deps.ledger ? { ledger: deps.ledger } : {}),
+  };
   return {
-    executeAction: createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes }),
+    executeAction,
     lookupAction: createLookupAction({ tools: deps.tools }),
-    claimAction: createClaimActionActivity({
-      client: deps.client,
-      taskQueue: deps.taskQueue,
-      tools: deps.tools,
-      ...(deps.ledger ? { ledger: deps.ledger } : {}),
-    }),
+    claimAction: createClaimActionActivity(claimDeps),
+    claimAndSend: createClaimAndSendActivity({ ...claimDeps, execute: executeAction }),
     ...createLoadActionPolicy(deps),
     recordLedger: createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
     watchAction: createWatchAction({ client: deps.client }),
@@ -65,5 +69,6 @@ export function createActivities(deps: ActivityDeps) {
 export type { ExecuteInput, ExecuteOutcome } from './execute-action';
 export type { LookupResult } from './lookup-action';
 export type { ClaimActionInput } from './claim-action';
+export type { ClaimAndSendInput, ClaimAndSendResult } from './claim-and-send';
 export type { ActionPolicy, VolatilePolicy } from './load-action-policy';
 export type { PreparedAction } from './prepare-action';

@@ -38,7 +38,44 @@ export interface ClaimRequest {
   claimant: string;
   /** Workflow ID to signal on every status change, when the claimant is a workflow that waits. */
   notify?: string;
+  /**
+   * The claimant asks to send the action's first dispatch itself (the owner sends: see
+   * workflows/action.ts). Granted only to the action's owner, once, for this token: the attempts of one
+   * activity share it, a second activity of the same run has another and is not granted.
+   */
+  send?: {
+    token: string;
+    /** The activity attempt that claims: only the newest attempt of a token is granted. */
+    attempt?: number;
+  };
 }
+
+/** The claim's answer: the action now, and whether the claimant sends its first dispatch. */
+export interface ClaimAnswer extends ActionSnapshot {
+  /** True for the owner whose `send` was granted and has not reported yet: it sends now, with the key. */
+  sendGranted?: boolean;
+  /**
+   * With sendGranted: no earlier claim of this token was answered "send", so no earlier attempt of the
+   * activity can have sent, and the executor treats this attempt as the first.
+   */
+  firstGrant?: boolean;
+}
+
+/**
+ * What the owner that was granted the first dispatch reports of it, with its grant's token. The
+ * executor's verdict (`outcome`), its typed refusal (`rejected`), or none at all (`no-verdict`: the
+ * activity died or timed out, and the provider may have committed). Every kind carries the requests made.
+ */
+export type DispatchReport =
+  | { kind: 'outcome'; outcome: DispatchOutcome }
+  | { kind: 'rejected'; code: string; message: string; sends: number; requests?: ProviderRequest[] }
+  | { kind: 'no-verdict'; message: string; sends: number; requests?: ProviderRequest[] };
+
+/** The executor's verdict, as activities/execute-action.ts returns it. */
+export type DispatchOutcome = (
+  | { status: 'confirmed'; providerRef: string; record: Json | null; via: 'send' | 'replay' | 'lookup' }
+  | { status: 'unknown'; reason: string }
+) & { sends: number; requests?: ProviderRequest[] };
 
 export interface AuditEntry {
   at: string;
@@ -96,6 +133,8 @@ export interface ActionSnapshot {
   conflicts?: EventConflict[];
   /** `ledger` when the workflow is gone and this is the durable ledger's record of it. */
   source?: 'workflow' | 'ledger';
+  /** While the owner run sends the current dispatch itself (ClaimRequest.send): its workflow ID. */
+  dispatcher?: string;
 }
 
 /** Evidence from the provider (webhook, settlement event) routed to the action by its key. */
@@ -128,7 +167,10 @@ export interface OperatorResolution {
   providerRef?: string;
 }
 
-export const claimUpdate = defineUpdate<ActionSnapshot, [ClaimRequest]>('retrysafe.claim');
+export const claimUpdate = defineUpdate<ClaimAnswer, [ClaimRequest]>('retrysafe.claim');
+/** The owner's report of the dispatch it was granted (see ClaimRequest.send); a wrong token is ignored. */
+export const dispatchReportSignal =
+  defineSignal<[{ token: string; report: DispatchReport }]>('retrysafe.dispatchReport');
 /** A downstream run subscribes to an action it does not own, to wait for its outcome (interlocks). */
 export const watchUpdate = defineUpdate<ActionSnapshot, [{ watcher: string }]>('retrysafe.watch');
 /** A signed `resolve` decision (policies/signed-decision.ts); unsigned, forged or out-of-scope ones are refused. */

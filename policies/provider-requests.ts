@@ -47,3 +47,23 @@ export function requestLogIn(details: unknown): RequestLogDetails {
   const sends = typeof raw?.sends === 'number' && Number.isInteger(raw.sends) ? Math.max(raw.sends, counted) : counted;
   return { requests, sends };
 }
+
+/** Requests kept in an action's snapshot; the count in `sends` is kept whatever the list holds. */
+const MAX_SHOWN_REQUESTS = 50;
+
+/**
+ * Adds one dispatch's requests to a snapshot: its count to `sends`, its entries (the first of the action
+ * and the latest, MAX_SHOWN_REQUESTS in all) to `requests`, each numbered with the snapshot's dispatch.
+ */
+export function appendRequests(
+  snap: { sends: number; dispatches: number; requests?: Array<ProviderRequest & { dispatch: number }> },
+  made: { sends?: number; requests?: ProviderRequest[] },
+): void {
+  snap.sends += made.sends ?? 0;
+  const dispatch = snap.dispatches;
+  const entries = (made.requests ?? []).map((r) => ({ ...r, dispatch }));
+  if (entries.length === 0) return;
+  const all = [...(snap.requests ?? []), ...entries];
+  // The first request (was it ever sent?) and the latest ones: the count in `sends` is kept whatever is cut.
+  snap.requests = all.length <= MAX_SHOWN_REQUESTS ? all : [all[0], ...all.slice(-(MAX_SHOWN_REQUESTS - 1))];
+}

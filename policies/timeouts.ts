@@ -23,6 +23,11 @@ export const DISPATCH_START_TO_CLOSE: Duration = '60s';
 /** The whole dispatch across worker crashes; past it the action is unknown, not retried forever. */
 export const DISPATCH_SCHEDULE_TO_CLOSE: Duration = '5m';
 /**
+ * How long an action waits for the report of an owner that sends its first dispatch itself: its activity
+ * has DISPATCH_SCHEDULE_TO_CLOSE, so past this no attempt of it can still start. Then the action takes over.
+ */
+export const OWNER_REPORT_WINDOW: Duration = '6m';
+/**
  * Temporal-level retries only happen after an attempt died (worker crash, heartbeat or start-to-close timeout).
  * Transient provider errors are retried inside the attempt with jittered backoff (see TRANSIENT_BACKOFF).
  */

@@ -1,7 +1,8 @@
 /**
  * Records workflow histories of the demo scenarios into test/replay/histories/, for the replay suite
- * (`npm run test:replay`) that runs on every test run. Re-record after an intended, patched() change:
- *   npm run record-histories
+ * (`npm run test:replay`) that runs on every test run. After an intended, patched() change, record the new
+ * path beside the old recordings (which must keep replaying) under a suffix naming the patch:
+ *   npm run record-histories -- --suffix owner-sends      (writes renewal-renewed.owner-sends.json, …)
  * Each history is the JSON form the Temporal CLI and Web UI export, so any of them can be replayed too.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -14,13 +15,25 @@ import type { AgentRunInput } from '../workflows/agent-run';
 
 const OUT = path.resolve(__dirname, '..', 'test', 'replay', 'histories');
 
+/** `--suffix NAME`: the recordings' second name, so a new path's histories sit beside the old ones. */
+function suffixArg(argv: string[]): string {
+  const i = argv.indexOf('--suffix');
+  if (i < 0) return '';
+  const value = argv[i + 1];
+  if (!value || !/^[a-z0-9-]+$/.test(value)) {
+    throw new Error(`--suffix needs a name of lowercase letters, digits and dashes (got ${JSON.stringify(value)})`);
+  }
+  return `.${value}`;
+}
+const SUFFIX = suffixArg(process.argv.slice(2));
+
 async function save(client: Client, name: string, workflowId: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const file = path.join(OUT, `${name}.json`);
+  const file = path.join(OUT, `${name}${SUFFIX}.json`);
   const json = historyAsJson(history);
   // The workflow ID travels with the history: workflows check their own ID (run:<tenant>:<event>) on replay too.
   await writeFile(file, `${JSON.stringify({ workflowId, history: json })}\n`);
-  process.stdout.write(`recorded ${name} (${history.events?.length ?? 0} events)\n`);
+  process.stdout.write(`recorded ${name}${SUFFIX} (${history.events?.length ?? 0} events)\n`);
 }
 
 async function main(): Promise<void> {

@@ -16,6 +16,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  TimeoutFailure,
   condition,
   getExternalWorkflowHandle,
   log,
@@ -26,12 +27,14 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { PreparedAction } from '../activities/prepare-action';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
+import { requestLogIn } from '../policies/provider-requests';
 import {
   actionKeysWithinLimit,
   SA_ACTION_KEYS,
@@ -44,6 +47,10 @@ import {
   CLAIM_HEARTBEAT_TIMEOUT,
   CLAIM_RETRY,
   CLAIM_START_TO_CLOSE,
+  DISPATCH_HEARTBEAT_TIMEOUT,
+  DISPATCH_RETRY,
+  DISPATCH_SCHEDULE_TO_CLOSE,
+  DISPATCH_START_TO_CLOSE,
   POLICY_START_TO_CLOSE,
   READ_START_TO_CLOSE,
 } from '../policies/timeouts';
@@ -52,15 +59,21 @@ import type { Intent } from '../policies/tool-registry';
 import {
   OUTCOME_STATUSES,
   actionUpdateSignal,
+  dispatchReportSignal,
   settleSignal,
+  type ActionInput,
   type ActionSnapshot,
+  type ClaimRequest,
   type Settlement,
 } from '../messages/action';
 import { acceptRiskUpdate, runStatusQuery, type CompensationResult, type RiskAcceptance } from '../messages/run';
 import { DecisionGate, paramsOf } from './signed-decisions';
+import { ownerViewAfterReport } from './dispatch-report';
 
 /** Runs from this patch on claim through an activity, not a local activity (see act). */
 export const CLAIM_AS_ACTIVITY_PATCH = 'claim-as-activity';
+/** Runs from this patch claim and send their actions' first dispatch in one activity (see claimAndSend). */
+export const OWNER_SENDS_PATCH = 'owner-sends';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -253,39 +266,25 @@ export class ActionRun {
     if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
       this.compensations.push({ forKey: key, prepared: p });
     }
-    // The claim waits for the action workflow's first task to answer it. As a local activity it held this run's
-    // workflow task, and with it a worker slot, while it waited: enough runs claiming at once took every slot on
-    // their worker, and the actions they waited for never got one (bench:scale, 100 runs at once on one worker:
-    // none finished). As an activity it leaves the slot free; a worker that dies mid-claim is noticed by the
-    // heartbeat. Runs recorded before keep their local activity on replay.
-    const claimOptions = {
-      startToCloseTimeout: CLAIM_START_TO_CLOSE,
-      retry: CLAIM_RETRY,
-      summary: `claim ${key}: ${p.summary}`,
-    };
-    const { claimAction } = patched(CLAIM_AS_ACTIVITY_PATCH)
-      ? proxyActivities<Activities>({ ...claimOptions, heartbeatTimeout: CLAIM_HEARTBEAT_TIMEOUT })
-      : proxyLocalActivities<Activities>(claimOptions);
+    // The patch checks come before the search attribute, in the order runs recorded before them hold them.
+    const ownerSends = !options.compensation && patched(OWNER_SENDS_PATCH);
+    const claimAsActivity = ownerSends || patched(CLAIM_AS_ACTIVITY_PATCH);
     const self = workflowInfo().workflowId;
     upsertSearchAttributes([
       { key: SA_ACTION_KEYS, value: actionKeysWithinLimit([...new Set([...this.actions.keys(), key])]) },
     ]);
-    let claimed: ActionSnapshot;
-    try {
-      claimed = await claimAction({
-        action: {
-          key,
-          intent: p.intent,
-          requestHash: p.requestHash,
-          tenant: this.tenant,
-          owner: self,
-          ...(options.compensation ? { compensation: true } : {}),
-        },
-        claim: { requestHash: p.requestHash, claimant: self, notify: self },
-      });
-    } catch (err) {
-      throw unwrap(err);
-    }
+    const action = {
+      key,
+      intent: p.intent,
+      requestHash: p.requestHash,
+      tenant: this.tenant,
+      owner: self,
+      ...(options.compensation ? { compensation: true } : {}),
+    };
+    const claim = { requestHash: p.requestHash, claimant: self, notify: self };
+    const claimed = ownerSends
+      ? await this.claimAndSend(action, claim, p.summary)
+      : await this.claimOnly(action, claim, p.summary, claimAsActivity);
     this.remember(claimed);
     const settled = () => {
       const status = this.actions.get(key)!.status;
@@ -296,6 +295,80 @@ export class ActionRun {
     };
     if (!settled()) await this.waitVisibly(key, settled);
     return this.actions.get(key)!;
+  }
+
+  /**
+   * The shorter path (from OWNER_SENDS_PATCH): one activity claims the action asking to send it, and when it
+   * is granted (this run owns the action, the policy lets it through) sends it with the key and reports to
+   * the action. The run continues from that report without waiting for the action to apply it.
+   */
+  private async claimAndSend(action: ActionInput, claim: ClaimRequest, summary: string): Promise<ActionSnapshot> {
+    const { claimAndSend } = proxyActivities<Activities>({
+      startToCloseTimeout: DISPATCH_START_TO_CLOSE,
+      scheduleToCloseTimeout: DISPATCH_SCHEDULE_TO_CLOSE,
+      heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
+      retry: DISPATCH_RETRY,
+      summary: `claim and send ${action.key}: ${summary}`,
+    });
+    // One token per act: the activity's attempts share it; another act of the same key in this run does not.
+    const send = { token: uuid4() };
+    for (let round = 1; ; round++) {
+      try {
+        const { claimed, report } = await claimAndSend({ action, claim: { ...claim, send } });
+        return report ? ownerViewAfterReport(claimed, report) : claimed;
+      } catch (err) {
+        // A typed refusal of the claim (another request under this key, an invalid intent) fails the run.
+        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+          throw unwrap(err);
+        }
+        // The activity gave up without a verdict (schedule-to-close, or its attempts spent). If the action
+        // granted this run the send, it may have been sent: the action is told, with what the last attempt
+        // recorded of its requests, so it reconciles now instead of after its report window; if it was not
+        // granted yet, the action sends itself. Then the run claims again, to learn where the action stands
+        // (a closed action answers from its result; a missing one, never claimed, is claimed now).
+        const message = (err as Error).message;
+        log.warn('claim and send ended without a verdict; claiming again', { key: action.key, round, error: message });
+        const heartbeat =
+          err instanceof ActivityFailure && err.cause instanceof TimeoutFailure
+            ? err.cause.lastHeartbeatDetails
+            : undefined;
+        try {
+          await getExternalWorkflowHandle(action.key).signal(dispatchReportSignal, {
+            token: send.token,
+            report: { kind: 'no-verdict', message, ...requestLogIn(heartbeat) },
+          });
+        } catch {
+          // Closed, or never started: the next claim finds out which.
+        }
+      }
+    }
+  }
+
+  /** The claim alone: the action workflow sends (runs from before OWNER_SENDS_PATCH, and every undo). */
+  private async claimOnly(
+    action: ActionInput,
+    claim: ClaimRequest,
+    summary: string,
+    asActivity: boolean,
+  ): Promise<ActionSnapshot> {
+    // The claim waits for the action workflow's first task to answer it. As a local activity it held this run's
+    // workflow task, and with it a worker slot, while it waited: enough runs claiming at once took every slot on
+    // their worker, and the actions they waited for never got one (bench:scale, 100 runs at once on one worker:
+    // none finished). As an activity it leaves the slot free; a worker that dies mid-claim is noticed by the
+    // heartbeat. Runs recorded before keep their local activity on replay.
+    const claimOptions = {
+      startToCloseTimeout: CLAIM_START_TO_CLOSE,
+      retry: CLAIM_RETRY,
+      summary: `claim ${action.key}: ${summary}`,
+    };
+    const { claimAction } = asActivity
+      ? proxyActivities<Activities>({ ...claimOptions, heartbeatTimeout: CLAIM_HEARTBEAT_TIMEOUT })
+      : proxyLocalActivities<Activities>(claimOptions);
+    try {
+      return await claimAction({ action, claim });
+    } catch (err) {
+      throw unwrap(err);
+    }
   }
 
   /** Like `act`, but an action that ends other than confirmed fails the run with a typed, non-retryable failure. */

@@ -3,7 +3,7 @@
  * (action.ts) decides; this object holds what it decides on, checks every message against it, and
  * publishes each status change to the Web UI, the search attributes and the waiting claimants.
  */
-import type { ProviderRequest } from '../policies/provider-requests';
+import { appendRequests, type ProviderRequest } from '../policies/provider-requests';
 import {
   allHandlersFinished,
   condition,
@@ -16,6 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { Decision, DecisionClaims, SignedDecision } from '../policies/signed-decision';
 import { DecisionGate, paramsOf } from './signed-decisions';
+import { parseDispatchReport, reportedMove } from './dispatch-report';
 import { transition, type ActionStatus } from '../policies/action-status';
 import { RetrysafeError } from '../policies/errors';
 import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
@@ -23,6 +24,7 @@ import {
   OUTCOME_STATUSES,
   actionUpdateSignal,
   claimUpdate,
+  dispatchReportSignal,
   outcomeUpdate,
   providerEventSignal,
   resolveUpdate,
@@ -32,15 +34,14 @@ import {
   type ActionInput,
   type ActionSnapshot,
   type AuditEntry,
+  type ClaimAnswer,
+  type DispatchReport,
   type EventConflict,
   type OperatorResolution,
   type ProviderEvent,
   type Settlement,
 } from '../messages/action';
 import { approveUpdate, dryRunQuery } from '../messages/approval';
-
-/** Requests kept in the action's snapshot; the count in `sends` is kept whatever the list holds. */
-const MAX_SHOWN_REQUESTS = 50;
 
 type Resolution = { resolution: OperatorResolution; answer?: 'applied' | 'superseded' };
 
@@ -56,6 +57,18 @@ export class ActionState {
   private readonly resolutions: Resolution[] = [];
   private readonly notifications = new Set<Promise<void>>();
   settlement: Settlement | undefined;
+  /** The owner's request to send the first dispatch itself: the token of its first claim that asked. */
+  sendRequest: string | undefined;
+  /** The dispatch the owner was granted: its token, how often a claim was answered "send", its report. */
+  grant: { token: string; answers: number; report?: DispatchReport } | undefined;
+  /** Set once the main flow has decided who sends the first dispatch; the owner's claim answers then. */
+  firstDispatchDecided = false;
+  /** Per token of the owner's: the highest activity attempt that claimed with it (only that one is granted). */
+  private readonly sendAttempts = new Map<string, number>();
+  /** Tokens whose activity gave up before it was granted: never granted, the action sends itself. */
+  private readonly withdrawn = new Set<string>();
+  /** The token of the owner's latest claim: the owner that knows a report's outcome holds this one. */
+  private ownerToken: string | undefined;
   /** Checks every signed decision this action takes, against the trust its policy load sets. */
   readonly decisions: DecisionGate;
   approval: { claims: DecisionClaims; publicKeyId: string } | undefined;
@@ -105,13 +118,7 @@ export class ActionState {
    * the action) to `requests`.
    */
   recordRequests(made: { sends?: number; requests?: ProviderRequest[] }): void {
-    this.snap.sends += made.sends ?? 0;
-    const dispatch = this.snap.dispatches;
-    const entries = (made.requests ?? []).map((r) => ({ ...r, dispatch }));
-    if (entries.length === 0) return;
-    const all = [...(this.snap.requests ?? []), ...entries];
-    // The first request (was it ever sent?) and the latest ones: the count in `sends` is kept whatever is cut.
-    this.snap.requests = all.length <= MAX_SHOWN_REQUESTS ? all : [all[0], ...all.slice(-(MAX_SHOWN_REQUESTS - 1))];
+    appendRequests(this.snap, made);
   }
 
   /** Installs every handler. Validators refuse before anything enters history. */
@@ -122,10 +129,35 @@ export class ActionState {
     setHandler(dryRunQuery, () => this.snap.dryRun);
     setHandler(
       claimUpdate,
-      (req) => {
+      async (req): Promise<ClaimAnswer> => {
         if (!this.snap.claimants.includes(req.claimant)) this.snap.claimants.push(req.claimant);
         if (req.notify) this.subscribers.add(req.notify);
-        return this.snapshot();
+        const send = req.send;
+        if (!send || req.claimant !== this.input.owner || typeof send.token !== 'string' || !send.token) {
+          return this.snapshot();
+        }
+        // The owner asks to send the first dispatch itself. It is answered once the flow has decided who sends
+        // (policy loaded, `dispatching` on record) or has gone elsewhere (confirmation, review, refusal), and
+        // never while a report waits to be applied: the answer then shows what the report made of the action.
+        const attempt = Number.isInteger(send.attempt) && send.attempt! > 0 ? send.attempt! : 1;
+        this.ownerToken = send.token;
+        this.sendAttempts.set(send.token, Math.max(this.sendAttempts.get(send.token) ?? 0, attempt));
+        if (!this.withdrawn.has(send.token)) this.sendRequest ??= send.token;
+        await condition(
+          () =>
+            (this.firstDispatchDecided && !this.grant?.report) ||
+            (this.snap.status !== 'planned' && this.snap.status !== 'dispatching'),
+        );
+        // Only the newest attempt of the granted activity sends: an older one whose claim was held up has
+        // timed out, and must not send beside it.
+        const grant = this.grant;
+        if (!grant || grant.token !== send.token || grant.report || attempt !== this.sendAttempts.get(send.token)) {
+          return this.snapshot();
+        }
+        // No earlier answer said "send": no earlier attempt can have sent, whatever the attempt number.
+        const firstGrant = grant.answers === 0;
+        grant.answers++;
+        return { ...this.snapshot(), sendGranted: true, firstGrant };
       },
       {
         validator: (req) => {
@@ -140,8 +172,10 @@ export class ActionState {
         },
       },
     );
-    setHandler(watchUpdate, ({ watcher }) => {
+    setHandler(watchUpdate, async ({ watcher }) => {
       this.subscribers.add(watcher);
+      // A report waiting to be applied is applied first, so the watcher sees what it made of the action.
+      await condition(() => !this.grant?.report);
       return this.snapshot();
     });
     setHandler(outcomeUpdate, async () => {
@@ -209,9 +243,59 @@ export class ActionState {
         },
       },
     );
+    setHandler(dispatchReportSignal, (signal) => this.takeReport(signal));
     setHandler(settleSignal, (s) => {
       this.settlement = s;
     });
+  }
+
+  /**
+   * An owner's dispatch report (input from outside: rebuilt by parseDispatchReport). Only the open grant's
+   * token counts, once. A no-verdict report before any grant withdraws the owner's request, so the action
+   * sends itself. Any other report is kept in the audit (and, when it is the owner's own, as an untrusted
+   * check with what it says), and changes nothing.
+   */
+  private takeReport(signal: unknown): void {
+    const { key } = this.input;
+    const parsed = parseDispatchReport(signal);
+    const ignore = (why: string) => {
+      log.warn('dispatch report ignored', { key, why });
+      this.note(`dispatch report ignored: ${why}`);
+    };
+    if ('problem' in parsed) return ignore(parsed.problem);
+    const { token, report } = parsed;
+    const owners = this.sendAttempts.has(token);
+    if (!owners) return ignore('it carries a token no claim of the owner carried');
+    const grant = this.grant;
+    if (!grant && !this.firstDispatchDecided && report.kind === 'no-verdict' && token === this.sendRequest) {
+      this.withdrawn.add(token);
+      this.sendRequest = undefined;
+      this.note(`the owner gave up before it was granted the send (${report.message}); the action sends itself`);
+      return;
+    }
+    if (grant?.token === token && !grant.report) {
+      grant.report = report;
+      return;
+    }
+    const why = grant
+      ? grant.token === token
+        ? 'the dispatch was reported already'
+        : 'it carries another token than the grant'
+      : 'no dispatch is granted to the owner now';
+    ignore(why);
+    const move = reportedMove(report);
+    this.snap.checks.push({
+      at: nowIso(),
+      kind: 'evidence',
+      found: move.to === 'confirmed',
+      trustworthy: false,
+      detail: `a report of the owner's that was not applied (${why}) says ${move.to}: ${move.reason}`,
+    });
+  }
+
+  /** The owner to leave out when a report's move is announced: it knows, if it holds the report's token. */
+  quietForReport(token: string): string | undefined {
+    return this.ownerToken === token ? this.input.owner : undefined;
   }
 
   private verify(signed: unknown, decisions: readonly Decision[]): DecisionClaims {
@@ -343,7 +427,7 @@ export class ActionState {
    */
   recordStatus: ((seq: number, entry: AuditEntry) => Promise<void>) | undefined;
 
-  async move(to: ActionStatus, reason: string, by?: string): Promise<void> {
+  async move(to: ActionStatus, reason: string, by?: string, quietFor?: string): Promise<void> {
     const from = this.snap.status;
     this.snap.status = transition(from, to);
     const entry: AuditEntry = { at: nowIso(), from, to, reason, ...(by ? { by } : {}) };
@@ -353,7 +437,8 @@ export class ActionState {
     this.publish();
     // Claimants learn of each change by signal, in the background: the action's state lives in this
     // history, so the next step need not wait a workflow task for the delivery (finish awaits them).
-    const sent: Promise<void> = this.notifySubscribers().finally(() => this.notifications.delete(sent));
+    // `quietFor` is a claimant that knows this change already (the owner whose report it applies).
+    const sent: Promise<void> = this.notifySubscribers(quietFor).finally(() => this.notifications.delete(sent));
     this.notifications.add(sent);
   }
 
@@ -380,16 +465,22 @@ export class ActionState {
     upsertMemo(fields);
   }
 
-  private async notifySubscribers(): Promise<void> {
+  private async notifySubscribers(quietFor?: string): Promise<void> {
     const snap = this.snapshot();
     await Promise.all(
-      [...this.subscribers].map(async (id) => {
-        try {
-          await getExternalWorkflowHandle(id).signal(actionUpdateSignal, snap);
-        } catch (err) {
-          log.warn('could not notify a claimant', { key: this.input.key, claimant: id, error: (err as Error).message });
-        }
-      }),
+      [...this.subscribers]
+        .filter((id) => id !== quietFor)
+        .map(async (id) => {
+          try {
+            await getExternalWorkflowHandle(id).signal(actionUpdateSignal, snap);
+          } catch (err) {
+            log.warn('could not notify a claimant', {
+              key: this.input.key,
+              claimant: id,
+              error: (err as Error).message,
+            });
+          }
+        }),
     );
   }
 

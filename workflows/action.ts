@@ -42,13 +42,15 @@ import {
   DISPATCH_START_TO_CLOSE,
   ESCALATION_WINDOW,
   MAX_REDISPATCHES,
+  OWNER_REPORT_WINDOW,
   POLICY_START_TO_CLOSE,
   READ_START_TO_CLOSE,
   RECONCILE_INTERVAL,
   RECONCILE_MAX_CHECKS,
 } from '../policies/timeouts';
-import type { ActionInput, ActionSnapshot, ProviderEvent, Settlement } from '../messages/action';
+import type { ActionInput, ActionSnapshot, DispatchReport, ProviderEvent, Settlement } from '../messages/action';
 import { ActionState, nowIso } from './action-state';
+import { reportedMove, reportedRequests } from './dispatch-report';
 
 type Activities = ReturnType<typeof createActivities>;
 type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
@@ -157,6 +159,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
 
   // ── act ──
   for (;;) {
+    const byOwner = ownerSends(mode);
     await state.move(
       'dispatching',
       mode === 'first'
@@ -164,8 +167,11 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         : mode === 'operator-cleared'
           ? 'dispatch after an operator cleared it'
           : 'redispatch with the same key',
+      undefined,
+      // The owner learns of this dispatch from its claim's answer.
+      byOwner ? input.owner : undefined,
     );
-    const result = await dispatch(mode);
+    const result = await dispatch(mode, byOwner);
     if (result === 'confirmed' || result === 'failed') break;
     // unknown: reconcile by evidence and lookups; resend only when absence is proven and the contract allows it.
     const verdict = await reconcile();
@@ -281,13 +287,32 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     return true;
   }
 
-  async function fail(code: string, message: string, by?: string): Promise<void> {
+  async function fail(code: string, message: string, by?: string, quietFor?: string): Promise<void> {
     state.snap.error = { code, message };
-    await state.move('failed', message, by);
+    await state.move('failed', message, by, quietFor);
   }
 
-  async function dispatch(dispatchMode: DispatchMode): Promise<'confirmed' | 'failed' | 'unknown'> {
+  /**
+   * The owner sends the first dispatch itself when it asked to (its claim carried `send`) and nothing stands
+   * between the policy and the send: an automatic decision, not an undo, not recovered from the ledger.
+   */
+  function ownerSends(dispatchMode: DispatchMode): boolean {
+    return (
+      dispatchMode === 'first' &&
+      state.snap.dispatches === 0 &&
+      state.sendRequest !== undefined &&
+      decision.mode === 'automatic' &&
+      !input.compensation &&
+      !input.recovered
+    );
+  }
+
+  /** One dispatch: by the executor here, or by the owner (`byOwner`, decided by ownerSends before `dispatching`). */
+  async function dispatch(dispatchMode: DispatchMode, byOwner = false): Promise<'confirmed' | 'failed' | 'unknown'> {
     state.snap.dispatches++;
+    // Decided before the first await, so the owner's waiting claim answers with it (see ActionState.install).
+    state.firstDispatchDecided = true;
+    if (byOwner) return ownerDispatch();
     try {
       const outcome = await executeAction({
         key: input.key,
@@ -295,16 +320,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         requestHash: input.requestHash,
         mode: dispatchMode,
       });
-      state.recordRequests(outcome);
-      lastDispatchEndedMs = Date.now();
-      if (outcome.status === 'confirmed') {
-        state.snap.providerRef = outcome.providerRef;
-        state.snap.record = outcome.record;
-        await state.move('confirmed', `provider ${outcome.via}: ${outcome.providerRef}`);
-        return 'confirmed';
-      }
-      await state.move('unknown', outcome.reason);
-      return 'unknown';
+      return applyOutcome(outcome);
     } catch (err) {
       lastDispatchEndedMs = Date.now();
       // A failure says what was sent too: in its details (a rejection), or in the last heartbeat (a timeout).
@@ -333,6 +349,55 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       await fail(code, `${code}: ${message}`);
       return 'failed';
     }
+  }
+
+  async function applyOutcome(
+    outcome: Awaited<ReturnType<typeof executeAction>>,
+    quietFor?: string,
+  ): Promise<'confirmed' | 'unknown'> {
+    state.recordRequests(outcome);
+    lastDispatchEndedMs = Date.now();
+    if (outcome.status === 'confirmed') {
+      state.snap.providerRef = outcome.providerRef;
+      state.snap.record = outcome.record;
+    }
+    const move = reportedMove({ kind: 'outcome', outcome });
+    await state.move(move.to, move.reason, undefined, quietFor);
+    return outcome.status;
+  }
+
+  /**
+   * The owner's claim was answered "you send": its own activity calls the executor with this key, then
+   * reports here. This workflow stays the record: it applies the report (without telling the owner what
+   * it reported), reconciles an unknown one, and takes over when no report comes within the window: the
+   * owner's activity has no attempt left by then (its schedule-to-close is shorter).
+   */
+  async function ownerDispatch(): Promise<'confirmed' | 'failed' | 'unknown'> {
+    const grant = { token: state.sendRequest!, answers: 0 };
+    state.grant = grant;
+    state.snap.dispatcher = input.owner;
+    state.note(`the owner ${input.owner} sends this dispatch itself, with the key`);
+    await condition(() => state.grant?.report !== undefined, OWNER_REPORT_WINDOW);
+    const report: DispatchReport = state.grant?.report ?? {
+      kind: 'no-verdict',
+      message: `the owner did not report its dispatch within ${String(OWNER_REPORT_WINDOW)}`,
+      sends: 0,
+    };
+    state.grant = undefined;
+    delete state.snap.dispatcher;
+    // The owner is not told what it reported itself, if it still holds the report's token (see quietForReport).
+    const quiet = state.quietForReport(grant.token);
+    if (report.kind === 'outcome') return applyOutcome(report.outcome, quiet);
+    state.recordRequests(reportedRequests(report));
+    lastDispatchEndedMs = Date.now();
+    const move = reportedMove(report);
+    if (move.to === 'failed') {
+      await fail(move.error!.code, move.error!.message, undefined, quiet);
+      return 'failed';
+    }
+    // No verdict: the owner is waiting to hear what reconciliation finds, so it is told.
+    await state.move(move.to, move.reason);
+    return 'unknown';
   }
 
   async function reconcile(): Promise<'confirmed' | 'absent' | 'unresolved'> {

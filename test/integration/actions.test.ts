@@ -57,6 +57,43 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     assert.equal(countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId)).records, 1);
   });
 
+  it('has the owning run send its charge itself, in one activity, while the action workflow stays the record', async () => {
+    await ensureWorker();
+    const input = renewalInput(uniqueEvent('owner-sends'));
+    const run = await stack.retrysafe.startRenewal(input);
+    const result = (await run.result()) as RenewalResult;
+    assert.equal(result.status, 'renewed');
+    const key = chargeKey(input.eventId);
+    const activitiesOf = async (workflowId: string) =>
+      ((await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => {
+        const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+        return name ? [name] : [];
+      });
+    const signalsOf = async (workflowId: string) =>
+      ((await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => {
+        const name = e.workflowExecutionSignaledEventAttributes?.signalName;
+        return name ? [name] : [];
+      });
+    // The run claims and sends in one activity per action; nothing claims alone, nothing in the action sends.
+    const runActivities = await activitiesOf(run.workflowId);
+    assert.ok(runActivities.includes('claimAndSend'), runActivities.join(', '));
+    assert.ok(!runActivities.includes('claimAction'), runActivities.join(', '));
+    assert.deepEqual(await activitiesOf(key), [], 'the action workflow scheduled no executor of its own');
+    assert.ok((await signalsOf(key)).includes('retrysafe.dispatchReport'));
+    // The run was not told what it reported itself: no status signal for its charge's dispatch or outcome.
+    assert.ok(!(await signalsOf(run.workflowId)).includes('retrysafe.actionUpdate'), 'no status signals to the run');
+    const action = await stack.retrysafe.getAction(key);
+    assert.equal(action?.status, 'confirmed');
+    assert.equal(action?.providerRef, result.chargeId);
+    assert.equal(action?.dispatcher, undefined);
+    assert.ok(
+      action?.audit.some((a) => a.reason === `the owner ${run.workflowId} sends this dispatch itself, with the key`),
+      JSON.stringify(action?.audit),
+    );
+    const counts = countForKey(await stack.providers.payments.ledger(), key);
+    assert.deepEqual([counts.records, counts.requests], [1, 1]);
+  });
+
   it('charges once when the worker is SIGKILLed before it sends', async () => {
     await worker.stop();
     const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'before-send:charge' });

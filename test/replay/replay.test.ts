@@ -6,6 +6,7 @@ import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { temporal } from '@temporalio/proto';
 import { RECEIPT_PATCH } from '../../examples/workflows/renewal';
+import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
 
 /**
  * Recorded histories of the demo scenarios (scripts/record-histories.ts) replayed against today's workflow
@@ -79,6 +80,18 @@ describe('replay of recorded histories', () => {
     const renewal = (await loadHistories()).find((h) => h.name === 'renewal-renewed');
     assert.ok(renewal, 'a recording of a renewed run');
     assert.deepEqual(patchIds(renewal.history), [RECEIPT_PATCH]);
+  });
+
+  it('holds recordings of the path where the owner sends, behind its patch, beside the ones from before', async () => {
+    const histories = await loadHistories();
+    const before = histories.find((h) => h.name === 'renewal-renewed.claim-as-activity');
+    const after = histories.find((h) => h.name === 'renewal-renewed.owner-sends');
+    assert.ok(before && after, 'recordings from before and after the owner-sends patch');
+    assert.deepEqual(patchIds(before.history).sort(), [CLAIM_AS_ACTIVITY_PATCH, RECEIPT_PATCH].sort());
+    assert.deepEqual(patchIds(after.history).sort(), [OWNER_SENDS_PATCH, RECEIPT_PATCH].sort());
+    const action = histories.find((h) => h.name === 'charge-action-confirmed.owner-sends');
+    const signals = (action?.history.events ?? []).map((e) => e.workflowExecutionSignaledEventAttributes?.signalName);
+    assert.ok(signals.includes('retrysafe.dispatchReport'), 'the charge was reported by its owner');
   });
 
   it('catches a change that is not behind patched() as a determinism violation', async () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ExecuteInput, ExecuteOutcome } from '../../activities';
 import { createLoadActionPolicy } from '../../activities/load-action-policy';
-import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
+import { exampleRegistry } from '../../examples/tools';
 import { DEFAULT_APPROVAL_TTL_MS } from '../../policies/signed-decision';
 import { errorCodeOf } from '../../policies/errors';
 import { CONFIRMATION_WINDOW } from '../../policies/timeouts';
@@ -12,6 +12,7 @@ import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import { createApprovalSigner, hashOperatorToken, submitApproval } from '../../scripts/lib/approval-signer';
 import { dryRunQuery } from '../../messages/approval';
 import { statusQuery, type ActionInput, type ActionSnapshot } from '../../messages/action';
+import { acmeChargeAction } from '../support/intents';
 import { useTimeSkippingEnv } from '../support/time-skipping';
 
 /**
@@ -29,27 +30,7 @@ const OPERATOR = {
   roles: ['approver' as const],
 };
 
-function chargeIntent(reference: string): ChargeIntent {
-  return tools.parseIntent({
-    operation: 'charge',
-    amountCents: 7500,
-    currency: 'usd',
-    customerId: 'cus_acme',
-    paymentMethod: 'pm_7',
-    merchantReference: reference,
-  }) as ChargeIntent;
-}
-
-function effectInput(eventId: string): ActionInput {
-  const intent = chargeIntent(`ord-${eventId}`);
-  return {
-    key: `charge:v1:acme:${eventId}`,
-    intent,
-    requestHash: tools.hash(intent),
-    tenant: 'acme',
-    owner: `run:acme:${eventId}`,
-  };
-}
+const effectInput = (eventId: string): ActionInput => acmeChargeAction(eventId, 7500);
 
 describe('approval expiry and the confirmation window (time-skipping)', () => {
   const harness = useTimeSkippingEnv();
