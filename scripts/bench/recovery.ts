@@ -69,9 +69,10 @@ export async function measureRecovery(
         });
   await payments.waitForInflight((s) => s.committedButUnanswered >= 1, WAIT_MS);
 
-  // The activity that holds the provider call names its worker (`<pid>@<host>`, the SDK's default identity).
-  const holderOf = side === 'retrysafe' ? actionKey : handle.workflowId;
-  const victim = await waitForHolder(client, holderOf, pool);
+  // The activity that holds the provider call names its worker (`<pid>@<host>`, the SDK's default identity). In
+  // retrysafe it is the run's (its owner sends) or, for an action that sends itself, the action's.
+  const holders = side === 'retrysafe' ? [runId, actionKey] : [handle.workflowId];
+  const victim = await waitForHolder(client, holders, pool);
   const killedAt = performance.now();
   await victim.kill('SIGKILL');
 
@@ -94,16 +95,21 @@ export async function measureRecovery(
   return { side, ms, charges };
 }
 
-async function waitForHolder(client: Client, workflowId: string, pool: WorkerPool): Promise<WorkerProcess> {
+async function waitForHolder(client: Client, workflowIds: string[], pool: WorkerPool): Promise<WorkerProcess> {
   const deadline = Date.now() + WAIT_MS;
   while (Date.now() < deadline) {
-    const { raw } = await client.workflow.getHandle(workflowId).describe();
-    for (const a of raw.pendingActivities ?? []) {
-      const pid = Number(String(a.lastWorkerIdentity ?? '').split('@')[0]);
-      const worker = pool.workers.find((w) => w.pid === pid && w.alive());
-      if (worker) return worker;
+    for (const workflowId of workflowIds) {
+      const { raw } = await client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .catch(() => ({ raw: { pendingActivities: [] } }));
+      for (const a of raw.pendingActivities ?? []) {
+        const pid = Number(String(a.lastWorkerIdentity ?? '').split('@')[0]);
+        const worker = pool.workers.find((w) => w.pid === pid && w.alive());
+        if (worker) return worker;
+      }
     }
     await sleep(POLL_MS);
   }
-  throw new Error(`no worker of the pool holds an activity of ${workflowId}`);
+  throw new Error(`no worker of the pool holds an activity of ${workflowIds.join(' or ')}`);
 }
