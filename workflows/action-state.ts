@@ -109,6 +109,8 @@ export class ActionState {
       claimants: [...s.claimants],
       checks: [...s.checks],
       audit: [...s.audit],
+      // The owner sends while its grant is open; the field is derived from the grant, never kept beside it.
+      ...(this.grant && !this.grant.report ? { dispatcher: this.input.owner } : {}),
       ...(this.evidence.length > 0 ? { events: [...this.evidence], conflicts: this.conflicts() } : {}),
     };
   }

@@ -375,7 +375,6 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   async function ownerDispatch(): Promise<'confirmed' | 'failed' | 'unknown'> {
     const grant = { token: state.sendRequest!, answers: 0 };
     state.grant = grant;
-    state.snap.dispatcher = input.owner;
     state.note(`the owner ${input.owner} sends this dispatch itself, with the key`);
     await condition(() => state.grant?.report !== undefined, OWNER_REPORT_WINDOW);
     const report: DispatchReport = state.grant?.report ?? {
@@ -384,7 +383,6 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       sends: 0,
     };
     state.grant = undefined;
-    delete state.snap.dispatcher;
     // The owner is not told what it reported itself, if it still holds the report's token (see quietForReport).
     const quiet = state.quietForReport(grant.token);
     if (report.kind === 'outcome') return applyOutcome(report.outcome, quiet);
