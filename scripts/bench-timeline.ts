@@ -1,89 +1,145 @@
 /**
- * `npm run bench:timeline`: one bare activity and one retrysafe action, side by side, and the events of the last
- * pair in time order (milliseconds from the first event; the run's and the action's interleaved). It shows where
- * one action's time goes: which workflow task runs how long, and which hop waits for which. A single operation
- * on a warm stack, not a benchmark: `npm run bench` measures.
- *   npm run bench:timeline -- [--warmup N]   (default 5 warm-up pairs, whose times are printed too)
+ * `npm run bench:timeline`: single operations of the bench's legs on a warm stack, and the events of the last
+ * one of each in time order, with the harness's own marks (sent, answered, SIGKILL) on the same clock. It shows
+ * where one operation's time goes: which workflow task runs how long, and which hop waits for which. Not a
+ * benchmark: `npm run bench` measures.
+ *   npm run bench:timeline -- [--legs ID,ID] [--warmup N]   (default bare-activity,retrysafe-action; 5 warm-ups)
+ *   npm run bench:timeline -- --legs bare-signal,retrysafe-confirmation
+ *   npm run bench:timeline -- --recovery                     (one SIGKILL recovery each, bare and retrysafe)
  */
 import type { Client } from '@temporalio/client';
-import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../examples/workflows/baseline';
-import { actionKeyForStep, runWorkflowId } from '../policies/action-key';
+import { ExampleClient } from '../examples/client';
+import { exampleRegistry } from '../examples/tools';
 import { count } from './bench/args';
+import { benchLegs, type Leg } from './bench/legs';
+import { measureRecovery, type WorkerPool } from './bench/recovery';
+import { eventsOf, printTimeline, type TimedEvent } from './bench/timeline';
+import { createApprover } from './chaos/approvals';
+import type { WorkerProcess } from './lib/worker-process';
 import { startStack } from './lib/stack';
 
-interface TimedEvent {
-  ms: number;
-  who: string;
-  what: string;
+const DEFAULT_LEGS = ['bare-activity', 'retrysafe-action'];
+/** A recovery's timeline also shows the events of this long before the kill. */
+const IN_FLIGHT_CONTEXT_MS = 300;
+const write = (line: string) => process.stdout.write(`${line}\n`);
+
+interface Options {
+  legs: string[];
+  warmup: number;
+  recovery: boolean;
 }
 
-async function eventsOf(client: Client, workflowId: string, who: string): Promise<TimedEvent[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []).map((e) => {
-    const time = e.eventTime!;
-    const ms = Number(time.seconds) * 1000 + Math.floor(Number(time.nanos ?? 0) / 1e6);
-    const field = Object.keys(e).find((k) => k.endsWith('EventAttributes')) ?? '';
-    const attrs = (e as Record<string, { activityType?: { name?: string }; signalName?: string; markerName?: string }>)[
-      field
+function parseOptions(argv: string[], known: readonly string[]): Options {
+  const valueOf = (flag: string) => {
+    const at = argv.indexOf(flag);
+    return at >= 0 ? argv[at + 1] : undefined;
+  };
+  const unknownFlag = argv.find((a) => a.startsWith('--') && !['--legs', '--warmup', '--recovery'].includes(a));
+  if (unknownFlag) throw new Error(`unknown option ${unknownFlag}; see the header of scripts/bench-timeline.ts`);
+  const warmup = count('a whole number of warm-up operations', 0, 100).default(5).safeParse(valueOf('--warmup'));
+  if (!warmup.success) throw new Error(`--warmup: ${warmup.error.issues[0]?.message ?? 'invalid'}`);
+  const legs = (valueOf('--legs') ?? DEFAULT_LEGS.join(',')).split(',').filter(Boolean);
+  const unknownLeg = legs.find((id) => !known.includes(id));
+  if (unknownLeg) throw new Error(`--legs: no leg ${unknownLeg} with a timeline; known: ${known.join(', ')}`);
+  return { legs, warmup: warmup.data, recovery: argv.includes('--recovery') };
+}
+
+async function historyOf(client: Client, workflows: Array<{ role: string; workflowId: string }>) {
+  const events: TimedEvent[] = [];
+  for (const w of workflows) events.push(...(await eventsOf(client, w.workflowId, w.role)));
+  return events;
+}
+
+async function timeLegs(client: Client, legs: Leg[], options: Options): Promise<void> {
+  const stamp = Date.now().toString(36);
+  const last = new Map<string, { name: string; sentMs: number; answeredMs: number }>();
+  for (let i = 0; i <= options.warmup; i++) {
+    const times: string[] = [];
+    for (const leg of legs) {
+      const name = `timeline-${stamp}-${leg.id}-${i}`;
+      const operation = await leg.prepare(name);
+      const sentMs = Date.now();
+      const ms = await operation();
+      last.set(leg.id, { name, sentMs, answeredMs: Date.now() });
+      times.push(`${leg.id} ${Math.round(ms)} ms`);
+    }
+    write(`${i < options.warmup ? `warm-up ${i + 1}` : 'timed'}: ${times.join(', ')}`);
+  }
+  for (const leg of legs) {
+    const { name, sentMs, answeredMs } = last.get(leg.id)!;
+    write(`\n${leg.label}, event by event (ms from the client's call):`);
+    const marks: TimedEvent[] = [
+      { ms: sentMs, who: 'client', what: 'sent' },
+      { ms: answeredMs, who: 'client', what: 'answered' },
     ];
-    const name = attrs?.activityType?.name ?? attrs?.signalName ?? attrs?.markerName ?? '';
-    return { ms, who, what: `${field.replace('EventAttributes', '')}${name ? ` ${name}` : ''}` };
-  });
+    printTimeline([...marks, ...(await historyOf(client, leg.workflows!(name)))], sentMs, write);
+  }
 }
 
-function print(events: TimedEvent[]): void {
-  const sorted = [...events].sort((a, b) => a.ms - b.ms);
-  const start = sorted[0]?.ms ?? 0;
-  for (const e of sorted)
-    process.stdout.write(`${String(e.ms - start).padStart(6)} ms  ${e.who.padEnd(6)}  ${e.what}\n`);
+async function timeRecovery(
+  stack: Awaited<ReturnType<typeof startStack>>,
+  env: Record<string, string>,
+  taskQueue: string,
+): Promise<void> {
+  const spawn = (i: number) => stack.startWorker({ name: `${taskQueue}-w${i}`, env });
+  const pool: WorkerPool = {
+    workers: await Promise.all([0, 1].map(spawn)),
+    async replace(dead: WorkerProcess) {
+      const i = pool.workers.indexOf(dead);
+      pool.workers[i] = await spawn(i);
+    },
+  };
+  const stamp = Date.now().toString(36);
+  for (const side of ['bare', 'retrysafe'] as const) {
+    const trace: TimedEvent[] = [];
+    const sample = await measureRecovery(side, `timeline-${stamp}-rec-${side}`, {
+      client: stack.client,
+      taskQueue,
+      payments: stack.providers.payments,
+      pool,
+      trace,
+    });
+    write(`\n${side}: SIGKILL → confirmed in ${Math.round(sample.ms)} ms, ${sample.charges} charge(s) at the provider`);
+    write('event by event (ms from the SIGKILL of the worker holding the provider call):');
+    const marks: TimedEvent[] = [
+      { ms: sample.killedAtEpochMs, who: 'bench', what: 'SIGKILL' },
+      { ms: sample.killedAtEpochMs + sample.ms, who: 'bench', what: 'confirmed seen' },
+    ];
+    const history = await historyOf(stack.client, sample.workflows);
+    printTimeline([...marks, ...trace, ...history], sample.killedAtEpochMs, write, {
+      // What the server said of the provider call, and what was in flight in the last moments before the kill.
+      alsoBefore: (e) => trace.includes(e) || e.ms >= sample.killedAtEpochMs - IN_FLIGHT_CONTEXT_MS,
+    });
+  }
 }
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const at = argv.indexOf('--warmup');
-  const parsed = count('a whole number of warm-up pairs', 0, 100)
-    .default(5)
-    .safeParse(at >= 0 ? argv[at + 1] : undefined);
-  if (!parsed.success) throw new Error(`--warmup: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  const warmup = parsed.data;
   const stack = await startStack();
   try {
-    await stack.startWorker({ name: 'timeline' });
-    const { client, taskQueue } = stack;
-    const charge = (ref: string) => ({
-      amountCents: 1200,
-      currency: 'usd',
-      customerId: 'cus_bench',
-      paymentMethod: 'pm_bench',
-      merchantReference: ref,
-    });
-    const stamp = Date.now().toString(36);
-    let last = { bare: '', run: '' };
-    for (let i = 0; i <= warmup; i++) {
-      const name = `timeline-${stamp}-${i}`;
-      const bare = `bench:bare:${name}`;
-      const run = runWorkflowId('bench', name);
-      const t0 = performance.now();
-      await client.workflow.execute(baselineChargeWorkflow, {
-        workflowId: bare,
-        taskQueue,
-        args: [charge(`B-${name}`)],
-      });
-      const t1 = performance.now();
-      await client.workflow.execute(retrysafeChargeWorkflow, {
-        workflowId: run,
-        taskQueue,
-        args: [charge(`R-${name}`)],
-      });
-      const t2 = performance.now();
-      process.stdout.write(`pair ${i}: bare ${Math.round(t1 - t0)} ms, retrysafe ${Math.round(t2 - t1)} ms\n`);
-      last = { bare, run };
+    const approver = createApprover('timeline-approver');
+    const taskQueue = `timeline-${Date.now().toString(36)}`;
+    const env = { ...approver.workerEnv, RETRYSAFE_TASK_QUEUE: taskQueue };
+    const ctx = {
+      client: stack.client,
+      retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
+      taskQueue,
+      approver,
+    };
+    const all = benchLegs(ctx).filter((leg) => leg.workflows);
+    const options = parseOptions(
+      process.argv.slice(2),
+      all.map((l) => l.id),
+    );
+    if (options.recovery) {
+      await timeRecovery(stack, env, taskQueue);
+      return;
     }
-    process.stdout.write('\nbare activity, event by event:\n');
-    print(await eventsOf(client, last.bare, 'bare'));
-    process.stdout.write('\nretrysafe action, event by event (its run and its action workflow):\n');
-    const key = actionKeyForStep(last.run, { operation: 'charge', version: 1 });
-    print([...(await eventsOf(client, last.run, 'run')), ...(await eventsOf(client, key, 'action'))]);
+    await stack.startWorker({ name: 'timeline', env });
+    await timeLegs(
+      stack.client,
+      options.legs.map((id) => all.find((l) => l.id === id)!),
+      options,
+    );
   } finally {
     await stack.stop();
   }

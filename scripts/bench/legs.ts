@@ -203,6 +203,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
             await handle.result();
           });
       },
+      workflows: (name) => [{ role: 'workflow', workflowId: `bench:signal:${name}` }],
     },
     {
       id: 'retrysafe-confirmation',
@@ -232,6 +233,12 @@ export function benchLegs(ctx: BenchContext): Leg[] {
             if (outcome.decision !== 'approve') throw new Error(`approval of ${snap.key} answered ${outcome.decision}`);
           });
       },
+      workflows: (name) => [
+        {
+          role: 'action',
+          workflowId: actionKeyForStep(runWorkflowId('bench', name), { operation: 'charge', version: 1 }),
+        },
+      ],
     },
   ];
 }

@@ -20,6 +20,9 @@ export interface RecoverySample {
   ms: number;
   /** Charges the provider holds for this order afterwards: 1 is right, 2 is a duplicate. */
   charges: number;
+  /** When the SIGKILL was sent (epoch ms, the clock history events use), and which workflows recovered. */
+  killedAtEpochMs: number;
+  workflows: Array<{ role: string; workflowId: string }>;
 }
 
 export interface WorkerPool {
@@ -39,7 +42,14 @@ const POLL_MS = 25;
 export async function measureRecovery(
   side: 'retrysafe' | 'bare',
   name: string,
-  deps: { client: Client; taskQueue: string; payments: SandboxProvider; pool: WorkerPool },
+  deps: {
+    client: Client;
+    taskQueue: string;
+    payments: SandboxProvider;
+    pool: WorkerPool;
+    /** When given, the holder's pending activity is watched after the kill and what the server says of it kept here. */
+    trace?: TracedEvent[];
+  },
 ): Promise<RecoverySample> {
   const { client, taskQueue, payments, pool } = deps;
   const input = {
@@ -74,7 +84,10 @@ export async function measureRecovery(
   const holders = side === 'retrysafe' ? [runId, actionKey] : [handle.workflowId];
   const victim = await waitForHolder(client, holders, pool);
   const killedAt = performance.now();
+  const killedAtEpochMs = Date.now();
   await victim.kill('SIGKILL');
+  const watching = new AbortController();
+  const watched = deps.trace ? watchPendingActivities(client, holders, deps.trace, watching.signal) : undefined;
 
   if (side === 'retrysafe') {
     const deadline = Date.now() + WAIT_MS;
@@ -86,13 +99,22 @@ export async function measureRecovery(
     await handle.result();
   }
   const ms = performance.now() - killedAt;
+  watching.abort();
+  await watched;
   if (side === 'retrysafe') await handle.result();
   await payments.clearFaults();
   await pool.replace(victim);
   const charges = recordsWhere(await payments.ledger(), 'charges', {
     merchantReference: input.merchantReference,
   }).length;
-  return { side, ms, charges };
+  const workflows =
+    side === 'retrysafe'
+      ? [
+          { role: 'run', workflowId: runId },
+          { role: 'action', workflowId: actionKey },
+        ]
+      : [{ role: 'bare', workflowId: handle.workflowId }];
+  return { side, ms, charges, killedAtEpochMs, workflows };
 }
 
 async function waitForHolder(client: Client, workflowIds: string[], pool: WorkerPool): Promise<WorkerProcess> {
@@ -112,4 +134,51 @@ async function waitForHolder(client: Client, workflowIds: string[], pool: Worker
     await sleep(POLL_MS);
   }
   throw new Error(`no worker of the pool holds an activity of ${workflowIds.join(' or ')}`);
+}
+
+/** What the server said of a pending activity, at the server's time for it (epoch ms). */
+export interface TracedEvent {
+  ms: number;
+  who: string;
+  what: string;
+}
+
+type Timestamp = { seconds?: unknown; nanos?: unknown } | null | undefined;
+const epochMs = (t: Timestamp) =>
+  t ? Number(t.seconds ?? 0) * 1000 + Math.floor(Number(t.nanos ?? 0) / 1e6) : undefined;
+
+/**
+ * Polls the pending activities of `workflowIds` until `stop`, and records each distinct fact once: the last
+ * heartbeat the server holds, when an attempt failed and why, when the next one is due, when it started.
+ */
+async function watchPendingActivities(
+  client: Client,
+  workflowIds: string[],
+  into: TracedEvent[],
+  stop: AbortSignal,
+): Promise<void> {
+  const seen = new Set<string>();
+  const note = (who: string, at: number | undefined, what: string) => {
+    if (at === undefined || seen.has(`${who} ${what}`)) return;
+    seen.add(`${who} ${what}`);
+    into.push({ ms: at, who, what });
+  };
+  while (!stop.aborted) {
+    for (const workflowId of workflowIds) {
+      const { raw } = await client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .catch(() => ({ raw: { pendingActivities: [] } }));
+      const who = workflowId === workflowIds[0] ? 'holder' : workflowId;
+      for (const a of raw.pendingActivities ?? []) {
+        const attempt = a.attempt ?? 1;
+        note(who, epochMs(a.lastHeartbeatTime), `last heartbeat the server holds (attempt ${attempt})`);
+        if (a.lastFailure) {
+          note(who, epochMs(a.lastAttemptCompleteTime), `attempt ${attempt - 1} failed: ${a.lastFailure.message}`);
+          note(who, epochMs(a.nextAttemptScheduleTime), `attempt ${attempt} due`);
+        }
+      }
+    }
+    await sleep(POLL_MS);
+  }
 }
