@@ -11,6 +11,7 @@ import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { AnyTool } from '../policies/tool';
 import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
 import type { WorkerConfig } from './config';
+import { withEnginePreloads } from './workflow-preload';
 
 /**
  * Worker tuning. After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's
@@ -92,7 +93,10 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     taskQueue: opts.config.taskQueue,
     ...(opts.workflowBundle
       ? { workflowBundle: opts.workflowBundle }
-      : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
+      : {
+          workflowsPath: opts.workflowsPath ?? require.resolve('../workflows'),
+          bundlerOptions: withEnginePreloads(opts.tuning?.bundlerOptions),
+        }),
     activities: { ...(opts.activities ?? {}), ...createActivities(deps) },
     ...dataConverter,
     ...(opts.identity ? { identity: opts.identity } : {}),

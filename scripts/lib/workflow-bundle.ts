@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_PRELOAD_MODULES } from '../../workers/workflow-preload';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -12,7 +13,11 @@ export async function writeWorkflowBundle(
   outDir = path.join(ROOT, '.out'),
   workflowsPath = require.resolve('../../examples/workflows'),
 ): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    preloadModules: [...WORKFLOW_PRELOAD_MODULES],
+    logger: quietLogger,
+  });
   await mkdir(outDir, { recursive: true });
   const file = path.join(outDir, `workflow-bundle-${process.pid}.js`);
   await writeFile(file, code);

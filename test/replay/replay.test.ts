@@ -7,6 +7,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { temporal } from '@temporalio/proto';
 import { RECEIPT_PATCH } from '../../examples/workflows/renewal';
 import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
+import { withEnginePreloads } from '../../workers/workflow-preload';
 
 /**
  * Recorded histories of the demo scenarios (scripts/record-histories.ts) replayed against today's workflow
@@ -42,7 +43,11 @@ async function loadHistories(): Promise<RecordedHistory[]> {
 
 async function replayAll(workflowsPath: string) {
   const histories = await loadHistories();
-  const options: ReplayWorkerOptions = { workflowsPath, bundlerOptions: { logger: quiet } as never };
+  // With the engine's preloads, as production workers replay: histories recorded before them must replay the same.
+  const options: ReplayWorkerOptions = {
+    workflowsPath,
+    bundlerOptions: { ...withEnginePreloads(), logger: quiet } as never,
+  };
   const results = [];
   // Recordings from before and after a patched change share workflow IDs: names are handed out in order.
   const names = new Map<string, string[]>();

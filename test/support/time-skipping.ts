@@ -6,6 +6,7 @@ import { Client } from '@temporalio/client';
 import type { ActivityOptions, Duration } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { WORKFLOW_PRELOAD_MODULES } from '../../workers/workflow-preload';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { killAt, parseCrashSpecs } from '../../activities/crash-points';
@@ -100,7 +101,10 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
   before(async () => {
     env = await createTimeSkippingEnv();
     if (opts.exampleWorkflows ?? true) {
-      bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../examples/workflows') });
+      bundle = await bundleWorkflowCode({
+        workflowsPath: require.resolve('../../examples/workflows'),
+        preloadModules: [...WORKFLOW_PRELOAD_MODULES],
+      });
     }
   });
   after(async () => {

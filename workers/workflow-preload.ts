@@ -1,0 +1,23 @@
+import type { WorkerOptions } from '@temporalio/worker';
+
+/**
+ * Modules the workflow sandbox loads once per worker instead of once per workflow: the SDK's `preloadModules`
+ * bundler option, for its reusable V8 context (the default). The SDK freezes what they export, and a preloaded
+ * module's inner state is shared by every workflow on the worker, so only modules whose state is a pure,
+ * deterministic cache belong here.
+ *   policies/ed25519: the curve's precomputed base-point table, built on the first verification of a signed
+ *   decision. Evaluated per workflow, it cost about 55 ms of every approval's workflow task
+ *   (`npm run bench:timeline -- --legs bare-signal,retrysafe-confirmation`).
+ * Every bundle of retrysafe's workflows should preload them: createWorker does, and so do the launchers' bundles.
+ */
+export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../policies/ed25519')];
+
+type BundlerOptions = NonNullable<WorkerOptions['bundlerOptions']>;
+
+/** An application's bundler options with the engine's preloads added ahead of its own. */
+export function withEnginePreloads(options: BundlerOptions = {}): BundlerOptions {
+  return {
+    ...options,
+    preloadModules: [...new Set([...WORKFLOW_PRELOAD_MODULES, ...(options.preloadModules ?? [])])],
+  };
+}
