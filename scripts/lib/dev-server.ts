@@ -143,14 +143,20 @@ export function webUiWorkflowUrl(
 
 /**
  * Dynamic config the embedded server starts with, the same values as deploy/temporal-dynamic-config.yaml.
- * Every hop from one workflow to another (a signal between workflows, a child start, the first task of a
- * workflow started by update-with-start) is a transfer task, and each history shard reads its transfer queue at
- * most this many times a second. At the server's default of 20 on the dev server's single shard, every hop
- * waited for the next read, up to 50 ms: about 90 ms of an action's 450 ms in bench histories. Reads happen
- * only when there are tasks, so an idle server does no more work for it.
+ * - history.transferProcessorMaxPollRPS: every hop from one workflow to another (a signal between workflows, a
+ *   child start, the first task of a workflow started by update-with-start) is a transfer task, and each history
+ *   shard reads its transfer queue at most this many times a second. At the server's default of 20 on the dev
+ *   server's single shard, every hop waited for the next read, up to 50 ms: about 90 ms of an action's 450 ms in
+ *   bench histories. Reads happen only when there are tasks, so an idle server does no more work for it.
+ * - history.timerProcessorMaxTimeShift: the timer queue fires no task earlier than this after it was created
+ *   (default 1 s). An activity's 200 ms retry backoff then waited a second, and a heartbeat timeout re-armed
+ *   from an old heartbeat fired up to a second late: SIGKILL recovery took the 2 s heartbeat timeout plus about
+ *   1.9 s (`npm run bench:timeline -- --recovery`). At 100 ms the timer queue reads ahead 100 ms instead.
+ * Values are JSON: numbers as they are, durations as strings.
  */
-export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number>> = {
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number | string>> = {
   'history.transferProcessorMaxPollRPS': 200,
+  'history.timerProcessorMaxTimeShift': '100ms',
 };
 
 /** The CLI arguments for one launch; exported so the flag set can be checked without starting anything. */
@@ -186,7 +192,7 @@ export function devServerArgs(config: {
     // Workflow update and update-with-start are on by default in CLI 1.9 (Server 1.32): no dynamic config needed.
     ...Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => [
       '--dynamic-config-value',
-      `${key}=${value}`,
+      `${key}=${JSON.stringify(value)}`,
     ]),
     '--log-level',
     'warn',

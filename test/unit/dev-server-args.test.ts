@@ -14,9 +14,11 @@ describe('the embedded dev server’s dynamic config', () => {
     assert.ok(Object.keys(DEV_SERVER_DYNAMIC_CONFIG).length > 0);
     assert.deepEqual(
       given,
-      Object.entries(DEV_SERVER_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${v}`),
+      Object.entries(DEV_SERVER_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${JSON.stringify(v)}`),
     );
     assert.ok(given.includes('history.transferProcessorMaxPollRPS=200'), 'the transfer queue is read often enough');
+    // A duration is a JSON string on the command line: unquoted, the server would not parse it as one.
+    assert.ok(given.includes('history.timerProcessorMaxTimeShift="100ms"'), 'timers fire within 100 ms of due');
   });
 
   it('agrees with the cluster’s dynamic config (deploy/temporal-dynamic-config.yaml), key by key', async () => {
@@ -24,7 +26,11 @@ describe('the embedded dev server’s dynamic config', () => {
     for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
       const m = new RegExp(`^${key.replace(/\./g, '\\.')}:\\n\\s+- value: (\\S+)$`, 'm').exec(yaml);
       assert.ok(m, `${key} is missing from ${DEPLOY_CONFIG}`);
-      assert.equal(Number(m[1]), value, `${key}: the cluster has ${m[1]}, the dev server ${value}`);
+      assert.equal(
+        typeof value === 'number' ? Number(m[1]) : m[1],
+        value,
+        `${key}: the cluster has ${m[1]}, the dev server ${value}`,
+      );
     }
   });
 });
