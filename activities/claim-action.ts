@@ -9,7 +9,7 @@ import {
 import type { ActionLedger, LedgerAuditEntry, LedgerRow } from '../ledger';
 import type { ActionStatus } from '../policies/action-status';
 import { RetrysafeError, errorCodeOf } from '../policies/errors';
-import { HEARTBEAT_INTERVAL_MS, WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
+import { HEARTBEAT_INTERVAL_MS, ACTION_WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import type { ToolRegistry } from '../policies/tool-registry';
 import {
@@ -76,7 +76,7 @@ export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Pro
     args: [started],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+    workflowTaskTimeout: ACTION_WORKFLOW_TASK_TIMEOUT,
     staticSummary: summary,
     staticDetails: `action ${action.key}\nrequest hash ${action.requestHash}`,
     memo: { intentPreview: tools.preview(action.intent), requestHash: action.requestHash },

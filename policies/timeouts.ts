@@ -2,15 +2,26 @@ import type { Duration, RetryPolicy } from '@temporalio/common';
 
 /**
  * Timeouts and retry budgets, each with the reason for its default. Workflows import these; no inline
- * literals. Recovery after a worker dies is bounded by DISPATCH_HEARTBEAT_TIMEOUT plus the retry interval.
+ * literals. Recovery after a worker dies is bounded by DISPATCH_HEARTBEAT_TIMEOUT plus the retry interval, or by
+ * ACTION_WORKFLOW_TASK_TIMEOUT when the dead worker had just been handed one of the action's workflow tasks.
  */
 
 /**
- * A workflow task handed to a worker that then dies is retried only after this timeout (Temporal's default is
- * 10 s). Action and run workflow tasks are small (no I/O, a few commands), so 3 s is ample even on a loaded
- * 2-core machine, and it keeps SIGKILL recovery near the heartbeat timeout instead of 10 s behind it.
+ * A run's workflow task handed to a worker that then dies is retried only after this timeout (Temporal's default
+ * is 10 s). Workflow tasks are small (no I/O, a few commands), so 3 s is ample even on a loaded 2-core machine,
+ * and it keeps SIGKILL recovery near the heartbeat timeout instead of 10 s behind it.
  */
 export const WORKFLOW_TASK_TIMEOUT: Duration = '3s';
+/**
+ * An action workflow's task timeout. The server hands a task to a worker's open poll even as the worker dies
+ * (the provider's webhook arrives at the commit, the moment a kill after the commit lands), and the action then
+ * answers nothing, not even its owner's retried claim, until that task times out: at 3 s SIGKILL recovery took
+ * 3.4–4.0 s, at 2 s 2.3–2.5 s (`npm run bench -- --recoveries 10`). Action tasks stay small (an action's history
+ * is tens of events): with 300 actions at once on one 2-core worker the longest took 1.04 s (p99 0.70 s), so 2 s
+ * still leaves room; a task that does time out is retried, never lost. Runs keep WORKFLOW_TASK_TIMEOUT: a run's
+ * history grows with its actions, and its longest task in that test took 1.7 s.
+ */
+export const ACTION_WORKFLOW_TASK_TIMEOUT: Duration = '2s';
 
 /** One HTTP request to a provider: 5 s, long enough for a slow gateway, short enough to retry inside a step. */
 export const PROVIDER_REQUEST_TIMEOUT_MS = 5_000;

@@ -92,6 +92,12 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     );
     const counts = countForKey(await stack.providers.payments.ledger(), key);
     assert.deepEqual([counts.records, counts.requests], [1, 1]);
+    // An action's task times out sooner than its run's: a task handed to a dying worker holds up less of it.
+    const taskTimeoutOf = async (workflowId: string) => {
+      const [first] = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      return Number(first?.workflowExecutionStartedEventAttributes?.workflowTaskTimeout?.seconds);
+    };
+    assert.deepEqual([await taskTimeoutOf(key), await taskTimeoutOf(run.workflowId)], [2, 3]);
   });
 
   it('charges once when the worker is SIGKILLed before it sends', async () => {
