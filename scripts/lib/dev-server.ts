@@ -142,17 +142,19 @@ export function webUiWorkflowUrl(
 }
 
 /**
- * Dynamic config the embedded server starts with, the same values as deploy/temporal-dynamic-config.yaml.
+ * Dynamic config the embedded server starts with, the latency tuning of deploy/temporal-dynamic-config.yaml (whose
+ * comments give the cost of each on a real cluster). retrysafe works without them, slower.
  * - history.transferProcessorMaxPollRPS: every hop from one workflow to another (a signal between workflows, a
  *   child start, the first task of a workflow started by update-with-start) is a transfer task, and each history
  *   shard reads its transfer queue at most this many times a second. At the server's default of 20 on the dev
  *   server's single shard, every hop waited for the next read, up to 50 ms: about 90 ms of an action's 450 ms in
  *   bench histories. Reads happen only when there are tasks, so an idle server does no more work for it.
- * - history.timerProcessorMaxTimeShift: the timer queue fires no task earlier than this after it was created
- *   (default 1 s). An activity's 200 ms retry backoff then waited a second, and a heartbeat timeout re-armed
- *   from an old heartbeat fired up to a second late: SIGKILL recovery took the 2 s heartbeat timeout plus about
- *   1.9 s (`npm run bench:timeline -- --recovery`). At 100 ms the timer queue reads ahead 100 ms instead.
- * Values are JSON: numbers as they are, durations as strings.
+ * - history.timerProcessorMaxTimeShift: how far the timer queue reads ahead (default 1 s); a timer created inside
+ *   a read fires no earlier than its end. A retry's 200 ms backoff after a heartbeat timeout waited up to a
+ *   second, and the heartbeat timeout itself fired up to a second late: a killed worker's provider call was
+ *   retried 3.9 s after the kill instead of 2.2 s (`npm run bench:timeline -- --recovery`).
+ * Values are JSON on the command line: numbers as they are, durations as strings with their unit (a bare number
+ * is read as seconds).
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number | string>> = {
   'history.transferProcessorMaxPollRPS': 200,

@@ -68,7 +68,7 @@ describe('retrysafe on a multi-service Temporal cluster on PostgreSQL', () => {
     for (const { name } of SEARCH_ATTRIBUTE_REGISTRATIONS) assert.ok(customAttributes?.[name], `${name} registered`);
   });
 
-  it('accepts every key of deploy/temporal-dynamic-config.yaml: no service logs an unregistered key', async () => {
+  it('accepts every key and value of deploy/temporal-dynamic-config.yaml: no service logs an unregistered key or a value it could not convert', async () => {
     const dir = path.join(cluster.dataDir, 'logs');
     const files = await readdir(dir);
     assert.deepEqual(files.sort(), CLUSTER_SERVICES.map((s) => `${s}.log`).sort());
@@ -76,6 +76,11 @@ describe('retrysafe on a multi-service Temporal cluster on PostgreSQL', () => {
       const text = await readFile(path.join(dir, file), 'utf8');
       const unregistered = text.split('\n').filter((line) => /unregistered key/i.test(line));
       assert.deepEqual(unregistered, [], `${file} warns of a dynamic config key the server does not know`);
+      // A value the server cannot use (text where it reads a number, a duration it cannot parse) is logged, and
+      // the default is used instead. A bare number for a duration is not caught here: it is read as seconds,
+      // which the dev server's args test guards against.
+      const unconverted = text.split('\n').filter((line) => /failed to (convert|validate)/i.test(line));
+      assert.deepEqual(unconverted, [], `${file} could not use a dynamic config value`);
     }
   });
 

@@ -5,6 +5,8 @@ import { describe, it } from 'node:test';
 import { DEV_SERVER_DYNAMIC_CONFIG, devServerArgs } from '../../scripts/lib/dev-server';
 
 const DEPLOY_CONFIG = path.resolve(__dirname, '..', '..', 'deploy', 'temporal-dynamic-config.yaml');
+/** Keys whose values the server reads as durations. */
+const DURATION_KEYS = ['history.timerProcessorMaxTimeShift'];
 
 describe('the embedded dev server’s dynamic config', () => {
   const args = devServerArgs({ dbFile: '/tmp/x.sqlite', port: 7233, uiPort: null, namespace: 'default' });
@@ -17,8 +19,16 @@ describe('the embedded dev server’s dynamic config', () => {
       Object.entries(DEV_SERVER_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${JSON.stringify(v)}`),
     );
     assert.ok(given.includes('history.transferProcessorMaxPollRPS=200'), 'the transfer queue is read often enough');
-    // A duration is a JSON string on the command line: unquoted, the server would not parse it as one.
+    // A duration is a JSON string on the command line: unquoted, `100ms` is not JSON and the CLI refuses it.
     assert.ok(given.includes('history.timerProcessorMaxTimeShift="100ms"'), 'timers fire within 100 ms of due');
+  });
+
+  it('gives every duration with its unit: a bare number would be read as seconds', () => {
+    for (const key of DURATION_KEYS) {
+      const value = DEV_SERVER_DYNAMIC_CONFIG[key];
+      assert.equal(typeof value, 'string', `${key} is a duration string, not ${JSON.stringify(value)}`);
+      assert.match(String(value), /^\d+(ms|s|m|h)$/, key);
+    }
   });
 
   it('agrees with the cluster’s dynamic config (deploy/temporal-dynamic-config.yaml), key by key', async () => {
@@ -26,11 +36,8 @@ describe('the embedded dev server’s dynamic config', () => {
     for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
       const m = new RegExp(`^${key.replace(/\./g, '\\.')}:\\n\\s+- value: (\\S+)$`, 'm').exec(yaml);
       assert.ok(m, `${key} is missing from ${DEPLOY_CONFIG}`);
-      assert.equal(
-        typeof value === 'number' ? Number(m[1]) : m[1],
-        value,
-        `${key}: the cluster has ${m[1]}, the dev server ${value}`,
-      );
+      // The YAML value as written, compared as text: `100` and `100ms` must not pass as equal.
+      assert.equal(m[1], String(value), `${key}: the cluster has ${m[1]}, the dev server ${value}`);
     }
   });
 });
