@@ -7,7 +7,10 @@ import type { WorkerOptions } from '@temporalio/worker';
  * deterministic cache belong here.
  *   policies/ed25519: the curve's precomputed base-point table, built on the first verification of a signed
  *   decision. Evaluated per workflow, it cost about 55 ms of every approval's workflow task
- *   (`npm run bench:timeline -- --legs bare-signal,retrysafe-confirmation`).
+ *   (`npm run bench:timeline -- --legs bare-signal,retrysafe-confirmation`). It brings in the modules it imports
+ *   (@noble/curves' abstract curve and field code, @noble/hashes' sha2 and utils), which other workflow code then
+ *   shares too: sha2 keeps scratch buffers at module level, which is safe because hashing is synchronous and a
+ *   context runs one activation at a time.
  * Every bundle of retrysafe's workflows should preload them: createWorker does, and so do the launchers' bundles.
  */
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../policies/ed25519')];

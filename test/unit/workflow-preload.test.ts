@@ -28,7 +28,7 @@ describe('modules the workflow sandbox preloads once per worker', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it('preloads the Ed25519 module that signed decisions verify with', () => {
+  it('preloads the Ed25519 module that signed decisions verify with, by the path webpack resolves it to', () => {
     assert.deepEqual(WORKFLOW_PRELOAD_MODULES, [ED25519]);
   });
 
@@ -40,22 +40,33 @@ describe('modules the workflow sandbox preloads once per worker', () => {
     assert.deepEqual(withEnginePreloads().preloadModules, [ED25519]);
   });
 
-  it('is the only way workflow code reaches the curve: no other module imports @noble/curves', async () => {
-    // A module that imported the library itself would load a second, per-workflow copy of the curve, and with
-    // it the precomputation the preload exists to share.
+  it('is the engine’s one way to the curve: no other module imports or requires @noble/curves', async () => {
+    // A `require` resolves to the library's CommonJS build, a second copy of the curve in the bundle that the
+    // preload does not share; a deep import of its internals could do the same. One door keeps that visible.
     const importers: string[] = [];
     for (const file of await sources(ROOT)) {
-      if (/from '@noble\/curves/.test(await readFile(file, 'utf8'))) importers.push(path.relative(ROOT, file));
+      const text = await readFile(file, 'utf8');
+      if (/(from|require\(|import\()\s*['"]@noble\/curves/.test(text)) importers.push(path.relative(ROOT, file));
     }
     assert.deepEqual(importers, ['policies/ed25519.ts']);
   });
 
-  it('is preloaded by the launchers’ shared bundle (RETRYSAFE_WORKFLOW_BUNDLE)', async () => {
+  it('is preloaded by the launchers’ shared bundle, which holds one copy of the curve, reached through it', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bundle-'));
     dirs.push(dir);
     const code = await readFile(await writeWorkflowBundle(dir), 'utf8');
     const preload = /exports\.preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code);
     assert.ok(preload, 'the bundle has a preloadModules entry');
     assert.match(preload[1]!, /"\.\/policies\/ed25519\.ts"/);
+    // Webpack names each module it bundles on a line of its own (`/***/ "<path>"`).
+    const curves = [...code.matchAll(/^\/\*\*\*\/ "(\.\/node_modules\/@noble\/curves\/[^"]*ed25519[^"]*)"/gm)].map(
+      (m) => m[1],
+    );
+    assert.deepEqual(curves, ['./node_modules/@noble/curves/esm/ed25519.js'], 'one copy of the curve, the ESM build');
+    const importersOfCurve = code
+      .split(/^\/\*\*\*\/ "/m)
+      .filter((chunk) => chunk.includes('"./node_modules/@noble/curves/esm/ed25519.js")'))
+      .map((chunk) => chunk.slice(0, chunk.indexOf('"')));
+    assert.deepEqual(importersOfCurve, ['./policies/ed25519.ts'], 'only the preloaded module requires the curve');
   });
 });
