@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { ExampleClient } from '../examples/client';
 import { exampleRegistry } from '../examples/tools';
 import { count } from './bench/args';
-import { benchLegs, type Leg } from './bench/legs';
+import { benchLegs, type BenchContext, type Leg } from './bench/legs';
 import { measureRecovery, type WorkerPool } from './bench/recovery';
 import { eventsOf, printTimeline, type TimedEvent } from './bench/timeline';
 import { createApprover } from './chaos/approvals';
@@ -22,6 +22,9 @@ const DEFAULT_LEGS = ['bare-activity', 'retrysafe-action'];
 /** A recovery's timeline also shows the events of this long before the kill. */
 const IN_FLIGHT_CONTEXT_MS = 300;
 const write = (line: string) => process.stdout.write(`${line}\n`);
+
+/** A bad command line: said in one line, exit code 2, no stack. */
+class UsageError extends Error {}
 
 interface Options {
   legs: string[];
@@ -35,12 +38,12 @@ function parseOptions(argv: string[], known: readonly string[]): Options {
     return at >= 0 ? argv[at + 1] : undefined;
   };
   const unknownFlag = argv.find((a) => a.startsWith('--') && !['--legs', '--warmup', '--recovery'].includes(a));
-  if (unknownFlag) throw new Error(`unknown option ${unknownFlag}; see the header of scripts/bench-timeline.ts`);
+  if (unknownFlag) throw new UsageError(`unknown option ${unknownFlag}; see the header of scripts/bench-timeline.ts`);
   const warmup = count('a whole number of warm-up operations', 0, 100).default(5).safeParse(valueOf('--warmup'));
-  if (!warmup.success) throw new Error(`--warmup: ${warmup.error.issues[0]?.message ?? 'invalid'}`);
+  if (!warmup.success) throw new UsageError(`--warmup: ${warmup.error.issues[0]?.message ?? 'invalid'}`);
   const legs = (valueOf('--legs') ?? DEFAULT_LEGS.join(',')).split(',').filter(Boolean);
   const unknownLeg = legs.find((id) => !known.includes(id));
-  if (unknownLeg) throw new Error(`--legs: no leg ${unknownLeg} with a timeline; known: ${known.join(', ')}`);
+  if (unknownLeg) throw new UsageError(`--legs: no leg ${unknownLeg} with a timeline; known: ${known.join(', ')}`);
   return { legs, warmup: warmup.data, recovery: argv.includes('--recovery') };
 }
 
@@ -114,22 +117,21 @@ async function timeRecovery(
 }
 
 async function main(): Promise<void> {
+  // The legs' ids are known before anything starts: a mistyped option costs no stack start.
+  const timeable = (ctx: BenchContext) => benchLegs(ctx).filter((leg) => leg.workflows);
+  const ids = timeable({} as BenchContext).map((l) => l.id);
+  const options = parseOptions(process.argv.slice(2), ids);
   const stack = await startStack();
   try {
     const approver = createApprover('timeline-approver');
     const taskQueue = `timeline-${Date.now().toString(36)}`;
     const env = { ...approver.workerEnv, RETRYSAFE_TASK_QUEUE: taskQueue };
-    const ctx = {
+    const all = timeable({
       client: stack.client,
       retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
       taskQueue,
       approver,
-    };
-    const all = benchLegs(ctx).filter((leg) => leg.workflows);
-    const options = parseOptions(
-      process.argv.slice(2),
-      all.map((l) => l.id),
-    );
+    });
     if (options.recovery) {
       await timeRecovery(stack, env, taskQueue);
       return;
@@ -146,6 +148,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`bench:timeline: ${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`${(err as Error).stack ?? err}\n`);
   process.exit(1);
 });

@@ -81,32 +81,6 @@ export async function measureRecovery(
 
   // The activity that holds the provider call names its worker (`<pid>@<host>`, the SDK's default identity). In
   // retrysafe it is the run's (its owner sends) or, for an action that sends itself, the action's.
-  const holders = side === 'retrysafe' ? [runId, actionKey] : [handle.workflowId];
-  const victim = await waitForHolder(client, holders, pool);
-  const killedAt = performance.now();
-  const killedAtEpochMs = Date.now();
-  await victim.kill('SIGKILL');
-  const watching = new AbortController();
-  const watched = deps.trace ? watchPendingActivities(client, holders, deps.trace, watching.signal) : undefined;
-
-  if (side === 'retrysafe') {
-    const deadline = Date.now() + WAIT_MS;
-    while ((await actionState(client, actionKey))?.status !== 'confirmed') {
-      if (Date.now() > deadline) throw new Error(`${actionKey} not confirmed ${WAIT_MS} ms after the kill`);
-      await sleep(POLL_MS);
-    }
-  } else {
-    await handle.result();
-  }
-  const ms = performance.now() - killedAt;
-  watching.abort();
-  await watched;
-  if (side === 'retrysafe') await handle.result();
-  await payments.clearFaults();
-  await pool.replace(victim);
-  const charges = recordsWhere(await payments.ledger(), 'charges', {
-    merchantReference: input.merchantReference,
-  }).length;
   const workflows =
     side === 'retrysafe'
       ? [
@@ -114,6 +88,35 @@ export async function measureRecovery(
           { role: 'action', workflowId: actionKey },
         ]
       : [{ role: 'bare', workflowId: handle.workflowId }];
+  const holders = workflows.map((w) => w.workflowId);
+  const victim = await waitForHolder(client, holders, pool);
+  const killedAt = performance.now();
+  const killedAtEpochMs = Date.now();
+  await victim.kill('SIGKILL');
+  const watching = new AbortController();
+  const watched = deps.trace ? watchPendingActivities(client, workflows, deps.trace, watching.signal) : undefined;
+  let ms: number;
+  try {
+    if (side === 'retrysafe') {
+      const deadline = Date.now() + WAIT_MS;
+      while ((await actionState(client, actionKey))?.status !== 'confirmed') {
+        if (Date.now() > deadline) throw new Error(`${actionKey} not confirmed ${WAIT_MS} ms after the kill`);
+        await sleep(POLL_MS);
+      }
+    } else {
+      await handle.result();
+    }
+    ms = performance.now() - killedAt;
+  } finally {
+    watching.abort();
+    await watched;
+  }
+  if (side === 'retrysafe') await handle.result();
+  await payments.clearFaults();
+  await pool.replace(victim);
+  const charges = recordsWhere(await payments.ledger(), 'charges', {
+    merchantReference: input.merchantReference,
+  }).length;
   return { side, ms, charges, killedAtEpochMs, workflows };
 }
 
@@ -148,12 +151,12 @@ const epochMs = (t: Timestamp) =>
   t ? Number(t.seconds ?? 0) * 1000 + Math.floor(Number(t.nanos ?? 0) / 1e6) : undefined;
 
 /**
- * Polls the pending activities of `workflowIds` until `stop`, and records each distinct fact once: the last
- * heartbeat the server holds, when an attempt failed and why, when the next one is due, when it started.
+ * Polls the pending activities of `workflows` until `stop`, and records each distinct fact once: the last
+ * heartbeat the server holds, when an attempt failed and why, and when the next one is due.
  */
 async function watchPendingActivities(
   client: Client,
-  workflowIds: string[],
+  workflows: ReadonlyArray<{ role: string; workflowId: string }>,
   into: TracedEvent[],
   stop: AbortSignal,
 ): Promise<void> {
@@ -164,12 +167,12 @@ async function watchPendingActivities(
     into.push({ ms: at, who, what });
   };
   while (!stop.aborted) {
-    for (const workflowId of workflowIds) {
+    for (const { role, workflowId } of workflows) {
       const { raw } = await client.workflow
         .getHandle(workflowId)
         .describe()
         .catch(() => ({ raw: { pendingActivities: [] } }));
-      const who = workflowId === workflowIds[0] ? 'holder' : workflowId;
+      const who = `${role} (server)`;
       for (const a of raw.pendingActivities ?? []) {
         const attempt = a.attempt ?? 1;
         note(who, epochMs(a.lastHeartbeatTime), `last heartbeat the server holds (attempt ${attempt})`);
