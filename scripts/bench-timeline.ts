@@ -10,42 +10,17 @@
 import type { Client } from '@temporalio/client';
 import { ExampleClient } from '../examples/client';
 import { exampleRegistry } from '../examples/tools';
-import { count } from './bench/args';
 import { benchLegs, type BenchContext, type Leg } from './bench/legs';
 import { measureRecovery, type WorkerPool } from './bench/recovery';
 import { eventsOf, printTimeline, type TimedEvent } from './bench/timeline';
+import { parseTimelineOptions, UsageError, type TimelineOptions } from './bench/timeline-args';
 import { createApprover } from './chaos/approvals';
 import type { WorkerProcess } from './lib/worker-process';
 import { startStack } from './lib/stack';
 
-const DEFAULT_LEGS = ['bare-activity', 'retrysafe-action'];
 /** A recovery's timeline also shows the events of this long before the kill. */
 const IN_FLIGHT_CONTEXT_MS = 300;
 const write = (line: string) => process.stdout.write(`${line}\n`);
-
-/** A bad command line: said in one line, exit code 2, no stack. */
-class UsageError extends Error {}
-
-interface Options {
-  legs: string[];
-  warmup: number;
-  recovery: boolean;
-}
-
-function parseOptions(argv: string[], known: readonly string[]): Options {
-  const valueOf = (flag: string) => {
-    const at = argv.indexOf(flag);
-    return at >= 0 ? argv[at + 1] : undefined;
-  };
-  const unknownFlag = argv.find((a) => a.startsWith('--') && !['--legs', '--warmup', '--recovery'].includes(a));
-  if (unknownFlag) throw new UsageError(`unknown option ${unknownFlag}; see the header of scripts/bench-timeline.ts`);
-  const warmup = count('a whole number of warm-up operations', 0, 100).default(5).safeParse(valueOf('--warmup'));
-  if (!warmup.success) throw new UsageError(`--warmup: ${warmup.error.issues[0]?.message ?? 'invalid'}`);
-  const legs = (valueOf('--legs') ?? DEFAULT_LEGS.join(',')).split(',').filter(Boolean);
-  const unknownLeg = legs.find((id) => !known.includes(id));
-  if (unknownLeg) throw new UsageError(`--legs: no leg ${unknownLeg} with a timeline; known: ${known.join(', ')}`);
-  return { legs, warmup: warmup.data, recovery: argv.includes('--recovery') };
-}
 
 async function historyOf(client: Client, workflows: Array<{ role: string; workflowId: string }>) {
   const events: TimedEvent[] = [];
@@ -53,7 +28,7 @@ async function historyOf(client: Client, workflows: Array<{ role: string; workfl
   return events;
 }
 
-async function timeLegs(client: Client, legs: Leg[], options: Options): Promise<void> {
+async function timeLegs(client: Client, legs: Leg[], options: TimelineOptions): Promise<void> {
   const stamp = Date.now().toString(36);
   const last = new Map<string, { name: string; sentMs: number; answeredMs: number }>();
   for (let i = 0; i <= options.warmup; i++) {
@@ -120,7 +95,7 @@ async function main(): Promise<void> {
   // The legs' ids are known before anything starts: a mistyped option costs no stack start.
   const timeable = (ctx: BenchContext) => benchLegs(ctx).filter((leg) => leg.workflows);
   const ids = timeable({} as BenchContext).map((l) => l.id);
-  const options = parseOptions(process.argv.slice(2), ids);
+  const options = parseTimelineOptions(process.argv.slice(2), ids);
   const stack = await startStack();
   try {
     const approver = createApprover('timeline-approver');
