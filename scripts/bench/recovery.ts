@@ -7,6 +7,7 @@ import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionState, recordsWhere } from '../chaos/observe';
 import type { WorkerProcess } from '../lib/worker-process';
+import { epochMs, type TimedEvent } from './timeline';
 
 /**
  * Recovery time: the provider commits a charge and holds the reply, the harness SIGKILLs whichever worker
@@ -48,7 +49,7 @@ export async function measureRecovery(
     payments: SandboxProvider;
     pool: WorkerPool;
     /** When given, the holder's pending activity is watched after the kill and what the server says of it kept here. */
-    trace?: TracedEvent[];
+    trace?: TimedEvent[];
   },
 ): Promise<RecoverySample> {
   const { client, taskQueue, payments, pool } = deps;
@@ -120,15 +121,20 @@ export async function measureRecovery(
   return { side, ms, charges, killedAtEpochMs, workflows };
 }
 
+/** The workflow's pending activities as the server describes them; none while it cannot be described. */
+async function pendingActivitiesOf(client: Client, workflowId: string) {
+  const { raw } = await client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .catch(() => ({ raw: { pendingActivities: [] } }));
+  return raw.pendingActivities ?? [];
+}
+
 async function waitForHolder(client: Client, workflowIds: string[], pool: WorkerPool): Promise<WorkerProcess> {
   const deadline = Date.now() + WAIT_MS;
   while (Date.now() < deadline) {
     for (const workflowId of workflowIds) {
-      const { raw } = await client.workflow
-        .getHandle(workflowId)
-        .describe()
-        .catch(() => ({ raw: { pendingActivities: [] } }));
-      for (const a of raw.pendingActivities ?? []) {
+      for (const a of await pendingActivitiesOf(client, workflowId)) {
         const pid = Number(String(a.lastWorkerIdentity ?? '').split('@')[0]);
         const worker = pool.workers.find((w) => w.pid === pid && w.alive());
         if (worker) return worker;
@@ -139,17 +145,6 @@ async function waitForHolder(client: Client, workflowIds: string[], pool: Worker
   throw new Error(`no worker of the pool holds an activity of ${workflowIds.join(' or ')}`);
 }
 
-/** What the server said of a pending activity, at the server's time for it (epoch ms). */
-export interface TracedEvent {
-  ms: number;
-  who: string;
-  what: string;
-}
-
-type Timestamp = { seconds?: unknown; nanos?: unknown } | null | undefined;
-const epochMs = (t: Timestamp) =>
-  t ? Number(t.seconds ?? 0) * 1000 + Math.floor(Number(t.nanos ?? 0) / 1e6) : undefined;
-
 /**
  * Polls the pending activities of `workflows` until `stop`, and records each distinct fact once: the last
  * heartbeat the server holds, when an attempt failed and why, and when the next one is due.
@@ -157,25 +152,23 @@ const epochMs = (t: Timestamp) =>
 async function watchPendingActivities(
   client: Client,
   workflows: ReadonlyArray<{ role: string; workflowId: string }>,
-  into: TracedEvent[],
+  into: TimedEvent[],
   stop: AbortSignal,
 ): Promise<void> {
   const seen = new Set<string>();
   const note = (who: string, at: number | undefined, what: string) => {
-    if (at === undefined || seen.has(`${who} ${what}`)) return;
-    seen.add(`${who} ${what}`);
+    const fact = `${who} ${what} ${at}`;
+    if (at === undefined || seen.has(fact)) return;
+    seen.add(fact);
     into.push({ ms: at, who, what });
   };
   while (!stop.aborted) {
     for (const { role, workflowId } of workflows) {
-      const { raw } = await client.workflow
-        .getHandle(workflowId)
-        .describe()
-        .catch(() => ({ raw: { pendingActivities: [] } }));
       const who = `${role} (server)`;
-      for (const a of raw.pendingActivities ?? []) {
+      for (const a of await pendingActivitiesOf(client, workflowId)) {
         const attempt = a.attempt ?? 1;
-        note(who, epochMs(a.lastHeartbeatTime), `last heartbeat the server holds (attempt ${attempt})`);
+        // A retried attempt shows its predecessor's last heartbeat until it beats itself: one fact, said once.
+        note(who, epochMs(a.lastHeartbeatTime), 'last heartbeat the server holds');
         if (a.lastFailure) {
           note(who, epochMs(a.lastAttemptCompleteTime), `attempt ${attempt - 1} failed: ${a.lastFailure.message}`);
           note(who, epochMs(a.nextAttemptScheduleTime), `attempt ${attempt} due`);

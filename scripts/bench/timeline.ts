@@ -37,11 +37,16 @@ function describe(field: string, attrs: Attributes | undefined): string {
   return parts.join(' ');
 }
 
+type Timestamp = { seconds?: unknown; nanos?: unknown } | null | undefined;
+
+/** A protobuf timestamp as epoch milliseconds (the clock Date.now() gives on the same machine). */
+export const epochMs = (t: Timestamp): number | undefined =>
+  t ? Number(t.seconds ?? 0) * 1000 + Math.floor(Number(t.nanos ?? 0) / 1e6) : undefined;
+
 export async function eventsOf(client: Client, workflowId: string, who: string): Promise<TimedEvent[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).map((e) => {
-    const time = e.eventTime!;
-    const ms = Number(time.seconds) * 1000 + Math.floor(Number(time.nanos ?? 0) / 1e6);
+    const ms = epochMs(e.eventTime) ?? 0;
     const field = Object.keys(e).find((k) => k.endsWith('EventAttributes')) ?? '';
     return { ms, who, what: describe(field, (e as Record<string, Attributes>)[field]) };
   });
