@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
@@ -16,6 +15,7 @@ import {
 } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
+import { letterMarker } from '../support/intents';
 import { waitForStatus } from '../support/wait';
 
 /**
@@ -39,11 +39,6 @@ const WORKER_ENV = {
   RETRYSAFE_OPERATOR_SCOPES: JSON.stringify(operatorScopesOf(signer.operators)),
 };
 
-/** Letters only: a digit run could look like a card number, which intents refuse. */
-function newMarker(): string {
-  return `marker-${Array.from(randomBytes(16), (b) => 'abcdefghijklmnop'[b & 15]).join('')}`;
-}
-
 interface MarkedRun {
   marker: string;
   charge: ActionSnapshot;
@@ -52,7 +47,7 @@ interface MarkedRun {
 
 /** A charge (automatic under 5 000 cents) and an approved email, both carrying the marker; both end confirmed. */
 async function runMarkedActions(stack: Stack): Promise<MarkedRun> {
-  const marker = newMarker();
+  const marker = letterMarker();
   const charge: ChargeIntent = {
     operation: 'charge',
     amountCents: 4990,

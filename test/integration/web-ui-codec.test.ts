@@ -20,6 +20,7 @@ import { getFreePort } from '../../scripts/lib/free-port';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { launchChromium } from '../support/browser';
 import { uniqueEvent } from '../support/renewal-input';
+import { letterMarker } from '../support/intents';
 import { waitForStatus } from '../support/wait';
 
 /**
@@ -37,7 +38,7 @@ const OPERATORS = [
   { name: 'dana', tokenSha256: hashOperatorToken(TOKEN), tenants: ['*'], roles: ['approver' as const] },
 ];
 const signer = createApprovalSigner({ privateKeyHex: KEYS.privateKeyHex, keyId: KEYS.keyId, operators: OPERATORS });
-const MARKER = `marker-${randomBytes(12).toString('hex')}`;
+const MARKER = letterMarker();
 
 /** Waits until the page's visible text contains `text` (the Web UI renders payloads after it has decoded them). */
 async function pageShows(page: Page, text: string): Promise<void> {

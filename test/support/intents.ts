@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
 import type { ActionInput } from '../../messages/action';
 
@@ -26,4 +27,12 @@ export function acmeChargeAction(eventId: string, amountCents: number): ActionIn
     tenant: 'acme',
     owner: `run:acme:${eventId}`,
   };
+}
+
+/**
+ * A unique marker to find in stored payloads, in letters only: random hex can hold a run of 13 or more digits
+ * that passes as a card number, and intents refuse those (it failed a fresh-clone run once).
+ */
+export function letterMarker(): string {
+  return `marker-${Array.from(randomBytes(16), (b) => 'abcdefghijklmnop'[b & 15]).join('')}`;
 }
