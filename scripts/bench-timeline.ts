@@ -11,11 +11,10 @@ import type { Client } from '@temporalio/client';
 import { ExampleClient } from '../examples/client';
 import { exampleRegistry } from '../examples/tools';
 import { benchLegs, type BenchContext, type Leg } from './bench/legs';
-import { measureRecovery, type WorkerPool } from './bench/recovery';
+import { measureRecovery, startWorkerPool } from './bench/recovery';
 import { eventsOf, printTimeline, type TimedEvent } from './bench/timeline';
 import { parseTimelineOptions, UsageError, type TimelineOptions } from './bench/timeline-args';
 import { createApprover } from './chaos/approvals';
-import type { WorkerProcess } from './lib/worker-process';
 import { startStack } from './lib/stack';
 
 /** A recovery's timeline also shows the events of this long before the kill. */
@@ -59,14 +58,7 @@ async function timeRecovery(
   env: Record<string, string>,
   taskQueue: string,
 ): Promise<void> {
-  const spawn = (i: number) => stack.startWorker({ name: `${taskQueue}-w${i}`, env });
-  const pool: WorkerPool = {
-    workers: await Promise.all([0, 1].map(spawn)),
-    async replace(dead: WorkerProcess) {
-      const i = pool.workers.indexOf(dead);
-      pool.workers[i] = await spawn(i);
-    },
-  };
+  const pool = await startWorkerPool(2, (i) => stack.startWorker({ name: `${taskQueue}-w${i}`, env }));
   const stamp = Date.now().toString(36);
   for (const side of ['bare', 'retrysafe'] as const) {
     const trace: TimedEvent[] = [];

@@ -32,6 +32,18 @@ export interface WorkerPool {
   replace(dead: WorkerProcess): Promise<void>;
 }
 
+/** `size` workers from `spawn(i)`; a replaced worker is spawned again with the same index. */
+export async function startWorkerPool(size: number, spawn: (i: number) => Promise<WorkerProcess>): Promise<WorkerPool> {
+  const pool: WorkerPool = {
+    workers: await Promise.all(Array.from({ length: size }, (_, i) => spawn(i))),
+    async replace(dead) {
+      const i = pool.workers.indexOf(dead);
+      pool.workers[i] = await spawn(i);
+    },
+  };
+  return pool;
+}
+
 /**
  * Outlasts the kill (it follows the commit within ~100 ms); short enough to have expired before the next
  * measurement, whose wait for "a committed, unanswered request" must not see this one.

@@ -8,9 +8,8 @@ import { exampleRegistry } from '../../examples/tools';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { createApprover } from '../chaos/approvals';
 import { startStack, type Stack } from '../lib/stack';
-import type { WorkerProcess } from '../lib/worker-process';
 import { COMPARISONS, LegUnavailable, benchLegs, type BenchContext, type Leg, type Pair } from './legs';
-import { measureRecovery, type RecoverySample, type WorkerPool } from './recovery';
+import { measureRecovery, startWorkerPool, type RecoverySample } from './recovery';
 import { DEFAULT_REPEATS } from './args';
 import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './compare';
 import { operationCost, type OperationCost } from './operation-cost';
@@ -107,13 +106,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const taskQueue = `bench-${tag}`;
   const env = { ...approver.workerEnv, RETRYSAFE_TASK_QUEUE: taskQueue };
   const spawn = (i: number) => stack.startWorker({ name: `${taskQueue}-w${i}`, env });
-  const pool: WorkerPool = {
-    workers: await Promise.all(Array.from({ length: WORKERS }, (_, i) => spawn(i))),
-    async replace(dead: WorkerProcess) {
-      const i = pool.workers.indexOf(dead);
-      pool.workers[i] = await spawn(i);
-    },
-  };
+  const pool = await startWorkerPool(WORKERS, spawn);
   // The same workers again on a second queue, keeping the durable ledger in a throw-away SQLite file.
   const ledgerTaskQueue = `${taskQueue}-ledger`;
   const ledgerDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bench-ledger-'));
