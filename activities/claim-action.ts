@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import type { ActionLedger, LedgerAuditEntry, LedgerRow } from '../ledger';
 import type { ActionStatus } from '../policies/action-status';
-import { RetrysafeError, errorCodeOf } from '../policies/errors';
+import { RetrysafeError, errorCodeOf, errorDetailsOf } from '../policies/errors';
 import { HEARTBEAT_INTERVAL_MS, ACTION_WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import type { ToolRegistry } from '../policies/tool-registry';
@@ -29,7 +29,7 @@ export interface ClaimDeps {
   client: Client;
   taskQueue: string;
   tools: ToolRegistry;
-  /** The durable ledger, consulted when the key is known there but its workflow is gone. */
+  /** The durable ledger, for a fast answer when the key settled there and its workflow is gone. */
   ledger?: ActionLedger;
 }
 
@@ -45,11 +45,10 @@ export interface ClaimDeps {
 export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Promise<ClaimAnswer> {
   const { action, claim } = input;
   const { client, tools } = deps;
-  // A key the ledger knows, whose workflow is gone (deleted, or past the namespace's retention), is answered
-  // from the ledger: its outcome when it settled, a refusal for another request, a person when it did not.
-  // While the workflow exists it is the record, so a key the ledger knows costs one describe on a re-claim.
+  // A claimant that keeps the ledger answers a key whose workflow is gone (deleted, or past the namespace's
+  // retention) from it when it settled there, and refuses another request under it, without starting a workflow.
+  // Safety does not depend on this: the action workflow asks the worker's ledger before it does anything.
   const recorded = deps.ledger ? await deps.ledger.get(action.key) : undefined;
-  let recovered: ActionInput['recovered'];
   if (recorded && !(await workflowExists(client, action.key))) {
     if (recorded.requestHash !== claim.requestHash) {
       throw new RetrysafeError(
@@ -60,14 +59,8 @@ export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Pro
       );
     }
     if (SETTLED_IN_LEDGER.includes(recorded.status)) return snapshotFromLedger(deps.ledger!, recorded);
-    recovered = {
-      status: recorded.status,
-      ...(recorded.providerRef ? { providerRef: recorded.providerRef } : {}),
-      at: recorded.updatedAt,
-      seq: recorded.seq,
-    };
   }
-  const started: ActionInput = recovered ? { ...action, recovered } : action;
+  const started: ActionInput = action;
   const reference = tools.reference(action.intent, action.key);
   const summary = tools.summarize(action.intent);
   const startWorkflowOperation = new WithStartWorkflowOperation('actionWorkflow', {
@@ -91,9 +84,20 @@ export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Pro
   try {
     return await client.workflow.executeUpdateWithStart(claimUpdate, { args: [claim], startWorkflowOperation });
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError && errorCodeOf(err) === 'IntentMismatch') {
+    if (err instanceof WorkflowUpdateFailedError) {
+      // The claim's validator or handler refused (another request under the key): its typed error, with its reason.
+      const code = errorCodeOf(err);
       const cause = err.cause as { message?: string } | undefined;
-      throw new RetrysafeError('IntentMismatch', cause?.message ?? err.message, { key: action.key });
+      if (code) {
+        throw new RetrysafeError(
+          code,
+          cause?.message ?? err.message,
+          { key: action.key, ...errorDetailsOf(err) },
+          {
+            cause: err,
+          },
+        );
+      }
     }
     if (isAlreadyClosed(err)) return answerFromClosedAction(client, action, claim);
     throw err;

@@ -110,7 +110,8 @@ export function createExecuteAction(deps: ExecuteDeps) {
     const made = () => ({ sends: requests.sends, requests: requests.details().requests });
     const log = ctx.log;
     log.info('execute', { key, operation: tool.name, attempt: ctx.info.attempt, state: attempt.state });
-    const toolCtx = toolContext(ctx, key);
+    // A tool's own heartbeat carries the request log too: the next attempt resumes from the last one received.
+    const toolCtx = toolContext(ctx, key, log_);
 
     for (let tries = 0; ; tries++) {
       if (tries >= TRANSIENT_BACKOFF.maxTries) {
@@ -335,11 +336,15 @@ export function verifiedInput(
   }
 }
 
-export function toolContext(ctx: Context, key: string): ToolContext {
+/**
+ * What a tool is handed. `details` is what every heartbeat carries (the executor's request log): a tool that
+ * heartbeats itself must not replace it with nothing.
+ */
+export function toolContext(ctx: Context, key: string, details?: () => unknown): ToolContext {
   return {
     key,
     attempt: ctx.info.attempt,
-    heartbeat: () => ctx.heartbeat(),
+    heartbeat: () => ctx.heartbeat(details?.()),
     signal: ctx.cancellationSignal,
     log: { info: (m, meta) => ctx.log.info(m, { key, ...meta }), warn: (m, meta) => ctx.log.warn(m, { key, ...meta }) },
   };

@@ -52,7 +52,7 @@ export function createActivities(deps: ActivityDeps) {
     claimAction: createClaimActionActivity(claimDeps),
     claimAndSend: createClaimAndSendActivity({ ...claimDeps, execute: executeAction }),
     ...createLoadActionPolicy(deps),
-    recordLedger: createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
+    ...createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
     watchAction: createWatchAction({ client: deps.client }),
     ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies }),
     planNextAction: deps.planner
@@ -69,6 +69,7 @@ export function createActivities(deps: ActivityDeps) {
 export type { ExecuteInput, ExecuteOutcome } from './execute-action';
 export type { LookupResult } from './lookup-action';
 export type { ClaimActionInput } from './claim-action';
+export type { LedgerClaim } from './record-ledger';
 export type { ClaimAndSendInput, ClaimAndSendResult } from './claim-and-send';
 export type { ActionPolicy, VolatilePolicy } from './load-action-policy';
 export type { PreparedAction } from './prepare-action';

@@ -1,11 +1,14 @@
-import type { ActionLedger, StatusRecord } from '../ledger';
+import type { ActionLedger, ClaimRecord, LedgerRow, StatusRecord } from '../ledger';
+import { isFinal } from '../policies/action-status';
 import { parseActionKey } from '../policies/action-key';
+import type { ActionInput, ActionSnapshot } from '../messages/action';
+import { snapshotFromLedger } from './claim-action';
 
 /**
- * The action workflow's writes to the durable ledger (ledger/): its row at the start, then one audit
- * entry per status change, each keyed by the action key and the entry's sequence number (its index in
- * the action's audit trail). Both writes are idempotent, so a retried local activity, or a replay on
- * another worker after a crash between the provider's commit and this write, writes nothing twice.
+ * The action workflow's writes to the durable ledger (ledger/): its claim of the key's row before it acts, then
+ * one audit entry per status change, each keyed by the action key and the entry's sequence number (its index in
+ * the action's audit trail). Every write is idempotent, so a retried local activity, or a replay on another worker
+ * after a crash between the provider's commit and this write, writes nothing twice.
  */
 export interface RecordLedgerInput {
   key: string;
@@ -13,25 +16,88 @@ export interface RecordLedgerInput {
   requestHash: string;
   owner: string;
   claimedAt: string;
+  /**
+   * The workflow run that holds the row (`action:<runId>`), which claimLedgerRow made it. Absent in workflows
+   * recorded before the worker claimed rows: they insert the row if it is missing, and write as before.
+   */
+  holder?: string;
   /** The status change, as the ledger records it (its key is the action's). */
   status: Omit<StatusRecord, 'key'>;
 }
 
+export type ClaimLedgerRowInput = Omit<RecordLedgerInput, 'status'> & { holder: string };
+
+/**
+ * What the worker's ledger says of a key before its action workflow does anything:
+ *   held        the row is this workflow's (new, or claimed already by this run): go on
+ *   mismatch    another request was recorded under the key: refuse, send nothing
+ *   settled     an earlier workflow of the key settled it: answer with that, send nothing
+ *   unresolved  an earlier workflow left it open (its workflow is gone): this one took the row over and sends
+ *               nothing until a person says whether it happened (`recovered`)
+ */
+export type LedgerClaim =
+  | { kind: 'held' }
+  | { kind: 'mismatch'; recordedHash: string }
+  | { kind: 'settled'; snapshot: ActionSnapshot }
+  | { kind: 'unresolved'; recovered: NonNullable<ActionInput['recovered']> };
+
+/** How often a takeover is tried when another holder moves the row at the same moment. */
+const TAKEOVER_TRIES = 5;
+
 export function createRecordLedger(deps: { ledger?: ActionLedger }) {
-  return async function recordLedger(input: RecordLedgerInput): Promise<void> {
+  async function recordLedger(input: RecordLedgerInput): Promise<void> {
     const { ledger } = deps;
     if (!ledger) return;
-    const { operation, version } = parseActionKey(input.key);
     // Insert-if-absent: the first write makes the row; every later one finds it.
-    await ledger.recordClaim({
+    if (input.holder === undefined) await ledger.recordClaim(claimRecordOf(input));
+    // A refused write raised an alarm in the ledger (ops alarms); the action goes on from its own history.
+    await ledger.recordStatus({
       key: input.key,
-      tenant: input.tenant,
-      operation,
-      toolVersion: version,
-      requestHash: input.requestHash,
-      owner: input.owner,
-      claimedAt: input.claimedAt,
+      ...input.status,
+      ...(input.holder !== undefined ? { holder: input.holder } : {}),
     });
-    await ledger.recordStatus({ key: input.key, ...input.status });
+  }
+
+  async function claimLedgerRow(input: ClaimLedgerRowInput): Promise<LedgerClaim> {
+    const { ledger } = deps;
+    if (!ledger) return { kind: 'held' };
+    let claim = await ledger.claimRow({ ...claimRecordOf(input), holder: input.holder });
+    for (let tries = 0; claim.kind === 'other'; tries++) {
+      const { row } = claim;
+      if (row.requestHash !== input.requestHash) return { kind: 'mismatch', recordedHash: row.requestHash };
+      if (isFinal(row.status)) return { kind: 'settled', snapshot: await snapshotFromLedger(ledger, row) };
+      const taken = await ledger.takeOver(input.key, row.epoch, input.holder);
+      if (taken) return { kind: 'unresolved', recovered: recoveredFrom(row) };
+      if (tries >= TAKEOVER_TRIES) throw new Error(`the ledger row of ${input.key} kept moving during its takeover`);
+      const now = await ledger.get(input.key);
+      if (!now) throw new Error(`the ledger row of ${input.key} disappeared during its takeover`);
+      claim = { kind: now.holder === input.holder ? 'held' : 'other', row: now };
+    }
+    return { kind: 'held' };
+  }
+
+  return { recordLedger, claimLedgerRow };
+}
+
+/** The row a claim of the action creates, its operation and tool version read off the key. */
+function claimRecordOf(input: Omit<RecordLedgerInput, 'status' | 'holder'>): ClaimRecord {
+  const { operation, version } = parseActionKey(input.key);
+  return {
+    key: input.key,
+    tenant: input.tenant,
+    operation,
+    toolVersion: version,
+    requestHash: input.requestHash,
+    owner: input.owner,
+    claimedAt: input.claimedAt,
+  };
+}
+
+function recoveredFrom(row: LedgerRow): NonNullable<ActionInput['recovered']> {
+  return {
+    status: row.status,
+    ...(row.providerRef ? { providerRef: row.providerRef } : {}),
+    at: row.updatedAt,
+    seq: row.seq,
   };
 }

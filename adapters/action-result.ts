@@ -24,7 +24,8 @@ export interface ActionResult {
  */
 export interface RefusalResult {
   [field: string]: unknown;
-  error: { code: string; message: string };
+  /** `reason`: the refusal's one-word why, when it names one (`card-number`, `too-deep`…). */
+  error: { code: string; message: string; reason?: string };
   next?: string;
 }
 
@@ -57,6 +58,6 @@ export function actionResult(snap: ActionSnapshot, webUiUrl?: string): ActionRes
   };
 }
 
-export function refusalResult(code: string, message: string): RefusalResult {
-  return { error: { code, message } };
+export function refusalResult(code: string, message: string, reason?: string): RefusalResult {
+  return { error: { code, message, ...(reason ? { reason } : {}) } };
 }

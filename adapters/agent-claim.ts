@@ -1,5 +1,5 @@
 import type { RetrysafeClient } from '../client';
-import { errorCodeOf } from '../policies/errors';
+import { errorCodeOf, errorDetailsOf } from '../policies/errors';
 import type { ToolRegistry } from '../policies/tool-registry';
 import { actionResult, refusalResult, type ActionResult, type RefusalResult } from './action-result';
 
@@ -10,6 +10,7 @@ const REFUSALS = new Set([
   'UnknownOperation',
   'PayloadTooLarge',
   'InvalidActionKey',
+  'UnhashableValue',
 ]);
 
 /** What an agent framework's tool adapter is bound to: the client, the tools, and the business event. */
@@ -54,7 +55,10 @@ export async function claimForAgent(
   } catch (err) {
     const code = errorCodeOf(err);
     // Refused before anything was claimed: the request itself is wrong, and calling again will not change that.
-    if (code && REFUSALS.has(code)) return refusalResult(code, (err as Error).message);
+    if (code && REFUSALS.has(code)) {
+      const reason = errorDetailsOf(err)?.reason;
+      return refusalResult(code, (err as Error).message, typeof reason === 'string' ? reason : undefined);
+    }
     // Anything else (Temporal unreachable, the wait cut short) may have come after the claim landed.
     return {
       ...refusalResult(code ?? 'Unavailable', (err as Error).message),

@@ -358,7 +358,23 @@ export class RetrysafeClient {
  */
 export async function submitDecision(client: Client, signed: SignedDecision, runId?: string): Promise<unknown> {
   const target = signed.claims.decision === 'accept-risk' && runId ? runId : signed.claims.key;
-  return withTrustRefresh(client, target, () => deliverDecision(client, signed, runId));
+  try {
+    return await withTrustRefresh(client, target, () => deliverDecision(client, signed, runId));
+  } catch (err) {
+    throw typedRefusal(err);
+  }
+}
+
+/**
+ * A refused update as the typed error its validator raised: its code, message and reason (`details.reason`), with
+ * the update's failure as its cause, instead of the SDK's "Workflow Update failed". Anything else is left as it is.
+ */
+export function typedRefusal(err: unknown): unknown {
+  if (!(err instanceof WorkflowUpdateFailedError)) return err;
+  const code = errorCodeOf(err);
+  if (!code) return err;
+  const message = (err.cause as { message?: string } | undefined)?.message ?? err.message;
+  return new RetrysafeError(code, message, errorDetailsOf(err) ?? {}, { cause: err });
 }
 
 /**

@@ -35,6 +35,53 @@ export interface LedgerRow {
    * the index of the action's first audit entry, until a status is recorded.
    */
   seq: number;
+  /**
+   * Who may write the row's statuses now: the action workflow run (`action:<runId>`) that claimed it or took it
+   * over. Absent on rows written before holders existed (schema 1), which anyone recording statuses may move.
+   */
+  holder?: string;
+  /** The fencing epoch: 1 when first claimed, one more at every takeover. A holder acts only at its own epoch. */
+  epoch: number;
+  /** Until when the holder's claim stands without it renewing it; absent when it does not expire. */
+  leaseUntil?: string;
+}
+
+/** A claim of an action's row by the one that will act on it, before it does anything. */
+export interface RowClaimRecord extends ClaimRecord {
+  /** Who claims: see LedgerRow.holder. */
+  holder: string;
+  leaseUntil?: string;
+}
+
+/**
+ * What claiming a row found: `new`, the row was created for this holder; `held`, this holder holds it already (a
+ * retried claim); `other`, someone else claimed the key before: compare `row.requestHash`, and act on `row.status`.
+ */
+export interface RowClaim {
+  kind: 'new' | 'held' | 'other';
+  row: LedgerRow;
+}
+
+/**
+ * Why a write did not apply while the row says something else happened: a write from whoever does not hold the row
+ * (`not-holder`), or an audit entry whose sequence number is taken by a different one (`audit-conflict`). Recorded,
+ * shown by `ops alarms` and `ops show`, never silently dropped.
+ */
+export type LedgerAlarmKind = 'not-holder' | 'audit-conflict';
+export const LEDGER_ALARM_KINDS: readonly LedgerAlarmKind[] = ['not-holder', 'audit-conflict'];
+
+export interface LedgerAlarm {
+  id: number;
+  key: string;
+  at: string;
+  kind: LedgerAlarmKind;
+  detail: string;
+}
+
+/** What a status write did: applied (or a repeat of one applied), or refused with the alarm it raised. */
+export interface StatusWrite {
+  applied: boolean;
+  alarm?: LedgerAlarm;
 }
 
 /** The claim that creates an action's row (status `planned`, seq 0). */
@@ -86,10 +133,26 @@ export interface ActionLedger {
   /** Inserts the row if the key is new; returns the stored row either way (compare its requestHash). */
   recordClaim(claim: ClaimRecord): Promise<LedgerRow>;
   /**
-   * Appends the audit entry (unique per key+seq) and moves the row's status if seq is newer; idempotent. A status
-   * for a key without a row is an error ({@link LedgerError} `UnknownAction`).
+   * Claims the action's row for `holder` before it acts: inserts the row (epoch 1) if the key is new, otherwise
+   * returns what stands there. Never moves a row held by another; see takeOver.
    */
-  recordStatus(update: StatusRecord): Promise<void>;
+  claimRow(claim: RowClaimRecord): Promise<RowClaim>;
+  /**
+   * Moves the row to `holder` if its epoch is still `epoch` (compare-and-swap), raising the epoch; the row as it
+   * is now, or undefined when another took it first (read it again and decide again).
+   */
+  takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined>;
+  /**
+   * Appends the audit entry (unique per key+seq) and moves the row's status if seq is newer; idempotent. A status
+   * for a key without a row is an error ({@link LedgerError} `UnknownAction`). With `holder`, a row held by
+   * another refuses the write; an entry that takes a sequence number already taken by a different entry is
+   * refused too. Both raise an alarm.
+   */
+  recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite>;
+  /** Records an alarm about `key` (the ledger raises its own; callers add what they find elsewhere). */
+  raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm>;
+  /** Alarms, newest first: all of them, or one key's. */
+  alarms(filter?: { key?: string; limit?: number }): Promise<LedgerAlarm[]>;
   get(key: string): Promise<LedgerRow | undefined>;
   /** The action's audit entries in sequence order. */
   audit(key: string): Promise<LedgerAuditEntry[]>;
@@ -206,6 +269,38 @@ export function checkedStatus(update: StatusRecord): StatusRecord {
     ...(outcome !== undefined ? { outcome } : {}),
     ...(update.settled ? { settled: true } : {}),
   };
+}
+
+/** The row claim's fields checked (the claim's, and the holder's). */
+export function checkedRowClaim(claim: RowClaimRecord): RowClaimRecord {
+  return {
+    ...checkedClaim(claim),
+    holder: text(claim.holder, 'holder'),
+    ...(claim.leaseUntil !== undefined ? { leaseUntil: isoTime(claim.leaseUntil, 'leaseUntil') } : {}),
+  };
+}
+
+/** The detail of an alarm about a write that a row held by another refused. */
+export function notHolderDetail(u: StatusRecord & { holder?: string }, holder: string): string {
+  return `a write of ${u.status} (seq ${u.seq}) by ${u.holder} was refused: the row is held by ${holder}`;
+}
+
+/** The detail of an alarm about an audit entry whose sequence number holds another entry. */
+export function auditConflictDetail(u: StatusRecord, existing: { status: string; reason: string }): string {
+  return (
+    `seq ${u.seq} holds ${existing.status} (${existing.reason.slice(0, 120)}); ` +
+    `a write of ${u.status} (${u.reason.slice(0, 120)}) for the same seq was refused`
+  );
+}
+
+/** Whether an audit entry repeats the one stored at its sequence number (a retried write) or disagrees with it. */
+export function sameAuditEntry(u: StatusRecord, existing: { status: string; reason: string }): boolean {
+  return existing.status === u.status && existing.reason === u.reason;
+}
+
+/** The number of alarms `alarms` returns: 100 unless asked, at most MAX_HISTORY_LIMIT. */
+export function alarmLimit(limit: number | undefined): number {
+  return historyLimit({ limit });
 }
 
 /** The number of rows `history` returns for `filter`. */

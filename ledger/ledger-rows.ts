@@ -2,11 +2,13 @@
  * The ledger's tables as both back ends read them: the columns, the raw rows (times as the driver returns
  * them: ISO text from SQLite, Date from PostgreSQL), and their mapping onto LedgerRow / LedgerAuditEntry.
  */
-import type { LedgerAuditEntry, LedgerRow, LedgerStatus } from './action-ledger';
+import type { LedgerAlarm, LedgerAlarmKind, LedgerAuditEntry, LedgerRow, LedgerStatus } from './action-ledger';
 import { LedgerError } from './action-ledger';
 
 export const ROW_COLUMNS =
-  'action_key, tenant, operation, tool_version, request_hash, status, provider_ref, outcome, owner, claimed_at, settled_at, updated_at, seq';
+  'action_key, tenant, operation, tool_version, request_hash, status, provider_ref, outcome, owner, claimed_at, settled_at, updated_at, seq, holder, epoch, lease_until';
+
+export const ALARM_COLUMNS = 'id, action_key, at, kind, detail';
 
 export interface ActionRowRecord<Time> {
   action_key: string;
@@ -22,6 +24,21 @@ export interface ActionRowRecord<Time> {
   settled_at: Time | null;
   updated_at: Time;
   seq: number;
+  holder: string | null;
+  epoch: number;
+  lease_until: Time | null;
+}
+
+export interface AlarmRowRecord<Time> {
+  id: number | string;
+  action_key: string;
+  at: Time;
+  kind: string;
+  detail: string;
+}
+
+export function toAlarm<Time>(r: AlarmRowRecord<Time>, iso: (t: Time) => string): LedgerAlarm {
+  return { id: Number(r.id), key: r.action_key, at: iso(r.at), kind: r.kind as LedgerAlarmKind, detail: r.detail };
 }
 
 export interface AuditRowRecord<Time> {
@@ -48,6 +65,9 @@ export function toRow<Time>(r: ActionRowRecord<Time>, iso: (t: Time) => string):
     ...(r.settled_at !== null ? { settledAt: iso(r.settled_at) } : {}),
     updatedAt: iso(r.updated_at),
     seq: r.seq,
+    ...(r.holder !== null ? { holder: r.holder } : {}),
+    epoch: Number(r.epoch),
+    ...(r.lease_until !== null ? { leaseUntil: iso(r.lease_until) } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ export interface LedgerMigration {
 export const MIGRATIONS_TABLE = 'retrysafe_ledger_migrations';
 export const ACTIONS_TABLE = 'retrysafe_actions';
 export const AUDIT_TABLE = 'retrysafe_action_audit';
+export const ALARMS_TABLE = 'retrysafe_ledger_alarms';
 
 export const LEDGER_MIGRATIONS: readonly LedgerMigration[] = [
   {
@@ -90,6 +91,38 @@ export const LEDGER_MIGRATIONS: readonly LedgerMigration[] = [
         outcome      text,
         PRIMARY KEY (action_key, seq)
       )`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'row holders with a fencing epoch, and alarms',
+    sqlite: [
+      `ALTER TABLE ${ACTIONS_TABLE} ADD COLUMN holder TEXT`,
+      `ALTER TABLE ${ACTIONS_TABLE} ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE ${ACTIONS_TABLE} ADD COLUMN lease_until TEXT`,
+      `CREATE TABLE ${ALARMS_TABLE} (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        action_key  TEXT NOT NULL,
+        at          TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        detail      TEXT NOT NULL
+      ) STRICT`,
+      `CREATE INDEX ${ALARMS_TABLE}_by_at ON ${ALARMS_TABLE} (at)`,
+      `CREATE INDEX ${ALARMS_TABLE}_by_key ON ${ALARMS_TABLE} (action_key)`,
+    ],
+    postgres: [
+      `ALTER TABLE ${ACTIONS_TABLE} ADD COLUMN holder text`,
+      `ALTER TABLE ${ACTIONS_TABLE} ADD COLUMN epoch integer NOT NULL DEFAULT 0`,
+      `ALTER TABLE ${ACTIONS_TABLE} ADD COLUMN lease_until timestamptz`,
+      `CREATE TABLE ${ALARMS_TABLE} (
+        id          bigserial PRIMARY KEY,
+        action_key  text NOT NULL,
+        at          timestamptz NOT NULL,
+        kind        text NOT NULL,
+        detail      text NOT NULL
+      )`,
+      `CREATE INDEX ${ALARMS_TABLE}_by_at ON ${ALARMS_TABLE} (at)`,
+      `CREATE INDEX ${ALARMS_TABLE}_by_key ON ${ALARMS_TABLE} (action_key)`,
     ],
   },
 ];

@@ -5,21 +5,47 @@ import type {
   ActionLedger,
   ClaimRecord,
   HistoryFilter,
+  LedgerAlarm,
+  LedgerAlarmKind,
   LedgerAuditEntry,
   LedgerRow,
+  RowClaim,
+  RowClaimRecord,
   StatusRecord,
+  StatusWrite,
 } from './action-ledger';
-import { LedgerError, checkedClaim, checkedStatus, historyQuery } from './action-ledger';
 import {
+  LedgerError,
+  alarmLimit,
+  auditConflictDetail,
+  checkedClaim,
+  checkedRowClaim,
+  checkedStatus,
+  historyQuery,
+  isoTime,
+  notHolderDetail,
+  sameAuditEntry,
+} from './action-ledger';
+import {
+  ALARM_COLUMNS,
   ROW_COLUMNS,
+  toAlarm,
   toAuditEntry,
   toRow,
   unknownAction,
   type ActionRowRecord,
+  type AlarmRowRecord,
   type AuditRowRecord,
 } from './ledger-rows';
 import type { LedgerMigration, MigrationResult } from './migrations';
-import { ACTIONS_TABLE, AUDIT_TABLE, LEDGER_MIGRATIONS, postgresSchemaVersion, migratePostgres } from './migrations';
+import {
+  ACTIONS_TABLE,
+  ALARMS_TABLE,
+  AUDIT_TABLE,
+  LEDGER_MIGRATIONS,
+  postgresSchemaVersion,
+  migratePostgres,
+} from './migrations';
 
 /**
  * The ledger in a PostgreSQL database (node-postgres), over a small pool: a worker's writes are short and few, one
@@ -84,23 +110,78 @@ export class PostgresLedger implements ActionLedger {
     return row;
   }
 
-  async recordStatus(update: StatusRecord): Promise<void> {
+  async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
+    const c = checkedRowClaim(claim);
+    // A concurrent insert of the same key waits for the first to commit, then inserts nothing; the read sees it.
+    const inserted = await this.open().query(
+      `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
+         claimed_at, updated_at, seq, holder, epoch, lease_until)
+       VALUES ($1, $2, $3, $4, $5, 'planned', $6, $7, $7, 0, $8, 1, $9)
+       ON CONFLICT (action_key) DO NOTHING`,
+      [
+        c.key,
+        c.tenant,
+        c.operation,
+        c.toolVersion,
+        c.requestHash,
+        c.owner,
+        c.claimedAt,
+        c.holder,
+        c.leaseUntil ?? null,
+      ],
+    );
+    const row = await this.select(c.key);
+    if (!row) throw new Error(`the ledger lost the row of ${c.key} it just wrote`);
+    if (inserted.rowCount === 1) return { kind: 'new', row };
+    return { kind: row.holder === c.holder ? 'held' : 'other', row };
+  }
+
+  async takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined> {
+    const lease = leaseUntil === undefined ? null : isoTime(leaseUntil, 'leaseUntil');
+    const { rows } = await this.open().query<ActionRowRecord<Date>>(
+      `UPDATE ${ACTIONS_TABLE} SET holder = $2, epoch = epoch + 1, lease_until = $3
+        WHERE action_key = $1 AND epoch = $4
+        RETURNING ${ROW_COLUMNS}`,
+      [key, holder, lease, epoch],
+    );
+    return rows[0] ? toRow(rows[0], ISO) : undefined;
+  }
+
+  async recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite> {
     const u = checkedStatus(update);
-    await this.transaction(async (client) => {
-      const current = await client.query<{ seq: number }>(
-        `SELECT seq FROM ${ACTIONS_TABLE} WHERE action_key = $1 FOR UPDATE`,
+    return this.transaction(async (client): Promise<StatusWrite> => {
+      const current = await client.query<{ seq: number; holder: string | null }>(
+        `SELECT seq, holder FROM ${ACTIONS_TABLE} WHERE action_key = $1 FOR UPDATE`,
         [u.key],
       );
       if (current.rowCount === 0) throw unknownAction(u.key);
+      const row = current.rows[0];
+      if (update.holder !== undefined && row.holder !== null && row.holder !== update.holder) {
+        return {
+          applied: false,
+          alarm: await this.alarm(client, u.key, 'not-holder', notHolderDetail(update, row.holder), u.at),
+        };
+      }
       const inserted = await client.query(
         `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (action_key, seq) DO NOTHING`,
         [u.key, u.seq, u.status, u.at, u.reason, u.by ?? null, u.providerRef ?? null, u.outcome ?? null],
       );
+      if (inserted.rowCount !== 1) {
+        const existing = await client.query<{ status: string; reason: string }>(
+          `SELECT status, reason FROM ${AUDIT_TABLE} WHERE action_key = $1 AND seq = $2`,
+          [u.key, u.seq],
+        );
+        if (sameAuditEntry(u, existing.rows[0])) return { applied: true };
+        return {
+          applied: false,
+          alarm: await this.alarm(client, u.key, 'audit-conflict', auditConflictDetail(u, existing.rows[0]), u.at),
+        };
+      }
       // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
-      // a repeated entry, or an older one arriving late, only completes the audit log.
-      if (inserted.rowCount !== 1 || u.seq < current.rows[0].seq) return;
+      // an older one arriving late only completes the audit log.
+      if (u.seq < row.seq) return { applied: true };
       await client.query(
         `UPDATE ${ACTIONS_TABLE}
             SET status = $2, seq = $3, provider_ref = COALESCE($4, provider_ref), outcome = COALESCE($5, outcome),
@@ -108,7 +189,47 @@ export class PostgresLedger implements ActionLedger {
           WHERE action_key = $1`,
         [u.key, u.status, u.seq, u.providerRef ?? null, u.outcome ?? null, u.settled ? u.at : null, u.at],
       );
+      return { applied: true };
     });
+  }
+
+  async raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm> {
+    const when = at === undefined ? new Date().toISOString() : isoTime(at, 'at');
+    const client = await this.open().connect();
+    try {
+      return await this.alarm(client, key, kind, detail, when);
+    } finally {
+      client.release();
+    }
+  }
+
+  async alarms(filter: { key?: string; limit?: number } = {}): Promise<LedgerAlarm[]> {
+    const limit = alarmLimit(filter.limit);
+    const { rows } =
+      filter.key === undefined
+        ? await this.open().query<AlarmRowRecord<Date>>(
+            `SELECT ${ALARM_COLUMNS} FROM ${ALARMS_TABLE} ORDER BY id DESC LIMIT $1`,
+            [limit],
+          )
+        : await this.open().query<AlarmRowRecord<Date>>(
+            `SELECT ${ALARM_COLUMNS} FROM ${ALARMS_TABLE} WHERE action_key = $1 ORDER BY id DESC LIMIT $2`,
+            [filter.key, limit],
+          );
+    return rows.map((r) => toAlarm(r, ISO));
+  }
+
+  private async alarm(
+    client: PoolClient,
+    key: string,
+    kind: LedgerAlarmKind,
+    detail: string,
+    at: string,
+  ): Promise<LedgerAlarm> {
+    const { rows } = await client.query<AlarmRowRecord<Date>>(
+      `INSERT INTO ${ALARMS_TABLE} (action_key, at, kind, detail) VALUES ($1, $2, $3, $4) RETURNING ${ALARM_COLUMNS}`,
+      [key, at, kind, detail],
+    );
+    return toAlarm(rows[0], ISO);
   }
 
   async get(key: string): Promise<LedgerRow | undefined> {

@@ -7,21 +7,47 @@ import type {
   ActionLedger,
   ClaimRecord,
   HistoryFilter,
+  LedgerAlarm,
+  LedgerAlarmKind,
   LedgerAuditEntry,
   LedgerRow,
+  RowClaim,
+  RowClaimRecord,
   StatusRecord,
+  StatusWrite,
 } from './action-ledger';
-import { LedgerError, checkedClaim, checkedStatus, historyQuery } from './action-ledger';
 import {
+  LedgerError,
+  alarmLimit,
+  auditConflictDetail,
+  checkedClaim,
+  checkedRowClaim,
+  checkedStatus,
+  historyQuery,
+  isoTime,
+  notHolderDetail,
+  sameAuditEntry,
+} from './action-ledger';
+import {
+  ALARM_COLUMNS,
   ROW_COLUMNS,
+  toAlarm,
   toAuditEntry,
   toRow,
   unknownAction,
   type ActionRowRecord,
+  type AlarmRowRecord,
   type AuditRowRecord,
 } from './ledger-rows';
 import type { LedgerMigration, MigrationResult } from './migrations';
-import { ACTIONS_TABLE, AUDIT_TABLE, LEDGER_MIGRATIONS, sqliteSchemaVersion, migrateSqlite } from './migrations';
+import {
+  ACTIONS_TABLE,
+  ALARMS_TABLE,
+  AUDIT_TABLE,
+  LEDGER_MIGRATIONS,
+  sqliteSchemaVersion,
+  migrateSqlite,
+} from './migrations';
 
 /**
  * The ledger in one SQLite file (better-sqlite3): WAL journal, so readers never wait for the writer;
@@ -86,31 +112,111 @@ export class SqliteLedger implements ActionLedger {
     return row;
   }
 
-  async recordStatus(update: StatusRecord): Promise<void> {
+  async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
+    const c = checkedRowClaim(claim);
+    const db = this.open();
+    return db
+      .transaction((): RowClaim => {
+        const inserted = db
+          .prepare(
+            `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
+               claimed_at, updated_at, seq, holder, epoch, lease_until)
+             VALUES (?, ?, ?, ?, ?, 'planned', ?, ?, ?, 0, ?, 1, ?)
+             ON CONFLICT (action_key) DO NOTHING`,
+          )
+          .run(
+            c.key,
+            c.tenant,
+            c.operation,
+            c.toolVersion,
+            c.requestHash,
+            c.owner,
+            c.claimedAt,
+            c.claimedAt,
+            c.holder,
+            c.leaseUntil ?? null,
+          );
+        const row = this.select(c.key)!;
+        if (inserted.changes === 1) return { kind: 'new', row };
+        return { kind: row.holder === c.holder ? 'held' : 'other', row };
+      })
+      .immediate();
+  }
+
+  async takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined> {
+    const lease = leaseUntil === undefined ? null : isoTime(leaseUntil, 'leaseUntil');
+    const moved = this.open()
+      .prepare(
+        `UPDATE ${ACTIONS_TABLE} SET holder = ?, epoch = epoch + 1, lease_until = ? WHERE action_key = ? AND epoch = ?`,
+      )
+      .run(holder, lease, key, epoch);
+    return moved.changes === 1 ? this.select(key) : undefined;
+  }
+
+  async recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite> {
     const u = checkedStatus(update);
     const db = this.open();
     // IMMEDIATE: take the write lock before reading, so a second writer waits rather than failing to upgrade.
-    db.transaction(() => {
-      const current = db.prepare(`SELECT seq FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(u.key) as
-        { seq: number } | undefined;
-      if (!current) throw unknownAction(u.key);
-      const inserted = db
-        .prepare(
-          `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (action_key, seq) DO NOTHING`,
-        )
-        .run(u.key, u.seq, u.status, u.at, u.reason, u.by ?? null, u.providerRef ?? null, u.outcome ?? null);
-      // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
-      // a repeated entry, or an older one arriving late, only completes the audit log.
-      if (inserted.changes !== 1 || u.seq < current.seq) return;
-      db.prepare(
-        `UPDATE ${ACTIONS_TABLE}
-            SET status = ?, seq = ?, provider_ref = COALESCE(?, provider_ref), outcome = COALESCE(?, outcome),
-                settled_at = ?, updated_at = ?
-          WHERE action_key = ?`,
-      ).run(u.status, u.seq, u.providerRef ?? null, u.outcome ?? null, u.settled ? u.at : null, u.at, u.key);
-    }).immediate();
+    return db
+      .transaction((): StatusWrite => {
+        const current = db.prepare(`SELECT seq, holder FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(u.key) as
+          { seq: number; holder: string | null } | undefined;
+        if (!current) throw unknownAction(u.key);
+        if (update.holder !== undefined && current.holder !== null && current.holder !== update.holder) {
+          return {
+            applied: false,
+            alarm: this.alarm(u.key, 'not-holder', notHolderDetail(update, current.holder), u.at),
+          };
+        }
+        const inserted = db
+          .prepare(
+            `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (action_key, seq) DO NOTHING`,
+          )
+          .run(u.key, u.seq, u.status, u.at, u.reason, u.by ?? null, u.providerRef ?? null, u.outcome ?? null);
+        if (inserted.changes !== 1) {
+          const existing = db
+            .prepare(`SELECT status, reason FROM ${AUDIT_TABLE} WHERE action_key = ? AND seq = ?`)
+            .get(u.key, u.seq) as { status: string; reason: string };
+          if (sameAuditEntry(u, existing)) return { applied: true };
+          return { applied: false, alarm: this.alarm(u.key, 'audit-conflict', auditConflictDetail(u, existing), u.at) };
+        }
+        // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
+        // an older one arriving late only completes the audit log.
+        if (u.seq < current.seq) return { applied: true };
+        db.prepare(
+          `UPDATE ${ACTIONS_TABLE}
+              SET status = ?, seq = ?, provider_ref = COALESCE(?, provider_ref), outcome = COALESCE(?, outcome),
+                  settled_at = ?, updated_at = ?
+            WHERE action_key = ?`,
+        ).run(u.status, u.seq, u.providerRef ?? null, u.outcome ?? null, u.settled ? u.at : null, u.at, u.key);
+        return { applied: true };
+      })
+      .immediate();
+  }
+
+  async raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm> {
+    return this.alarm(key, kind, detail, at === undefined ? new Date().toISOString() : isoTime(at, 'at'));
+  }
+
+  async alarms(filter: { key?: string; limit?: number } = {}): Promise<LedgerAlarm[]> {
+    const limit = alarmLimit(filter.limit);
+    const rows = (
+      filter.key === undefined
+        ? this.open().prepare(`SELECT ${ALARM_COLUMNS} FROM ${ALARMS_TABLE} ORDER BY id DESC LIMIT ?`).all(limit)
+        : this.open()
+            .prepare(`SELECT ${ALARM_COLUMNS} FROM ${ALARMS_TABLE} WHERE action_key = ? ORDER BY id DESC LIMIT ?`)
+            .all(filter.key, limit)
+    ) as AlarmRowRecord<string>[];
+    return rows.map((r) => toAlarm(r, ISO));
+  }
+
+  private alarm(key: string, kind: LedgerAlarmKind, detail: string, at: string): LedgerAlarm {
+    const { lastInsertRowid } = this.open()
+      .prepare(`INSERT INTO ${ALARMS_TABLE} (action_key, at, kind, detail) VALUES (?, ?, ?, ?)`)
+      .run(key, at, kind, detail);
+    return { id: Number(lastInsertRowid), key, at, kind, detail };
   }
 
   async get(key: string): Promise<LedgerRow | undefined> {

@@ -99,38 +99,65 @@ export interface CardNumberLocation {
   inKey: boolean;
 }
 
-/** The first string (or field name) in `value`, depth first in key order, that contains a card number. */
-export function findCardNumberField(
-  value: unknown,
-  path: readonly (string | number)[] = [],
-): CardNumberLocation | undefined {
-  const field = () => (path.length ? path.join('.') : '(root)');
-  if (typeof value === 'string') return containsCardNumber(value) ? { field: field(), inKey: false } : undefined;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = findCardNumberField(item, [...path, i]);
-      if (found) return found;
+/**
+ * The first string (or field name) in `value`, depth first in key order, that contains a card number. Iterative:
+ * a deeply nested value costs heap, not stack.
+ */
+export function findCardNumberField(value: unknown): CardNumberLocation | undefined {
+  // Each entry knows its parent, so a path is built only for the field found.
+  type Node = { value: unknown; key?: string | number; parent?: Node };
+  const field = (node: Node) => {
+    const path: Array<string | number> = [];
+    for (let n: Node | undefined = node; n?.parent; n = n.parent) path.push(n.key!);
+    return path.length ? path.reverse().join('.') : '(root)';
+  };
+  const stack: Node[] = [{ value }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (typeof v === 'string') {
+      if (containsCardNumber(v)) return { field: field(node), inKey: false };
+      continue;
     }
-    return undefined;
-  }
-  if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      if (containsCardNumber(key)) return { field: field(), inKey: true };
-      const found = findCardNumberField(item, [...path, key]);
-      if (found) return found;
+    if (typeof v !== 'object' || v === null) continue;
+    const entries: Array<[string | number, unknown]> = Array.isArray(v) ? [...v.entries()] : Object.entries(v);
+    if (!Array.isArray(v) && entries.some(([key]) => containsCardNumber(String(key)))) {
+      // Keys are looked at before anything inside their values, as a reader of the object would see them.
+      return { field: field(node), inKey: true };
     }
+    for (let i = entries.length - 1; i >= 0; i--)
+      stack.push({ value: entries[i][1], key: entries[i][0], parent: node });
   }
   return undefined;
 }
 
-/** A copy of a JSON value with every string masked (`maskCardNumbers`); field names are left as they are. */
+/** A copy of a JSON value with every string masked (`maskCardNumbers`); field names are left as they are. Iterative. */
 export function maskCardNumbersIn<T>(value: T): T {
-  if (typeof value === 'string') return maskCardNumbers(value) as T;
-  if (Array.isArray(value)) return value.map((item) => maskCardNumbersIn(item)) as T;
-  if (typeof value === 'object' && value !== null && isPlain(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskCardNumbersIn(v)])) as T;
+  const copy = (v: unknown): unknown => {
+    if (typeof v === 'string') return maskCardNumbers(v);
+    if (Array.isArray(v)) return new Array(v.length);
+    if (typeof v === 'object' && v !== null && isPlain(v)) return {};
+    return v;
+  };
+  const root = copy(value);
+  const work: Array<{ from: unknown; to: unknown }> = [{ from: value, to: root }];
+  while (work.length > 0) {
+    const { from, to } = work.pop()!;
+    if (Array.isArray(from)) {
+      from.forEach((item, i) => {
+        const child = copy(item);
+        (to as unknown[])[i] = child;
+        if (child !== item && typeof item === 'object') work.push({ from: item, to: child });
+      });
+    } else if (typeof from === 'object' && from !== null && isPlain(from) && to !== from) {
+      for (const [k, item] of Object.entries(from)) {
+        const child = copy(item);
+        (to as Record<string, unknown>)[k] = child;
+        if (child !== item && typeof item === 'object') work.push({ from: item, to: child });
+      }
+    }
   }
-  return value;
+  return root as T;
 }
 
 function isPlain(value: object): boolean {

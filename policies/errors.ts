@@ -46,9 +46,15 @@ export class RetrysafeError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = code;
+  }
+
+  /** Why, in one word, when the refusal names it (`expired`, `bad-signature`, `missing-role`, `card-number`…). */
+  get reason(): string | undefined {
+    return typeof this.details.reason === 'string' ? this.details.reason : undefined;
   }
 
   get retryable(): boolean {

@@ -12,11 +12,15 @@ import { RetrysafeError } from './errors';
  * the same digest as activities and clients.
  */
 export function canonicalJson(value: unknown, omitTopLevel: readonly string[] = []): string {
-  return write(value, '$', new Set(omitTopLevel), true);
+  return write(value, '$', new Set(omitTopLevel), true, 0);
 }
 
-function write(value: unknown, path: string, omit: ReadonlySet<string>, top: boolean): string {
+/** Deeper than this a value is refused, so the recursion below stays far from any stack limit. */
+export const MAX_HASHED_DEPTH = 128;
+
+function write(value: unknown, path: string, omit: ReadonlySet<string>, top: boolean, depth: number): string {
   if (value === null) return 'null';
+  if (depth > MAX_HASHED_DEPTH) throw unhashable(path, `it nests deeper than ${MAX_HASHED_DEPTH} levels`);
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value.normalize('NFC'));
@@ -31,22 +35,26 @@ function write(value: unknown, path: string, omit: ReadonlySet<string>, top: boo
       throw unhashable(path, `a ${typeof value} has no canonical JSON form`);
   }
   if (Array.isArray(value)) {
-    return `[${Array.from(value, (item, i) => write(item, `${path}[${i}]`, omit, false)).join(',')}]`;
+    return `[${Array.from(value, (item, i) => write(item, `${path}[${i}]`, omit, false, depth + 1)).join(',')}]`;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) {
-    throw unhashable(path, `${(proto as { constructor?: { name?: string } }).constructor?.name ?? 'object'} is not plain JSON data`);
+    throw unhashable(
+      path,
+      `${(proto as { constructor?: { name?: string } }).constructor?.name ?? 'object'} is not plain JSON data`,
+    );
   }
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([k]) => !(top && omit.has(k)))
     .map(([k, v]) => [k.normalize('NFC'), v, k] as const);
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (let i = 1; i < entries.length; i++) {
-    if (entries[i][0] === entries[i - 1][0]) throw unhashable(`${path}.${entries[i][2]}`, 'two keys are equal after NFC normalization');
+    if (entries[i][0] === entries[i - 1][0])
+      throw unhashable(`${path}.${entries[i][2]}`, 'two keys are equal after NFC normalization');
   }
   const body = entries.map(([k, v, raw]) => {
     if (v === undefined) throw unhashable(`${path}.${raw}`, 'undefined has no JSON form; omit the key instead');
-    return `${JSON.stringify(k)}:${write(v, `${path}.${raw}`, omit, false)}`;
+    return `${JSON.stringify(k)}:${write(v, `${path}.${raw}`, omit, false, depth + 1)}`;
   });
   return `{${body.join(',')}}`;
 }

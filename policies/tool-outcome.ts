@@ -6,9 +6,10 @@ import type { Json } from './json';
  * what it saw:
  *
  *   committed      the provider performed the effect (now or on an earlier attempt it recognised): done
- *   not-committed  the provider certainly did nothing (connection refused, 429, 503): safe to retry
+ *   not-committed  the provider certainly did nothing (connection refused, 429, a status it documents so): safe
+ *                  to retry
  *   rejected       the provider refused for good (declined, invalid, unauthorized, key reused): final
- *   ambiguous      the request may have arrived (reset after send, timeout, cut reply): the table decides
+ *   ambiguous      the request may have arrived (reset after send, timeout, cut reply, 5xx): the table decides
  *                  between a resend with the key, a lookup, or `unknown`
  */
 export type ToolOutcome =
@@ -68,16 +69,41 @@ export const found = (providerRef: string, result?: Json, detail?: string): Look
 export const absent = (detail?: string): LookupAnswer => ({ found: false, ...(detail ? { detail } : {}) });
 
 /**
+ * What a provider documents about its error statuses: the ones that prove it did nothing. An error status proves
+ * nothing by itself: a gateway answers 502 or 504 when the service behind it may have committed, and many services
+ * answer 500 after a partial write. So only 429 (rejected by a rate limiter before any work) counts as "nothing
+ * happened" unless the provider's documentation says more, e.g. that its 503 comes from a load shedder that runs
+ * before the request is processed: `{ notCommittedStatuses: [503] }`.
+ */
+export interface StatusRules {
+  /** Error statuses (besides 429) this provider documents as answered before anything was done. */
+  notCommittedStatuses?: readonly number[];
+}
+
+/** The statuses that prove nothing was done, whatever the provider: a rate limiter's refusal. */
+export const NOT_COMMITTED_STATUSES: readonly number[] = [429];
+
+/**
  * The outcome an HTTP status means when the provider answered (the request arrived and was judged):
- * 2xx committed (the caller supplies the reference), 429 and 5xx not committed, 409 a key conflict,
- * 401/403 unauthorized, 402/404/422 declined, other 4xx invalid.
+ *   2xx        committed (the caller supplies the reference)
+ *   429        not committed; also any status the provider documents so (`rules.notCommittedStatuses`)
+ *   5xx        ambiguous: the request may have committed behind the error (retried only with the key, a lookup,
+ *              or not at all)
+ *   409        rejected: a key conflict
+ *   401, 403   rejected: unauthorized
+ *   402, 404, 422  rejected: declined
+ *   other 4xx  rejected: invalid
  */
 export function outcomeOfStatus(
   status: number,
   message: string,
+  rules: StatusRules = {},
 ): Exclude<ToolOutcome, { outcome: 'committed' }> | undefined {
   if (status >= 200 && status < 300) return undefined;
-  if (status === 429 || status >= 500) return { outcome: 'not-committed', reason: message };
+  if (NOT_COMMITTED_STATUSES.includes(status) || (rules.notCommittedStatuses ?? []).includes(status)) {
+    return { outcome: 'not-committed', reason: message };
+  }
+  if (status >= 500) return { outcome: 'ambiguous', message: `${message} (the request may have committed)` };
   if (status === 409) return { outcome: 'rejected', reason: 'conflict', message, status };
   if (status === 401 || status === 403) return { outcome: 'rejected', reason: 'unauthorized', message, status };
   if (status === 402 || status === 404 || status === 422)

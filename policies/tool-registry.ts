@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { findCardNumberField, maskCardNumbersIn, type CardNumberMode } from './card-numbers';
 import { RetrysafeError } from './errors';
+import { checkJsonShape } from './json-shape';
 import { requestHash } from './request-hash';
 import { RISK_CLASSES } from './decision-table';
 import {
@@ -103,6 +104,8 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
         throw new RetrysafeError('InvalidIntent', 'intent must be an object', { field: '(root)' });
       }
+      // First, before any reader that recurses (the schema, the size, the scans): depth, breadth, JSON only.
+      checkJsonShape(raw);
       const operation = (raw as { operation?: unknown }).operation;
       // Before `get`: its UnknownOperation message quotes the operation.
       if (typeof operation === 'string') refuseCardNumbers(undefined, { operation });

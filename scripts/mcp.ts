@@ -31,6 +31,7 @@ const DATA_DIR = path.dirname(operatorsFilePath(process.env));
 const USAGE = `usage:
   npm run mcp -- stdio --tenant TENANT [--agent NAME] [--wait-ms MS]
   npm run mcp -- http --agents-file FILE [--host 127.0.0.1] [--port 4190] [--wait-ms MS]
+                       [--allowed-hosts NAME:PORT,…] [--allowed-origins ORIGIN,…]
   npm run mcp -- add-agent --agents-file FILE --name NAME --tenant TENANT`;
 
 const tenant = z.string({ error: 'is required (the tenant the calls act for)' }).regex(/^[a-z0-9][a-z0-9-]{0,39}$/, {
@@ -43,7 +44,18 @@ const HttpArgs = z.object({
   host: z.string().default('127.0.0.1'),
   port: z.coerce.number().int().min(0).max(65_535).default(4190),
   'wait-ms': waitMs,
+  /** Comma-separated `host:port` names clients reach the server by; required beyond loopback. */
+  'allowed-hosts': z.string().optional(),
+  /** Comma-separated origins whose pages may call it; default the loopback ones. */
+  'allowed-origins': z.string().optional(),
 });
+const list = (value: string | undefined) =>
+  value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
 const AddAgentArgs = z.object({
   'agents-file': z.string({ error: 'is required' }),
   name: z.string({ error: 'is required' }),
@@ -59,6 +71,8 @@ async function main(argv: string[]): Promise<void> {
     'agents-file': { type: 'string' },
     host: { type: 'string' },
     port: { type: 'string' },
+    'allowed-hosts': { type: 'string' },
+    'allowed-origins': { type: 'string' },
     name: { type: 'string' },
   });
   if (help || command === undefined || command === 'help') return void process.stderr.write(`${USAGE}\n`);
@@ -85,9 +99,13 @@ async function main(argv: string[]): Promise<void> {
       const file = args['agents-file'];
       await readAgentsFile(file); // a missing or broken file stops the server here, naming the field
       const deps = await connect();
+      const allowedHosts = list(args['allowed-hosts']);
+      const allowedOrigins = list(args['allowed-origins']);
       const http = await startMcpHttp({
         host: args.host,
         port: args.port,
+        ...(allowedHosts ? { allowedHosts } : {}),
+        ...(allowedOrigins ? { allowedOrigins } : {}),
         // Re-read on every request, so an agent added or removed counts at once; a broken file admits nobody.
         agents: () =>
           readAgentsFile(file).catch((err: unknown) => {

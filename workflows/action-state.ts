@@ -17,7 +17,7 @@ import {
 import type { Decision, DecisionClaims, SignedDecision } from '../policies/signed-decision';
 import { DecisionGate, paramsOf } from './signed-decisions';
 import { parseDispatchReport, reportedMove } from './dispatch-report';
-import { transition, type ActionStatus } from '../policies/action-status';
+import { isFinal, transition, type ActionStatus } from '../policies/action-status';
 import { RetrysafeError } from '../policies/errors';
 import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import {
@@ -72,6 +72,14 @@ export class ActionState {
   /** Checks every signed decision this action takes, against the trust its policy load sets. */
   readonly decisions: DecisionGate;
   approval: { claims: DecisionClaims; publicKeyId: string } | undefined;
+  /** Claims are answered only after the worker's ledger has been asked about the key (LEDGER_IN_WORKER_PATCH). */
+  answersWaitForLedger = false;
+  /** Set once the worker's ledger has been asked (or there is none): claims may be answered from then on. */
+  ledgerChecked = false;
+  /** A plain claim answers after the results its workflow task brought are applied (CURRENT_CLAIM_ANSWERS_PATCH). */
+  currentAnswers = false;
+  /** Why every claim is refused (the ledger holds another request under this key): thrown to each claimant. */
+  private refusal: RetrysafeError | undefined;
 
   constructor(private readonly input: ActionInput) {
     this.decisions = new DecisionGate(`action ${input.key}`, input.tenant);
@@ -135,16 +143,25 @@ export class ActionState {
         if (!this.snap.claimants.includes(req.claimant)) this.snap.claimants.push(req.claimant);
         if (req.notify) this.subscribers.add(req.notify);
         const send = req.send;
-        if (!send || req.claimant !== this.input.owner || typeof send.token !== 'string' || !send.token) {
+        const asksToSend =
+          send !== undefined && req.claimant === this.input.owner && typeof send.token === 'string' && !!send.token;
+        // The owner asks to send the first dispatch itself: its request is on record at once, before any wait, so
+        // the flow sees it when it decides who sends.
+        const attempt = asksToSend && Number.isInteger(send.attempt) && send.attempt! > 0 ? send.attempt! : 1;
+        if (asksToSend) {
+          this.ownerToken = send.token;
+          this.sendAttempts.set(send.token, Math.max(this.sendAttempts.get(send.token) ?? 0, attempt));
+          if (!this.withdrawn.has(send.token)) this.sendRequest ??= send.token;
+        }
+        if (this.answersWaitForLedger) await condition(() => this.ledgerChecked || isFinal(this.snap.status));
+        if (this.refusal) throw this.refusal.toFailure();
+        if (!asksToSend) {
+          if (this.currentAnswers) await afterThisActivation();
           return this.snapshot();
         }
-        // The owner asks to send the first dispatch itself. It is answered once the flow has decided who sends
-        // (policy loaded, `dispatching` on record) or has gone elsewhere (confirmation, review, refusal), and
-        // never while a report waits to be applied: the answer then shows what the report made of the action.
-        const attempt = Number.isInteger(send.attempt) && send.attempt! > 0 ? send.attempt! : 1;
-        this.ownerToken = send.token;
-        this.sendAttempts.set(send.token, Math.max(this.sendAttempts.get(send.token) ?? 0, attempt));
-        if (!this.withdrawn.has(send.token)) this.sendRequest ??= send.token;
+        // It is answered once the flow has decided who sends (policy loaded, `dispatching` on record) or has gone
+        // elsewhere (confirmation, review, refusal), and never while a report waits to be applied: the answer then
+        // shows what the report made of the action.
         await condition(
           () =>
             (this.firstDispatchDecided && !this.grant?.report) ||
@@ -176,6 +193,7 @@ export class ActionState {
     );
     setHandler(watchUpdate, async ({ watcher }) => {
       this.subscribers.add(watcher);
+      if (this.currentAnswers) await afterThisActivation();
       // A report waiting to be applied is applied first, so the watcher sees what it made of the action.
       await condition(() => !this.grant?.report);
       return this.snapshot();
@@ -293,6 +311,33 @@ export class ActionState {
       trustworthy: false,
       detail: `a report of the owner's that was not applied (${why}) says ${move.to}: ${move.reason}`,
     });
+  }
+
+  /** Refuses every claim, present and future, with `refusal` (nothing was or will be sent under this workflow). */
+  refuse(refusal: RetrysafeError): void {
+    this.refusal = refusal;
+  }
+
+  /**
+   * Restores the outcome an earlier workflow of this key settled, as the worker's ledger holds it: not a move of
+   * the status machine (nothing happens now), the record of what happened, with its audit trail.
+   */
+  adoptSettled(recorded: ActionSnapshot): void {
+    const s = this.snap;
+    s.status = recorded.status;
+    if (recorded.providerRef) s.providerRef = recorded.providerRef;
+    if (recorded.status === 'failed') {
+      // The ledger's outcome line reads `failed: <code>: <message>`.
+      const code = /^failed: ([A-Za-z]+): /.exec(recorded.summary)?.[1] ?? 'SettledInLedger';
+      s.error = { code, message: recorded.summary };
+    }
+    s.source = 'ledger';
+    s.audit.push(...recorded.audit.map((e) => ({ ...e, reason: `ledger: ${e.reason}` })));
+    this.note(
+      `answered from the ledger: an earlier workflow of this key settled it ${recorded.status}` +
+        `${recorded.providerRef ? ` (${recorded.providerRef})` : ''}; nothing is sent again`,
+    );
+    this.publish();
   }
 
   /** The owner to leave out when a report's move is announced: it knows, if it holds the report's token. */
@@ -500,6 +545,20 @@ const MAX_EVENTS = 1_000;
 
 function describeEvent(e: ProviderEvent): string {
   return `${e.type} ${e.eventId}${e.providerRef ? ` (${e.providerRef})` : ''}${e.provider ? ` from ${e.provider}` : ''}`;
+}
+
+/**
+ * Resolves once every job of the current activation has been applied. A handler runs while its job is processed,
+ * before a result that arrived in the same workflow task (an activity's outcome) reaches the code awaiting it;
+ * conditions are evaluated after each job and again once the activation's microtasks have run, and the microtask
+ * queued here runs only then, so the answer that follows sees what the whole task brought.
+ */
+function afterThisActivation(): Promise<void> {
+  let drained = false;
+  void Promise.resolve().then(() => {
+    drained = true;
+  });
+  return condition(() => drained);
 }
 
 export function nowIso(): string {

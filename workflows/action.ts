@@ -18,10 +18,12 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
   TimeoutFailure,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { createActivities } from '../activities';
@@ -29,7 +31,7 @@ import type { ActionPolicy } from '../activities/load-action-policy';
 import { decide, type PolicyDecision } from '../policies/decision-table';
 import { buildDryRun } from '../policies/dry-run';
 import { isFinal } from '../policies/action-status';
-import { errorCodeOf, errorDetailsOf } from '../policies/errors';
+import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
 import { requestLogIn } from '../policies/provider-requests';
 import type { TenantPolicy } from '../policies/tenant-policy';
 import { amountOf, checkToolLimits, currencyOf } from '../policies/tool-facts';
@@ -54,11 +56,22 @@ import { reportedMove, reportedRequests } from './dispatch-report';
 
 type Activities = ReturnType<typeof createActivities>;
 type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
+/**
+ * Workflows from this patch on claim the key's row in the worker's ledger before anything else (claimLedgerRow),
+ * and answer claims only once that check is done: whoever started them, the ledger's record of the key decides.
+ */
+export const LEDGER_IN_WORKER_PATCH = 'ledger-in-worker';
+/** Workflows from this patch answer a plain claim after the results its workflow task brought are applied. */
+export const CURRENT_CLAIM_ANSWERS_PATCH = 'current-claim-answers';
 /** Lookups tried for an event that arrives during review before it is left to the person. */
 const LATE_EVENT_LOOKUPS = 3;
 
 export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot> {
   const state = new ActionState(input);
+  // Decided before the first await: the claim that started this workflow is handled right after it.
+  const ledgerInWorker = patched(LEDGER_IN_WORKER_PATCH);
+  state.answersWaitForLedger = ledgerInWorker;
+  state.currentAnswers = patched(CURRENT_CLAIM_ANSWERS_PATCH);
   state.install();
   const { loadActionPolicy, loadVolatilePolicy } = proxyLocalActivities<Activities>({
     startToCloseTimeout: POLICY_START_TO_CLOSE,
@@ -100,24 +113,44 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     summary: `look up ${input.key}`,
   });
   let lastDispatchEndedMs = 0;
+  let recovered = input.recovered;
 
   if (policy.ledger) {
-    // The durable ledger outlives this history: the row now, then every status change before it takes effect
-    // (so `dispatching` is on record before anything is sent).
-    const { recordLedger } = proxyLocalActivities<Activities>({
+    // The durable ledger outlives this history: the row is claimed first, then every status change is written
+    // before it takes effect (so `dispatching` is on record before anything is sent).
+    const { recordLedger, claimLedgerRow } = proxyLocalActivities<Activities>({
       startToCloseTimeout: POLICY_START_TO_CLOSE,
       summary: `ledger: ${input.key}`,
     });
     const claimedAt = state.snap.audit[0]?.at ?? nowIso();
+    const row = { key: input.key, tenant: input.tenant, requestHash: input.requestHash, owner: input.owner, claimedAt };
+    const holder = ledgerInWorker ? `action:${workflowInfo().runId}` : undefined;
+    if (holder) {
+      // Whoever started this workflow, the worker's ledger decides first: a key it knows is never sent again.
+      const claim = await claimLedgerRow({ ...row, holder });
+      if (claim.kind === 'mismatch') {
+        const refusal = new RetrysafeError(
+          'IntentMismatch',
+          `action ${input.key} was claimed with request hash ${claim.recordedHash.slice(0, 12)}… (the ledger's ` +
+            `record); this claim carries ${input.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
+          { key: input.key, expected: claim.recordedHash, got: input.requestHash, source: 'ledger' },
+        );
+        state.refuse(refusal);
+        await fail('IntentMismatch', refusal.message);
+        return state.finish();
+      }
+      if (claim.kind === 'settled') {
+        state.adoptSettled(claim.snapshot);
+        return state.finish();
+      }
+      if (claim.kind === 'unresolved') recovered = claim.recovered;
+    }
     // A workflow that recovers a key from the ledger numbers its entries after the ones already there.
-    const seqBase = input.recovered ? input.recovered.seq + 1 : 0;
+    const seqBase = recovered ? recovered.seq + 1 : 0;
     state.recordStatus = (index, entry) =>
       recordLedger({
-        key: input.key,
-        tenant: input.tenant,
-        requestHash: input.requestHash,
-        owner: input.owner,
-        claimedAt,
+        ...row,
+        ...(holder ? { holder } : {}),
         status: {
           seq: seqBase + index,
           status: entry.to,
@@ -131,16 +164,17 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       });
     await state.recordStatus(0, state.snap.audit[0]);
   }
+  state.ledgerChecked = true;
 
   const decision = policyDecision(policy.tenantPolicy);
   state.snap.decisionMode = decision.mode;
   // act starts as a first send, unless a person already cleared a resend (a recovered action).
   let mode: DispatchMode = 'first';
-  if (input.recovered) {
+  if (recovered) {
     // The ledger held this key unresolved and its workflow is gone: whether it happened is unknown, and only a
     // person may say. Nothing is sent until one does; their signed resolution binds this exact request, so a
     // "did not happen" clears one resend with the same key (never for an action the agent may not perform).
-    const r = input.recovered;
+    const r = recovered;
     await state.move(
       'needs_review',
       `recovered from the ledger: its workflow is gone and the ledger held it as ${r.status}` +
@@ -303,7 +337,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
       state.sendRequest !== undefined &&
       decision.mode === 'automatic' &&
       !input.compensation &&
-      !input.recovered
+      !recovered
     );
   }
 

@@ -1,11 +1,19 @@
 import type { Json } from '../../policies/tool';
-import { ambiguous, committed, notCommitted, outcomeOfStatus, type ToolOutcome } from '../../policies/tool-outcome';
+import {
+  ambiguous,
+  committed,
+  notCommitted,
+  outcomeOfStatus,
+  type StatusRules,
+  type ToolOutcome,
+} from '../../policies/tool-outcome';
 
 /**
  * An HTTP client for tools that talk JSON over fetch, and the helpers that map any client's answers and
  * errors onto the four tool outcomes. It sorts every failure into what a retry may assume:
  *   not-sent   the request never left (connection refused): any retry is safe
- *   rejected   the provider answered with an error status: it says nothing was committed for 429/5xx
+ *   answered   the provider answered with an error status: outcomeOfStatus says what it proves (429, and what
+ *              the provider documents, nothing done; 5xx may have committed; 4xx refused)
  *   ambiguous  the request may have arrived (reset after send, dropped socket, timeout): only a key or a
  *              lookup makes a retry safe
  */
@@ -97,7 +105,11 @@ export function errorMessageFromBody(body: unknown): string | undefined {
  * most REST SDKs), and this module's ProviderTransportError. An error it cannot place is `ambiguous`:
  * the request may have reached the provider, and only the tool's contract can make a retry safe.
  */
-export function outcomeOfError(err: unknown, what = 'request'): Exclude<ToolOutcome, { outcome: 'committed' }> {
+export function outcomeOfError(
+  err: unknown,
+  what = 'request',
+  rules: StatusRules = {},
+): Exclude<ToolOutcome, { outcome: 'committed' }> {
   if (err instanceof ProviderTransportError) {
     return err.certainty === 'not-sent' ? notCommitted(err.message) : ambiguous(err.message);
   }
@@ -113,7 +125,7 @@ export function outcomeOfError(err: unknown, what = 'request'): Exclude<ToolOutc
   const status =
     typeof e?.statusCode === 'number' ? e.statusCode : typeof e?.status === 'number' ? e.status : undefined;
   if (status !== undefined)
-    return outcomeOfStatus(status, message) ?? ambiguous(`${message} (HTTP ${status} thrown as an error)`);
+    return outcomeOfStatus(status, message, rules) ?? ambiguous(`${message} (HTTP ${status} thrown as an error)`);
   const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
   if (code && NOT_SENT_CODES.has(code)) return notCommitted(`${message} (${code})`);
   return ambiguous(code ? `${message} (${code})` : message);
@@ -122,14 +134,16 @@ export function outcomeOfError(err: unknown, what = 'request'): Exclude<ToolOutc
 /**
  * The outcome of a provider's HTTP answer: 2xx is committed with the reference `refOf` reads from the
  * body (an answer without one is ambiguous, since something was committed but we cannot name it);
- * other statuses as `outcomeOfStatus` maps them.
+ * other statuses as `outcomeOfStatus` maps them, with what the provider documents (`notCommittedStatuses`).
+ * `replayed`: the provider said it answered from its memory of the key.
  */
 export function outcomeOfResponse(
   res: ProviderResponse,
   refOf: (body: unknown) => unknown,
-  replayed = false,
+  options: StatusRules & { replayed?: boolean } = {},
 ): ToolOutcome {
-  const problem = outcomeOfStatus(res.status, describeResponse(res));
+  const { replayed = false, ...rules } = options;
+  const problem = outcomeOfStatus(res.status, describeResponse(res), rules);
   if (problem) return problem;
   const ref = refOf(res.body);
   if (typeof ref !== 'string' || ref === '')

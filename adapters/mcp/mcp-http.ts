@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { agentForToken, type Agent } from './agent-tokens';
+import { originPolicy, originProblem } from './request-origin';
 
 /** The largest request body accepted: a tool call is an intent (32 KB at most) and its envelope. */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -14,6 +15,13 @@ export interface McpHttpOptions {
   agents: () => Promise<readonly Agent[]> | readonly Agent[];
   /** A server for one authenticated agent's request. */
   serverFor(agent: Agent): Server;
+  /**
+   * `host:port` names the Host header may carry. Default: the loopback names with the port; a server bound beyond
+   * loopback must list the names its clients use, or it does not start.
+   */
+  allowedHosts?: readonly string[];
+  /** Origins a browser page may call from (an Origin header not listed gets 403). Default: the loopback origins. */
+  allowedOrigins?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -24,10 +32,14 @@ export interface McpHttpServer {
 
 /**
  * Streamable HTTP at `/mcp`, stateless (a fresh MCP server and transport per request, so any instance can
- * answer any call): a request without a known agent's bearer token gets 401 before the MCP layer sees it, and
- * the agent's tenant, never an argument, decides whose actions a call claims.
+ * answer any call): a request for another host name (421) or from a page of another origin (403) is refused
+ * first, against DNS rebinding; one without a known agent's bearer token gets 401 before the MCP layer sees it;
+ * and the agent's tenant, never an argument, decides whose actions a call claims.
  */
 export async function startMcpHttp(opts: McpHttpOptions): Promise<McpHttpServer> {
+  // Checked before listening, so a server bound beyond loopback without its names never starts; the loopback
+  // names get their port once it is known (set before the first request can arrive).
+  let policy = originPolicy({ host: opts.host, port: opts.port }, opts);
   const httpServer = http.createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       opts.log?.(`mcp http: ${(err as Error).stack ?? String(err)}`);
@@ -36,6 +48,8 @@ export async function startMcpHttp(opts: McpHttpOptions): Promise<McpHttpServer>
   });
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const refused = originProblem(req, policy);
+    if (refused) return sendJsonRpcError(res, refused.status, -32000, refused.message);
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/mcp')
       return sendJsonRpcError(res, 404, -32601, `no MCP endpoint at ${url.pathname}; use /mcp`);
@@ -68,6 +82,7 @@ export async function startMcpHttp(opts: McpHttpOptions): Promise<McpHttpServer>
     httpServer.listen(opts.port, opts.host, () => resolve());
   });
   const { port } = httpServer.address() as AddressInfo;
+  policy = originPolicy({ host: opts.host, port }, opts);
   return {
     url: `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/mcp`,
     close: () =>

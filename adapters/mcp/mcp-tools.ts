@@ -117,14 +117,20 @@ export interface McpCallDeps {
  */
 export async function callRetrysafeTool(deps: McpCallDeps, name: string, args: Record<string, unknown>) {
   if (!deps.registry.has(name)) {
-    return errorResult('UnknownOperation', `no tool named ${name}; the tools are ${deps.registry.names.join(', ')}`);
+    return errorResult({
+      code: 'UnknownOperation',
+      message: `no tool named ${name}; the tools are ${deps.registry.names.join(', ')}`,
+    });
   }
   const { [EVENT_ARGUMENT]: eventId, [STEP_ARGUMENT]: step, ...input } = args;
   if (typeof eventId !== 'string' || eventId.trim() === '') {
-    return errorResult('InvalidIntent', `${EVENT_ARGUMENT}: required, the business event this call is for`);
+    return errorResult({
+      code: 'InvalidIntent',
+      message: `${EVENT_ARGUMENT}: required, the business event this call is for`,
+    });
   }
   if (step !== undefined && (typeof step !== 'string' || step.trim() === '')) {
-    return errorResult('InvalidIntent', `${STEP_ARGUMENT}: a non-empty string when given`);
+    return errorResult({ code: 'InvalidIntent', message: `${STEP_ARGUMENT}: a non-empty string when given` });
   }
   const result = await claimForAgent(
     'mcp',
@@ -132,7 +138,7 @@ export async function callRetrysafeTool(deps: McpCallDeps, name: string, args: R
     name,
     input,
   );
-  if (!('status' in result)) return errorResult(result.error.code, result.error.message, result.next);
+  if (!('status' in result)) return errorResult(result.error, result.next);
   return {
     content: [{ type: 'text', text: JSON.stringify(result) }],
     structuredContent: result,
@@ -140,10 +146,11 @@ export async function callRetrysafeTool(deps: McpCallDeps, name: string, args: R
   };
 }
 
-function errorResult(code: string, message: string, next?: string): McpToolResult {
-  const structured = { ...refusalResult(code, message), ...(next ? { next } : {}) };
+function errorResult(error: { code: string; message: string; reason?: string }, next?: string): McpToolResult {
+  const { code, message, reason } = error;
+  const structured = { ...refusalResult(code, message, reason), ...(next ? { next } : {}) };
   return {
-    content: [{ type: 'text', text: `${code}: ${message}${next ? ` ${next}` : ''}` }],
+    content: [{ type: 'text', text: `${code}${reason ? ` (${reason})` : ''}: ${message}${next ? ` ${next}` : ''}` }],
     structuredContent: structured,
     isError: true,
   };

@@ -27,7 +27,7 @@ export class FaultBook {
         kind: fault.kind,
         remaining: fault.times ?? 1,
         delayMs: fault.delayMs ?? 0,
-        status: fault.status ?? 503,
+        status: fault.status ?? (fault.kind === 'status-after-commit' ? 502 : 503),
       });
     }
   }

@@ -348,6 +348,12 @@ export function createProviderServer(
         return;
       }
       if (after?.kind === 'hold-after-commit') await sleep(after.delayMs);
+      if (after?.kind === 'status-after-commit') {
+        // The effect stands; the caller hears an error, as through a gateway that gave up on the answer.
+        entry.status = after.status;
+        sendJson(res, after.status, errorBody('upstream_unanswered', 'The upstream did not answer in time'));
+        return;
+      }
       const replayed = entry.outcome === 'replayed';
       sendJson(res, entry.status ?? 200, record, replayed ? { 'Idempotent-Replayed': 'true' } : {});
     } finally {

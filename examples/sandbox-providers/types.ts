@@ -28,8 +28,11 @@ export const BEFORE_COMMIT_FAULTS = [
   'decline',
   'permanent-failure',
 ] as const;
-/** Faults that strike after the provider committed; the effect happened, the reply is lost or late. */
-export const AFTER_COMMIT_FAULTS = ['drop-after-commit', 'hold-after-commit'] as const;
+/**
+ * Faults that strike after the provider committed; the effect happened, the reply is lost, late, or an error
+ * (`status-after-commit`: a gateway in front of the provider gives up on its answer and says 502 or 504).
+ */
+export const AFTER_COMMIT_FAULTS = ['drop-after-commit', 'hold-after-commit', 'status-after-commit'] as const;
 
 export const FaultKind = z.enum([...BEFORE_COMMIT_FAULTS, ...AFTER_COMMIT_FAULTS]);
 export type FaultKind = z.infer<typeof FaultKind>;
@@ -42,15 +45,19 @@ export const Fault = z
     times: z.int().positive().optional(),
     /** Required by delay and hold-after-commit. */
     delayMs: z.int().nonnegative().max(600_000).optional(),
-    /** status-5xx only; default 503. */
+    /** status-5xx (default 503, the sandbox's documented "nothing done") and status-after-commit (default 502). */
     status: z.int().min(500).max(599).optional(),
   })
   .superRefine((fault, ctx) => {
     if ((fault.kind === 'delay' || fault.kind === 'hold-after-commit') && fault.delayMs === undefined) {
       ctx.addIssue({ code: 'custom', path: ['delayMs'], message: `delayMs is required for ${fault.kind}` });
     }
-    if (fault.status !== undefined && fault.kind !== 'status-5xx') {
-      ctx.addIssue({ code: 'custom', path: ['status'], message: 'status only applies to status-5xx' });
+    if (fault.status !== undefined && fault.kind !== 'status-5xx' && fault.kind !== 'status-after-commit') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['status'],
+        message: 'status only applies to status-5xx and status-after-commit',
+      });
     }
   });
 export type Fault = z.infer<typeof Fault>;

@@ -16,6 +16,12 @@ export interface SandboxRoute {
   sendsKey: boolean;
 }
 
+/**
+ * The sandbox providers document their 503 as a load shedder's answer before any work (examples/sandbox-providers);
+ * their 500, 502 and 504 prove nothing, as a real gateway's do.
+ */
+export const SANDBOX_STATUS_RULES = { notCommittedStatuses: [503] } as const;
+
 export async function sandboxPost(
   route: SandboxRoute,
   body: Record<string, unknown>,
@@ -32,9 +38,12 @@ export async function sandboxPost(
       signal: ctx.signal,
     });
     const replayed = res.headers.get('idempotent-replayed') === 'true' || res.status === 200;
-    return outcomeOfResponse(res, (b) => (b as { id?: unknown } | undefined)?.id, replayed);
+    return outcomeOfResponse(res, (b) => (b as { id?: unknown } | undefined)?.id, {
+      replayed,
+      ...SANDBOX_STATUS_RULES,
+    });
   } catch (err) {
-    return outcomeOfError(err, `POST ${route.path}`);
+    return outcomeOfError(err, `POST ${route.path}`, SANDBOX_STATUS_RULES);
   }
 }
 

@@ -11,6 +11,8 @@ const INFLIGHT_WAIT_MS = 30_000;
 /** RETRYSAFE_CRASH_AT for the doomed worker, when the worker is to kill itself at a point. */
 export function crashSpecFor(plan: IterationPlan): string | undefined {
   const { mode } = plan.crash;
+  // The gateway's error is the reply the worker dies after.
+  if (mode === 'gateway-error') return `after-commit:${plan.operation}`;
   return mode === 'before-send' || mode === 'after-commit' || mode === 'before-lookup'
     ? `${mode}:${plan.operation}`
     : undefined;

@@ -72,6 +72,10 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
   if (declined) faults.push({ op: providerOp, kind: 'decline', times: 1 });
   else faults.push(...beforeCommitFaults(rng, providerOp, allowedBefore(scenario, mode)));
 
+  if (mode === 'gateway-error') {
+    // The first commit is answered with an error status that proves nothing (and the worker dies on hearing it).
+    faults.push({ op: providerOp, kind: 'status-after-commit', status: rng.pick([502, 504]), times: 1 });
+  }
   let holdMs: number | undefined;
   if (mode === 'in-flight') {
     holdMs = rng.int(...HOLD_MS);
@@ -80,7 +84,8 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
   }
   const mustDrop = mode === 'before-lookup';
   // A dropped reply would keep an after-commit crash from ever seeing one on providers that are not resent to.
-  const mayDrop = !declined && !(mode === 'after-commit' && contract.dedupe !== 'idempotency-key');
+  const mayDrop =
+    !declined && !((mode === 'after-commit' || mode === 'gateway-error') && contract.dedupe !== 'idempotency-key');
   if (mustDrop || (mayDrop && rng.chance(scenario.dropChance))) {
     faults.push({ op: providerOp, kind: 'drop-after-commit', times: 1 });
   }
@@ -126,9 +131,9 @@ function planClusterFault(rng: Rng, index: number, mode: CrashMode): ClusterFaul
   };
 }
 
-/** after-commit needs the first reply to be a real answer to a commit: only a delay may come before it. */
+/** after-commit (and gateway-error) needs the first reply to answer a commit: only a delay may come before it. */
 function allowedBefore(scenario: ChaosScenario, mode: CrashMode): ChaosScenario['faultPool'] {
-  if (mode !== 'after-commit') return scenario.faultPool;
+  if (mode !== 'after-commit' && mode !== 'gateway-error') return scenario.faultPool;
   return scenario.faultPool.filter(([f]) => f === 'none' || f === 'delay');
 }
 
@@ -138,7 +143,9 @@ function beforeCommitFaults(rng: Rng, op: string, pool: ChaosScenario['faultPool
     case 'none':
       return [];
     case 'status-5xx':
-      return [{ op, kind: 'status-5xx', times: rng.int(1, 2), status: rng.pick([500, 502, 503]) }];
+      // Before the commit, the sandbox's documented "nothing done" (SANDBOX_STATUS_RULES); a 5xx that proves
+      // nothing is the gateway-error crash mode's, after a commit.
+      return [{ op, kind: 'status-5xx', times: rng.int(1, 2), status: 503 }];
     case 'status-429':
       return [{ op, kind: 'status-429', times: 1 }];
     case 'reset':

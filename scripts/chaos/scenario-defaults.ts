@@ -24,6 +24,7 @@ export const KEYED_CALL_MODES: ChaosScenario['modes'] = [
   ['before-send', 2],
   ['in-flight', 3],
   ['after-commit', 3],
+  ['gateway-error', 1],
   ['random-time', 2],
 ];
 

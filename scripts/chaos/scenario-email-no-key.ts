@@ -19,7 +19,7 @@ import type { ChaosScenario, IterationContext, StartedWork, Tally } from './type
 const OPERATOR = 'chaos-harness';
 
 /** Crash modes that always lose the reply of a started attempt: the action cannot know and must ask. */
-const REVIEW_EXPECTED = new Set(['before-send', 'in-flight', 'after-commit']);
+const REVIEW_EXPECTED = new Set(['before-send', 'in-flight', 'after-commit', 'gateway-error']);
 
 /**
  * A review is required when the worker died with the reply: not when a cluster kill spared it (`--target cluster`),
@@ -130,6 +130,7 @@ export const emailNoKeyScenario: ChaosScenario = {
     ['before-send', 1],
     ['in-flight', 2],
     ['after-commit', 2],
+    ['gateway-error', 1],
     ['random-time', 1],
   ],
   // No reset: a reset is ambiguous, so it rightly sends the email to review with nothing sent, which would

@@ -67,6 +67,7 @@ export const unknownLookupScenario: ChaosScenario = {
     ['in-flight', 2],
     ['after-commit', 2],
     ['before-lookup', 2],
+    ['gateway-error', 1],
     ['random-time', 1],
   ],
   faultPool: [

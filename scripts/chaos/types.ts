@@ -18,10 +18,19 @@ import type { Approver } from './approvals';
  *   in-flight      the provider committed and holds its reply; the harness SIGKILLs the worker
  *   after-commit   the reply arrived; the worker dies before the outcome is recorded
  *   before-lookup  an ambiguous failure sent the executor to look the effect up; it dies first
+ *   gateway-error  the provider committed and answered 502 or 504 (a gateway gave up on its reply); the worker
+ *                  dies right after hearing it
  * random-time kills at a seeded delay after the work starts, wherever the worker happens to be
  * (workflow task, claim, dispatch, reconciliation).
  */
-export const CRASH_MODES = ['before-send', 'in-flight', 'after-commit', 'before-lookup', 'random-time'] as const;
+export const CRASH_MODES = [
+  'before-send',
+  'in-flight',
+  'after-commit',
+  'before-lookup',
+  'gateway-error',
+  'random-time',
+] as const;
 export type CrashMode = (typeof CRASH_MODES)[number];
 
 export type Weighted<T> = ReadonlyArray<readonly [T, number]>;

@@ -18,7 +18,7 @@ import {
 } from '../../policies/signed-decision';
 import { RetrysafeError } from '../../policies/errors';
 import { approveUpdate, type ApprovalOutcome } from '../../messages/approval';
-import { withTrustRefresh } from '../../client';
+import { typedRefusal, withTrustRefresh } from '../../client';
 import { firstIssue } from '../../policies/zod-issues';
 import { parseOperators, type Operator } from '../../policies/operators';
 import { readOperatorsFile } from '../../workers/operators-file';
@@ -269,5 +269,11 @@ export function parseApprovalRequest(raw: unknown): ApprovalRequest {
 export async function submitApproval(client: Client, approval: SignedDecision): Promise<ApprovalOutcome> {
   parseActionKey(approval.claims.key);
   const handle = client.workflow.getHandle(approval.claims.key);
-  return withTrustRefresh(client, approval.claims.key, () => handle.executeUpdate(approveUpdate, { args: [approval] }));
+  try {
+    return await withTrustRefresh(client, approval.claims.key, () =>
+      handle.executeUpdate(approveUpdate, { args: [approval] }),
+    );
+  } catch (err) {
+    throw typedRefusal(err);
+  }
 }

@@ -108,6 +108,8 @@ export interface StackOptions {
    * - `false`: plain payloads, even when the environment names keys.
    */
   payloadEncryption?: false | { keysFile?: string };
+  /** More dynamic config for the dev server (ignored on the cluster target). */
+  devServerDynamicConfig?: Record<string, number | string | boolean>;
   /** The codec server the Web UI decodes through (`--ui-codec-endpoint`, e.g. `http://127.0.0.1:4180/codec`). */
   uiCodecEndpoint?: string;
   /**
@@ -133,6 +135,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
             port: opts.port ?? 0,
             uiPort: opts.uiPort === undefined ? null : opts.uiPort,
             ...(opts.uiCodecEndpoint !== undefined ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
+            ...(opts.devServerDynamicConfig ? { dynamicConfig: opts.devServerDynamicConfig } : {}),
             log,
           }),
       startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs, startTimeoutMs: 30_000 }),

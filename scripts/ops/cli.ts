@@ -4,6 +4,7 @@
  */
 import type { OpsCommand, OpsContext } from './context';
 import { EXIT, OpsError, UsageError, type ExitCode } from './errors';
+import { alarmsCommand } from './alarms';
 import { approveCommand, rejectCommand } from './approve';
 import { historyCommand } from './history';
 import { operatorsCommand } from './operators';
@@ -20,6 +21,7 @@ export const COMMANDS: readonly OpsCommand[] = [
   resolveCommand,
   waitingCommand,
   historyCommand,
+  alarmsCommand,
   operatorsCommand,
 ];
 

@@ -5,6 +5,7 @@
 import type { RetrysafeClient } from '../../client';
 import type { SignatureSource } from './signatures';
 import type { ActionLedger } from '../../ledger';
+import { EXIT, OpsError } from './errors';
 
 /** The part of RetrysafeClient the ops commands use. */
 export type OpsClient = Pick<
@@ -34,4 +35,16 @@ export interface OpsCommand {
   /** The full `--help` text. */
   usage: string;
   run(argv: readonly string[], ctx: OpsContext): Promise<void>;
+}
+
+/** The ledger the workers write, or a usage error saying how to name it. */
+export async function requireLedger(ctx: OpsContext): Promise<ActionLedger> {
+  const ledger = await ctx.ledger();
+  if (!ledger) {
+    throw new OpsError(
+      'no ledger: set RETRYSAFE_LEDGER (sqlite:<file> or postgres://…) to the one the workers write',
+      EXIT.usage,
+    );
+  }
+  return ledger;
 }

@@ -16,8 +16,7 @@ import {
   tenantArg,
   validateArgs,
 } from './args';
-import type { OpsCommand } from './context';
-import { EXIT, OpsError } from './errors';
+import { requireLedger, type OpsCommand } from './context';
 import { renderTable } from './table';
 
 export const DEFAULT_HISTORY_LIMIT = 100;
@@ -63,13 +62,7 @@ export const historyCommand: OpsCommand = {
     if (help) return ctx.out(USAGE);
     expectPositionals(positionals, []);
     const args = validateArgs(HistoryArgs, flags);
-    const ledger = await ctx.ledger();
-    if (!ledger) {
-      throw new OpsError(
-        'no ledger: set RETRYSAFE_LEDGER (sqlite:<file> or postgres://…) to the one the workers write',
-        EXIT.usage,
-      );
-    }
+    const ledger = await requireLedger(ctx);
     const rows = await ledger.history({
       ...(args.tenant ? { tenant: args.tenant } : {}),
       ...(args.operation ? { operation: args.operation } : {}),

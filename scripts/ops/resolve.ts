@@ -7,7 +7,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { isFinal } from '../../policies/action-status';
-import { errorCodeOf } from '../../policies/errors';
+import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../../policies/errors';
 import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
 import type { SignedDecision } from '../../policies/signed-decision';
 import { actionKeyArg, durationArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
@@ -203,10 +203,13 @@ async function sendResolution(
 
 /** Turns a failed update into one line that says who refused and why. */
 export function refusal(key: string, err: unknown): OpsError {
-  if (err instanceof WorkflowUpdateFailedError) {
+  if (err instanceof WorkflowUpdateFailedError || err instanceof RetrysafeError) {
     const code = errorCodeOf(err);
-    const message = (err.cause as Error | undefined)?.message ?? err.message;
-    return new OpsError(`action ${key} refused the decision${code ? ` (${code})` : ''}: ${message}`, EXIT.failed);
+    const reason = errorDetailsOf(err)?.reason;
+    const message =
+      err instanceof RetrysafeError ? err.message : ((err.cause as Error | undefined)?.message ?? err.message);
+    const why = [code, typeof reason === 'string' ? reason : undefined].filter(Boolean).join(', ');
+    return new OpsError(`action ${key} refused the decision${why ? ` (${why})` : ''}: ${message}`, EXIT.failed);
   }
   if (err instanceof WorkflowNotFoundError) {
     return new OpsError(

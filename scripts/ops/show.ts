@@ -3,6 +3,7 @@
  * do, what was sent, what reconciliation found and who moved it where, in order.
  */
 import { z } from 'zod';
+import type { LedgerAlarm } from '../../ledger';
 import type { ActionSnapshot } from '../../messages/action';
 import type { DryRun } from '../../messages/approval';
 import { maskForDisplay } from '../lib/approval-page/display-masking';
@@ -21,7 +22,7 @@ export function parseShowArgs(argv: readonly string[]): { help: true } | ({ help
   return { help, ...validateArgs(ShowArgs, { ...flags, ...expectPositionals(positionals, ['KEY']) }) };
 }
 
-export function renderAction(a: ActionSnapshot): string {
+export function renderAction(a: ActionSnapshot, alarms: readonly LedgerAlarm[] = []): string {
   const blocks = [
     renderFields([
       ['key', a.key],
@@ -101,6 +102,21 @@ export function renderAction(a: ActionSnapshot): string {
           a.audit,
         ),
       ),
+    ...(alarms.length
+      ? [
+          'Ledger alarms (writes the ledger refused because its row said otherwise; see ops alarms):\n' +
+            indent(
+              renderTable(
+                [
+                  { header: 'at', value: (x) => x.at },
+                  { header: 'kind', value: (x) => x.kind },
+                  { header: 'detail', value: (x) => x.detail },
+                ],
+                alarms,
+              ),
+            ),
+        ]
+      : []),
     ...nextSteps(a),
   ];
   return blocks.join('\n\n');
@@ -190,7 +206,12 @@ export const showCommand: OpsCommand = {
     if (args.help) return ctx.out(USAGE);
     const action = await (await ctx.client()).getAction(args.KEY);
     if (!action) throw new OpsError(`no action with key ${args.KEY}`, EXIT.failed);
-    ctx.out(args.json ? JSON.stringify(action, null, 2) : renderAction(action));
+    const alarms = (await (await ctx.ledger())?.alarms({ key: args.KEY })) ?? [];
+    ctx.out(
+      args.json
+        ? JSON.stringify(alarms.length ? { ...action, ledgerAlarms: alarms } : action, null, 2)
+        : renderAction(action, alarms),
+    );
   },
 };
 

@@ -15,6 +15,9 @@ import {
   type ToolOutcome,
 } from '../../policies/tool-outcome';
 import { scriptedTool } from '../support/scripted-tool';
+import { z } from 'zod';
+import { defineTool } from '../../policies/tool';
+import { createToolRegistry } from '../../policies/tool-registry';
 
 /**
  * The executor's attempt-aware table, for every dedupe capability, with scripted tools in the SDK's mock
@@ -90,6 +93,45 @@ describe('the executor decides what a retry may do', () => {
         [1, LOST_ANSWER],
         [2, 'committed ch-1 (the original, replayed for the same key)'],
       ],
+    );
+  });
+
+  it('keeps the request log in a heartbeat the tool sends itself, so the next attempt still counts the send', async () => {
+    const tools = createToolRegistry([
+      defineTool({
+        name: 'slow-post',
+        version: 1,
+        description: 'A slow post.',
+        input: z.strictObject({ n: z.number() }),
+        kind: 'mutation',
+        dedupe: 'none',
+        readAfterWriteLagMs: 0,
+        riskClass: 'routine-message',
+        summarize: () => 'slow post',
+        async execute(_i, ctx) {
+          // A tool reporting progress while its provider works, as the ToolContext invites.
+          ctx.heartbeat();
+          return committed('p-1');
+        },
+      }),
+    ]);
+    const intent = tools.parseIntent({ operation: 'slow-post', n: 1 });
+    const env = new MockActivityEnvironment({ attempt: 1 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    const execute = createExecuteAction({ tools, crash: () => undefined });
+    await env.run(execute, {
+      key: 'slow-post:v1:acme:e-1',
+      intent,
+      requestHash: tools.hash(intent),
+      mode: 'first' as const,
+    });
+    // The tool's heartbeat is the one sent while its request is in flight: what a dead attempt leaves behind.
+    const toolBeat = beats[1] as { sends?: number; requests?: Array<{ kind: string; attempt: number }> } | undefined;
+    assert.equal(toolBeat?.sends, 1, `the tool's heartbeat carried the request log: ${JSON.stringify(beats)}`);
+    assert.deepEqual(
+      toolBeat?.requests?.map((r) => [r.kind, r.attempt]),
+      [['send', 1]],
     );
   });
 

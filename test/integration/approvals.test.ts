@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { SignedDecision } from '../../policies/signed-decision';
-import { errorCodeOf } from '../../policies/errors';
+import { errorCodeOf, errorDetailsOf } from '../../policies/errors';
 import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
 import { startApprovalServer, type SignedEvent } from '../../scripts/lib/approval-http';
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
@@ -223,17 +223,16 @@ describe('signed approvals on a real Temporal server with the payments provider 
         (outcome) => assert.fail(`${name}: accepted: ${JSON.stringify(outcome)}`),
         (e: unknown) => e,
       );
-      const cause = (err as { cause?: { type?: string; message?: string; details?: unknown[] } }).cause;
-      const details = (cause?.details?.[0] ?? {}) as { reason?: string };
+      const details = (errorDetailsOf(err) ?? {}) as { reason?: string };
       await sleep(SETTLE_MS);
       const snap = (await stack.retrysafe.getAction(target.key)) as ActionSnapshot;
       const seen = await atProvider(target.key, target.reference);
       const row: Refusal = {
         case: name,
         errorClass: (err as Error).constructor?.name ?? typeof err,
-        failureType: cause?.type ?? errorCodeOf(err) ?? '?',
+        failureType: errorCodeOf(err) ?? '?',
         reason: details.reason ?? '?',
-        message: cause?.message ?? (err as Error).message,
+        message: (err as Error).message,
         charges: seen.charges,
         statusAfter: snap.status,
       };

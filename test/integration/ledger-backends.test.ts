@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import Database from 'better-sqlite3';
+import pg from 'pg';
 
 import type { ActionLedger, ClaimRecord, LedgerMigration, LedgerRow, StatusRecord } from '../../ledger';
 import {
@@ -31,6 +32,8 @@ interface TestDatabase {
   url: string;
   /** A new, unmigrated ledger instance on this database. */
   open(options?: { migrations?: readonly LedgerMigration[] }): ActionLedger;
+  /** Runs one SQL statement on the database directly (what older code wrote). */
+  sql(statement: string): Promise<void>;
 }
 
 type DatabaseFactory = () => Promise<TestDatabase>;
@@ -56,9 +59,10 @@ function status(key: string, seq: number, s: StatusRecord['status'], overrides: 
   return { key, seq, status: s, at: at(seq), reason: `step ${seq}: ${s}`, ...overrides } satisfies StatusRecord;
 }
 
-/** A v2 that a later release might append: one index, in both dialects. */
-const V2: LedgerMigration = {
-  version: 2,
+/** The next version, which a later release might append: one index, in both dialects. */
+const NEXT = LEDGER_SCHEMA_VERSION + 1;
+const V_NEXT: LedgerMigration = {
+  version: NEXT,
   name: 'test: an index on status',
   sqlite: ['CREATE INDEX retrysafe_actions_by_status ON retrysafe_actions (status)'],
   postgres: ['CREATE INDEX retrysafe_actions_by_status ON retrysafe_actions (status)'],
@@ -104,18 +108,18 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       assert.equal((await b.get('charge:v1:acme:after-race'))?.status, 'planned');
     });
 
-    it('applies an appended v2 from v1, then refuses code that knows only v1 with LedgerSchemaError', async () => {
+    it('applies an appended next version, then refuses code that knows only this one with LedgerSchemaError', async () => {
       const { db, ledger } = await fresh();
       await ledger.recordClaim(claim('charge:v1:acme:kept'));
-      const newer = track(db.open({ migrations: [...LEDGER_MIGRATIONS, V2] }));
-      assert.deepEqual(await newer.migrate(), { from: 1, to: 2 });
+      const newer = track(db.open({ migrations: [...LEDGER_MIGRATIONS, V_NEXT] }));
+      assert.deepEqual(await newer.migrate(), { from: LEDGER_SCHEMA_VERSION, to: NEXT });
 
       const older = track(db.open());
       await assert.rejects(older.migrate(), (err: unknown) => {
         assert.ok(err instanceof LedgerSchemaError);
-        assert.equal(err.databaseVersion, 2);
-        assert.equal(err.codeVersion, 1);
-        assert.match(err.message, /version 2, newer than the 1/);
+        assert.equal(err.databaseVersion, NEXT);
+        assert.equal(err.codeVersion, LEDGER_SCHEMA_VERSION);
+        assert.match(err.message, new RegExp(`version ${NEXT}, newer than the ${LEDGER_SCHEMA_VERSION}`));
         return true;
       });
       const config = ledgerConfigFromEnv({ RETRYSAFE_LEDGER: db.url });
@@ -129,17 +133,17 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
     it('a failing migration leaves the database at the version before it', async () => {
       const { db } = await fresh();
       const broken: LedgerMigration = {
-        version: 2,
+        version: NEXT,
         name: 'test: fails halfway',
         sqlite: ['CREATE TABLE half_done (x INTEGER)', 'SELECT * FROM no_such_table'],
         postgres: ['CREATE TABLE half_done (x integer)', 'SELECT * FROM no_such_table'],
       };
       await assert.rejects(track(db.open({ migrations: [...LEDGER_MIGRATIONS, broken] })).migrate());
-      // The table the broken migration created went with its transaction, so v2 can run cleanly later.
+      // The table the broken migration created went with its transaction, so it can run cleanly later.
       const fixed: LedgerMigration = { ...broken, sqlite: [broken.sqlite[0]], postgres: [broken.postgres[0]] };
       assert.deepEqual(await track(db.open({ migrations: [...LEDGER_MIGRATIONS, fixed] })).migrate(), {
-        from: 1,
-        to: 2,
+        from: LEDGER_SCHEMA_VERSION,
+        to: NEXT,
       });
     });
 
@@ -173,6 +177,7 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
         claimedAt: at(0),
         updatedAt: at(0),
         seq: 0,
+        epoch: 0,
       });
       const second = await ledger.recordClaim(
         claim(key, { requestHash: 'another-hash', owner: 'run:acme:other', claimedAt: at(5), toolVersion: 2 }),
@@ -221,6 +226,7 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
         settledAt: at(3),
         updatedAt: at(3),
         seq: 3,
+        epoch: 0,
       };
       assert.deepEqual(await ledger.get(key), settled);
       assert.deepEqual(await ledger.audit(key), [
@@ -322,6 +328,99 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       assert.equal(failed.claimedAt, at(2));
     });
 
+    it('migrates a schema-1 ledger to holders and alarms, keeping its rows, which anyone recording may still move', async () => {
+      const db = await makeDatabase();
+      const v1 = track(db.open({ migrations: LEDGER_MIGRATIONS.slice(0, 1) }));
+      assert.deepEqual(await v1.migrate(), { from: 0, to: 1 });
+      // As schema-1 code wrote it: no holder, no epoch.
+      await db.sql(
+        `INSERT INTO retrysafe_actions (action_key, tenant, operation, tool_version, request_hash, status, owner,
+           claimed_at, updated_at, seq)
+         VALUES ('charge:v1:acme:from-v1', 'acme', 'charge', 1, 'h', 'planned', 'run:a', '${at(0)}', '${at(0)}', 0)`,
+      );
+      const current = track(db.open());
+      assert.deepEqual(await current.migrate(), { from: 1, to: LEDGER_SCHEMA_VERSION });
+      const row = await current.get('charge:v1:acme:from-v1');
+      assert.equal(row?.holder, undefined);
+      assert.equal(row?.epoch, 0);
+      assert.deepEqual(
+        await current.recordStatus({ ...status('charge:v1:acme:from-v1', 1, 'dispatching'), holder: 'action:r1' }),
+        {
+          applied: true,
+        },
+      );
+      assert.deepEqual(await current.alarms(), []);
+    });
+
+    it('claimRow creates the row for its holder, knows it again for that holder, and shows it to another', async () => {
+      const { ledger } = await fresh();
+      const key = 'send-email:v1:acme:holders';
+      const mine = await ledger.claimRow({ ...claim(key), holder: 'action:run-1' });
+      assert.equal(mine.kind, 'new');
+      assert.equal(mine.row.holder, 'action:run-1');
+      assert.equal(mine.row.epoch, 1);
+      assert.equal((await ledger.claimRow({ ...claim(key), holder: 'action:run-1' })).kind, 'held');
+      const theirs = await ledger.claimRow({ ...claim(key, { requestHash: 'another' }), holder: 'action:run-2' });
+      assert.equal(theirs.kind, 'other');
+      assert.equal(theirs.row.holder, 'action:run-1');
+      assert.equal(theirs.row.requestHash, `hash-of-${key}`, 'the first request stays recorded');
+    });
+
+    it('takeOver is a compare-and-swap on the epoch: one of two takes the row, the other gets nothing', async () => {
+      const { db, ledger } = await fresh();
+      const other = track(db.open());
+      const key = 'send-email:v1:acme:takeover';
+      await ledger.claimRow({ ...claim(key), holder: 'action:first' });
+      const [a, b] = await Promise.all([
+        ledger.takeOver(key, 1, 'action:second', at(5)),
+        other.takeOver(key, 1, 'action:third'),
+      ]);
+      const winners = [a, b].filter((r) => r !== undefined);
+      assert.equal(winners.length, 1, 'exactly one takeover wins');
+      assert.equal(winners[0]!.epoch, 2);
+      assert.ok(['action:second', 'action:third'].includes(winners[0]!.holder!));
+      assert.equal(await ledger.takeOver(key, 1, 'action:late'), undefined, 'a stale epoch takes nothing');
+      assert.equal((await ledger.get(key))?.holder, winners[0]!.holder);
+    });
+
+    it('refuses a write from whoever does not hold the row, and a different entry under a taken seq, with alarms', async () => {
+      const { ledger } = await fresh();
+      const key = 'send-email:v1:acme:alarms';
+      await ledger.claimRow({ ...claim(key), holder: 'action:holder' });
+      const held = { ...status(key, 1, 'dispatching'), holder: 'action:holder' };
+      assert.deepEqual(await ledger.recordStatus(held), { applied: true });
+      assert.deepEqual(await ledger.recordStatus(held), { applied: true }, 'a repeat of an applied write');
+
+      const intruder = await ledger.recordStatus({ ...status(key, 2, 'confirmed'), holder: 'action:gone' });
+      assert.equal(intruder.applied, false);
+      assert.equal(intruder.alarm?.kind, 'not-holder');
+      assert.match(
+        intruder.alarm!.detail,
+        /confirmed \(seq 2\) by action:gone was refused: the row is held by action:holder/,
+      );
+
+      const clash = await ledger.recordStatus({ ...status(key, 1, 'failed'), holder: 'action:holder' });
+      assert.equal(clash.applied, false);
+      assert.equal(clash.alarm?.kind, 'audit-conflict');
+      assert.match(clash.alarm!.detail, /seq 1 holds dispatching/);
+
+      const row = await ledger.get(key);
+      assert.equal(row?.status, 'dispatching', 'neither refused write moved the row');
+      assert.deepEqual(
+        (await ledger.audit(key)).map((e) => e.status),
+        ['dispatching'],
+      );
+      const alarms = await ledger.alarms({ key });
+      assert.deepEqual(
+        alarms.map((a) => a.kind),
+        ['audit-conflict', 'not-holder'],
+        'newest first',
+      );
+      assert.deepEqual(await ledger.alarms({ key: 'send-email:v1:acme:quiet' }), []);
+      const raised = await ledger.raiseAlarm('send-email:v1:acme:quiet', 'not-holder', 'raised by hand', at(9));
+      assert.deepEqual((await ledger.alarms({ limit: 1 }))[0], raised);
+    });
+
     it('close() releases the database: later calls fail as Closed, a second close is harmless, data stays', async () => {
       const { db, ledger } = await fresh();
       await ledger.recordClaim(claim('charge:v1:acme:durable'));
@@ -351,7 +450,18 @@ after(async () => {
 ledgerSuite('sqlite', async () => {
   // A folder that does not exist yet: the ledger makes it.
   const file = path.join(tmp, `db-${++databases}`, 'ledger.sqlite');
-  return { url: `sqlite:${file}`, open: (options) => new SqliteLedger(file, options) };
+  return {
+    url: `sqlite:${file}`,
+    open: (options) => new SqliteLedger(file, options),
+    sql: async (statement) => {
+      const db = new Database(file);
+      try {
+        db.exec(statement);
+      } finally {
+        db.close();
+      }
+    },
+  };
 });
 
 ledgerSuite('postgres', async () => {
@@ -362,7 +472,19 @@ ledgerSuite('postgres', async () => {
     );
   }
   const url = await postgres.createDatabase(`ledger_${++databases}`);
-  return { url, open: (options) => new PostgresLedger({ connectionString: url, ...options }) };
+  return {
+    url,
+    open: (options) => new PostgresLedger({ connectionString: url, ...options }),
+    sql: async (statement) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(statement);
+      } finally {
+        await client.end();
+      }
+    },
+  };
 });
 
 describe('the SQLite ledger file', () => {

@@ -12,6 +12,7 @@ import { startPostgres, type PostgresServer } from '../support/postgres';
 import { acmeCharge } from '../support/intents';
 import { uniqueEvent } from '../support/renewal-input';
 import { waitForStatus, waitUntil } from '../support/wait';
+import { deleteWorkflow as deleteWorkflowOf } from '../support/delete-workflow';
 
 /**
  * A key protects only while its workflow is retained; the durable ledger protects it after. Each case
@@ -40,21 +41,7 @@ for (const backend of BACKENDS) {
       };
     };
 
-    /** Deletes the action's workflow, as `temporal workflow delete` does, and waits until it is gone. */
-    async function deleteWorkflow(key: string): Promise<void> {
-      await stack.client.workflowService.deleteWorkflowExecution({
-        namespace: stack.server.namespace,
-        workflowExecution: { workflowId: key },
-      });
-      await waitUntil(`workflow ${key} to be deleted`, async () => {
-        try {
-          await stack.client.workflow.getHandle(key).describe();
-          return false;
-        } catch (err) {
-          return err instanceof WorkflowNotFoundError;
-        }
-      });
-    }
+    const deleteWorkflow = (key: string) => deleteWorkflowOf(stack.client, stack.server.namespace, key);
 
     before(async () => {
       dir = await mkdtemp(path.join(os.tmpdir(), `retrysafe-ledger-${backend}-`));

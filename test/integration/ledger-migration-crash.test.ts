@@ -6,11 +6,11 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LEDGER_MIGRATIONS, ledgerConfigFromEnv, openLedger } from '../../ledger';
 import { startPostgres, type PostgresServer } from '../support/postgres';
-import { SLOW_V2 } from '../support/slow-migration';
+import { SLOW_NEXT } from '../support/slow-migration';
 
 /**
  * A worker SIGKILLed while it migrates the ledger leaves it as it was: the migration's transaction is rolled
- * back, the data written before is intact, the schema is still v1, and the next worker migrates cleanly.
+ * back, the data written before is intact, the schema is still the code's, and the next worker migrates cleanly.
  */
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -73,12 +73,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
       await killMidMigration(url);
 
-      // The code's own version still opens it: the schema is v1, not half of v2.
+      // The code's own version still opens it: the schema is the code's, not half of the next one.
       const after = await openLedger(config, { migrate: false });
       assert.equal((await after.get('charge:v1:acme:before-the-crash'))?.requestHash, 'a'.repeat(64));
       await after.close();
       const fast = {
-        ...SLOW_V2,
+        ...SLOW_NEXT,
         sqlite: ['CREATE TABLE slow_test (n INTEGER)'],
         postgres: ['CREATE TABLE slow_test (n INTEGER)'],
       };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { errorCodeOf } from '../../policies/errors';
+import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../../policies/errors';
 import type { SignedDecision } from '../../policies/signed-decision';
 import { submitApproval } from '../../scripts/lib/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
@@ -114,6 +114,21 @@ describe('signed decisions, verified inside the workflow', () => {
     );
     await refused(t, action, kit.sign('approve', action.key, { requestHash: action.requestHash }), 'wrong-decision');
 
+    // Through the application's client, a refusal is the validator's typed error: its reason and its own words.
+    for (const [signed, reason, words] of [
+      [kit.sign('resolve', action.key, fields, { operator: 'ava' }), 'missing-role', /ava .*resolver/],
+      [{ ...genuine(), signature: '' }, 'unsigned', /signature/],
+    ] as const) {
+      await assert.rejects(stack.retrysafe.resolveAction(signed), (err: unknown) => {
+        assert.ok(err instanceof RetrysafeError, String(err));
+        assert.equal(err.code, 'DecisionRejected');
+        assert.equal(err.reason, reason);
+        assert.doesNotMatch(err.message, /Workflow Update failed/);
+        assert.match(err.message, words);
+        return true;
+      });
+    }
+
     // A genuine decision, signed with the key being rotated in, takes effect once; the same envelope again is a replay.
     const decision = kit.sign('resolve', action.key, fields, { with: 'next' });
     const done = await stack.retrysafe.resolveAction(decision);
@@ -147,8 +162,9 @@ describe('signed decisions, verified inside the workflow', () => {
       [{ decision: 'resolve' }, 'wrong-decision'],
     ] as const) {
       await assert.rejects(submitApproval(stack.client, approve(forge)), (err: unknown) => {
-        const details = (err as { cause?: { details?: Array<{ reason?: string }> } }).cause?.details?.[0];
-        return errorCodeOf(err) === 'DecisionRejected' && details?.reason === reason;
+        // The validator's own code, reason and words, not the SDK's "Workflow Update failed".
+        assert.doesNotMatch((err as Error).message, /Workflow Update failed/);
+        return errorCodeOf(err) === 'DecisionRejected' && errorDetailsOf(err)?.reason === reason;
       });
     }
     assert.equal((await stack.retrysafe.getAction(waiting.key))?.status, 'awaiting_confirmation');
@@ -160,9 +176,8 @@ describe('signed decisions, verified inside the workflow', () => {
     const done = await waitForStatus(stack.retrysafe, waiting.key, 'confirmed', { timeoutMs: 30_000 });
     assert.equal(done.approvedBy, 'ava');
     await assert.rejects(submitApproval(stack.client, genuine), (err: unknown) => {
-      const details = (err as { cause?: { details?: Array<{ reason?: string }> } }).cause?.details?.[0];
       // The charge stays open for its compensation, so the workflow itself sees the spent nonce.
-      return errorCodeOf(err) === 'DecisionRejected' && details?.reason === 'replayed';
+      return errorCodeOf(err) === 'DecisionRejected' && errorDetailsOf(err)?.reason === 'replayed';
     });
     const ledger = await stack.providers.payments.ledger();
     assert.equal(

@@ -1,12 +1,19 @@
 /**
  * A child process for the ledger's crash test: opens the ledger named by RETRYSAFE_LEDGER with the code's
- * migrations plus a slow v2 (it fills a table, or sleeps, inside its transaction), says `migrating` on
+ * migrations plus a slow next version (it fills a table, or sleeps, inside its transaction), says `migrating` on
  * stdout, and migrates. The test SIGKILLs it mid-migration.
  */
-import { LEDGER_MIGRATIONS, ledgerConfigFromEnv, openLedger, type LedgerMigration } from '../../ledger';
+import {
+  LEDGER_MIGRATIONS,
+  LEDGER_SCHEMA_VERSION,
+  ledgerConfigFromEnv,
+  openLedger,
+  type LedgerMigration,
+} from '../../ledger';
 
-export const SLOW_V2: LedgerMigration = {
-  version: 2,
+/** A migration after the code's last one, slow enough to be killed in the middle. */
+export const SLOW_NEXT: LedgerMigration = {
+  version: LEDGER_SCHEMA_VERSION + 1,
   name: 'a slow migration (test)',
   sqlite: [
     'CREATE TABLE slow_test (n INTEGER)',
@@ -19,7 +26,7 @@ if (require.main === module) {
   const config = ledgerConfigFromEnv(process.env);
   if (!config) throw new Error('RETRYSAFE_LEDGER is not set');
   process.stdout.write('migrating\n');
-  void openLedger(config, { migrations: [...LEDGER_MIGRATIONS, SLOW_V2] }).then(async (ledger) => {
+  void openLedger(config, { migrations: [...LEDGER_MIGRATIONS, SLOW_NEXT] }).then(async (ledger) => {
     process.stdout.write('migrated\n');
     await ledger.close();
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { exampleRegistry } from '../../examples/tools';
+import { crashSpecFor } from '../../scripts/chaos/crash';
 import { describePlan, planIteration } from '../../scripts/chaos/plan';
 import { SCENARIOS, scenarioByName } from '../../scripts/chaos/registry';
 import { CLUSTER_FAULT_TARGETS, type IterationPlan } from '../../scripts/chaos/types';
@@ -43,6 +44,20 @@ describe('chaos iteration plans', () => {
             kinds.every((k) => k === 'delay' || (k === 'drop-after-commit' && contract.dedupe === 'idempotency-key')),
             describePlan(p),
           );
+        }
+        if (p.crash.mode === 'gateway-error') {
+          // The first commit is answered 502 or 504, after nothing or a delay; the worker dies on hearing it.
+          const gateway = p.faults.filter((f) => f.kind === 'status-after-commit');
+          assert.equal(gateway.length, 1, describePlan(p));
+          assert.ok([502, 504].includes(gateway[0].status!), describePlan(p));
+          assert.ok(
+            kinds.every((k) => ['delay', 'status-after-commit', 'drop-after-commit'].includes(k)),
+            describePlan(p),
+          );
+          assert.equal(crashSpecFor(p), `after-commit:${p.operation}`);
+        }
+        for (const f of p.faults) {
+          if (f.kind === 'status-5xx') assert.equal(f.status, 503, 'a 5xx before the commit is the documented one');
         }
         if (p.crash.mode === 'before-lookup') {
           assert.equal(contract.dedupe, 'lookup');

@@ -464,8 +464,18 @@ describe('ops commands against a fake client', () => {
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
-      /refused the decision \(DecisionRejected\): operator alice is not an operator of tenant acme/,
+      /refused the decision \(DecisionRejected, missing-tenant\): operator alice is not an operator of tenant acme/,
     );
+  });
+
+  it('resolve prints the reason of a refusal the client hands over as its typed error', async () => {
+    const client = new FakeClient();
+    client.refuseWith = new RetrysafeError('DecisionRejected', 'the decision expired at 2026-12-01T10:00:00.000Z', {
+      reason: 'expired',
+    });
+    const r = await run(confirm, { client, env: { RETRYSAFE_OPERATOR_TOKEN: token } });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /refused the decision \(DecisionRejected, expired\): the decision expired at/);
   });
 
   it('resolve refuses a finished action without sending, and an unknown key with exit 1', async () => {
