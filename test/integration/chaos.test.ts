@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { planIteration } from '../../scripts/chaos/plan';
 import { scenarioByName } from '../../scripts/chaos/registry';
 import { runChaos } from '../../scripts/chaos/run';
+import { CRASH_MODES } from '../../scripts/chaos/types';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 
 /**
@@ -13,7 +14,8 @@ import { startStack, type Stack } from '../../scripts/lib/stack';
  * Seed 4 draws all five crash modes (before-send, before-lookup, in-flight, after-commit, random-time), a
  * lost email reply and a dev-server restart in the first batch.
  */
-const SEED = 4;
+/** A seed whose six iterations draw all six crash modes, with a dev-server restart in one batch. */
+const SEED = 102;
 const SCENARIOS = ['renewal', 'unknown-lookup', 'email-no-key', 'saga-compensation', 'approval', 'multi-agent'];
 const RESTART_RATE = 0.2;
 const CRASHES = 6;
@@ -55,7 +57,7 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.ok((t.ledgerRows ?? 0) >= CRASHES, `the ledger holds the iterations' actions${why}`);
     assert.equal(t.ledgerOutOfStep, 0, `the ledger agrees with the providers${why}`);
     const modes = new Set(report.iterations.map((r) => r.plan.crash.mode));
-    assert.deepEqual([...modes].sort(), ['after-commit', 'before-lookup', 'before-send', 'in-flight', 'random-time']);
+    assert.deepEqual([...modes].sort(), [...CRASH_MODES].sort(), 'every crash mode was drawn');
     const plannedRestarts = [0, 1].filter((b) =>
       Array.from({ length: CONCURRENCY }, (_, j) => b * CONCURRENCY + j).some(
         (i) =>
@@ -88,26 +90,31 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.equal(report.stoppedEarly, `the 1-minute budget ran out, before batch 1 of ${CRASHES}`);
   });
 
-  it('sees the duplicate a bare Temporal activity makes under the same after-commit crash', async () => {
-    // With these three scenarios, iteration 3 is the renewal with an after-commit crash at the charge.
+  it('sees the duplicates a bare Temporal activity makes under the same after-commit and gateway-error crashes', async () => {
+    // With these three scenarios, iterations 0 and 21 are renewals: the worker dies right after the provider
+    // committed the charge, with its answer (0) or after it answered 502/504 to a commit (21).
     const scenarios = ['renewal', 'unknown-lookup', 'email-no-key'];
-    const index = 3;
-    assert.equal(
-      planIteration(SEED, index, scenarioByName('renewal')!, { restartRate: RESTART_RATE }).crash.mode,
-      'after-commit',
+    const indices = [0, 21];
+    assert.deepEqual(
+      indices.map((i) => planIteration(SEED, i, scenarioByName('renewal')!, { restartRate: RESTART_RATE }).crash.mode),
+      ['after-commit', 'gateway-error'],
     );
     const report = await runChaos({
-      crashes: CRASHES,
+      crashes: 22,
       seed: SEED,
       scenarios,
       concurrency: 1,
       restartRate: 0,
-      only: [index],
+      only: indices,
       baseline: true,
       stack,
     });
+    assert.equal(report.retrysafe.totals.crashes, 2);
     assert.equal(report.retrysafe.totals.duplicates, 0);
-    assert.equal(report.baseline?.totals.crashes, 1);
-    assert.ok((report.baseline?.totals.duplicates ?? 0) >= 1, 'a fresh key per attempt charges twice');
+    assert.equal(report.baseline?.totals.crashes, 2);
+    for (const mode of ['after-commit', 'gateway-error'] as const) {
+      const byMode = report.baseline?.scenarios.renewal?.byMode[mode];
+      assert.ok((byMode?.duplicates ?? 0) >= 1, `${mode}: a fresh key per attempt charges twice`);
+    }
   });
 });

@@ -5,6 +5,7 @@ import type { Payload } from '@temporalio/common';
 import type { ChargeIntent, SendEmailIntent } from '../../examples/tools';
 import { RECEIPT_PATCH, type RenewalResult } from '../../examples/workflows/renewal';
 import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
+import { CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../../workflows/action';
 import type { ActionSnapshot } from '../../messages/action';
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
 import {
@@ -131,7 +132,13 @@ async function storedInput(stack: Stack, workflowId: string): Promise<Payload> {
 }
 
 /** The patches workflows/ and examples/workflows/ define: the only plain payloads a history may carry. */
-const PATCH_IDS = new Set([CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH, RECEIPT_PATCH]);
+const PATCH_IDS = new Set([
+  CLAIM_AS_ACTIVITY_PATCH,
+  OWNER_SENDS_PATCH,
+  RECEIPT_PATCH,
+  LEDGER_IN_WORKER_PATCH,
+  CURRENT_CLAIM_ANSWERS_PATCH,
+]);
 
 function isPatchMarkerPayload(data: unknown): boolean {
   if (!ArrayBuffer.isView(data)) return false;

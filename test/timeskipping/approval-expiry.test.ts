@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ExecuteInput, ExecuteOutcome } from '../../activities';
 import { createLoadActionPolicy } from '../../activities/load-action-policy';
 import { exampleRegistry } from '../../examples/tools';
 import { DEFAULT_APPROVAL_TTL_MS } from '../../policies/signed-decision';
-import { errorCodeOf } from '../../policies/errors';
+import { errorCodeOf, RetrysafeError } from '../../policies/errors';
 import { CONFIRMATION_WINDOW } from '../../policies/timeouts';
 const tools = exampleRegistry();
 import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
@@ -129,10 +128,11 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
           () => assert.fail('an expired approval must be refused'),
           (err: unknown) => err,
         );
-        assert.ok(refused instanceof WorkflowUpdateFailedError, String(refused));
+        // The validator's typed error, with its reason and its words.
+        assert.ok(refused instanceof RetrysafeError, String(refused));
         assert.equal(errorCodeOf(refused), 'DecisionRejected');
-        const details = (refused.cause as { details?: Array<{ reason?: string }> }).details?.[0];
-        assert.equal(details?.reason, 'expired', JSON.stringify(details));
+        assert.equal(refused.reason, 'expired', JSON.stringify(refused.details));
+        assert.match(refused.message, /expired at/);
         let snap = (await handle.query(statusQuery)) as ActionSnapshot;
         assert.equal(snap.status, 'awaiting_confirmation', 'the refused approval changed nothing');
         assert.equal(dispatchesOf(input.key), 0);

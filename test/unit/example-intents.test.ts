@@ -307,8 +307,8 @@ describe('parseIntent: refusals', () => {
     }
   });
 
-  it('refuses an intent that cannot be serialized as JSON', () => {
-    assertRefused(() => parseIntent({ ...CHARGE, amountCents: 10n }), 'InvalidIntent', '(root)');
+  it('refuses an intent that cannot be serialized as JSON, naming the field', () => {
+    assertRefused(() => parseIntent({ ...CHARGE, amountCents: 10n }), 'InvalidIntent', 'amountCents');
   });
 
   it(`refuses an intent larger than MAX_INTENT_BYTES (${MAX_INTENT_BYTES}) with PayloadTooLarge, naming the largest field`, () => {
