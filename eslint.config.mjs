@@ -3,8 +3,42 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import path from 'node:path';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+/** The engine's folders: what the package's entry points (api/) publish, and nothing outside the package reaches. */
+const ENGINE = ['policies', 'messages', 'workflows', 'activities', 'workers', 'client', 'codec', 'ledger', 'adapters'];
+
+/**
+ * `local/no-reach-into`: a relative import (or require, or require.resolve) that lands in one of the repository's
+ * top-level folders named in the options. Paths are resolved from the importing file, so `./workflows` inside a
+ * script's own folder is not the engine's workflows/.
+ */
+const noReachInto = {
+  meta: { type: 'problem', schema: [{ type: 'object', properties: { folders: { type: 'array' }, message: {} } }] },
+  create(context) {
+    const { folders, message } = context.options[0];
+    const check = (node, source) => {
+      if (typeof source !== 'string' || !source.startsWith('.')) return;
+      const target = path.relative(import.meta.dirname, path.resolve(path.dirname(context.filename), source));
+      const top = target.split(path.sep)[0];
+      if (folders.includes(top)) context.report({ node, message: `${source}: ${message}` });
+    };
+    const isRequire = (callee) =>
+      (callee.type === 'Identifier' && callee.name === 'require') ||
+      (callee.type === 'MemberExpression' && callee.object.name === 'require' && callee.property.name === 'resolve');
+    return {
+      ImportDeclaration: (node) => check(node, node.source.value),
+      ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+      ExportAllDeclaration: (node) => check(node, node.source.value),
+      ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+      CallExpression: (node) =>
+        isRequire(node.callee) && node.arguments[0]?.type === 'Literal' && check(node, node.arguments[0].value),
+    };
+  },
+};
+const local = { rules: { 'no-reach-into': noReachInto } };
 const deterministicOnly = {
   paths: [
     ...nodeBuiltins.map((name) => ({
@@ -16,6 +50,9 @@ const deterministicOnly = {
     { name: '@temporalio/client', message: 'Workflow and policy code does not call the client.' },
   ],
 };
+const PUBLIC_API_ONLY =
+  'import the engine through its public entry points (retrysafe, retrysafe/workflow, retrysafe/worker, ' +
+  'retrysafe/testing, retrysafe/dev, retrysafe/mcp, …), as a team that installed the package does';
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.tools/', '.data/', '.out/', 'dist/'] },
@@ -46,6 +83,25 @@ export default tseslint.config(
     },
   },
   {
+    // Workflow modules built on the package reach it through its sandbox-safe entry point only: the others load
+    // clients, codecs and Node builtins that the workflow bundle cannot hold.
+    files: ['examples/workflows/**/*.ts', '**/workflows.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['retrysafe', 'retrysafe/worker', 'retrysafe/dev', 'retrysafe/testing', 'retrysafe/mcp'].map(
+            (name) => ({
+              name,
+              allowTypeImports: true,
+              message: 'Workflow code imports retrysafe/workflow (types from the others are fine).',
+            }),
+          ),
+        },
+      ],
+    },
+  },
+  {
     // The engine names no tool: nothing in it may import the examples built on it.
     files: [
       'workflows/**/*.ts',
@@ -67,6 +123,37 @@ export default tseslint.config(
             },
           ],
         },
+      ],
+    },
+  },
+  {
+    // Built on the package as a team's code is: the engine only by its entry points' names. Scripts (the
+    // repository's own tooling) may also use the tools for people in cli/, which ship beside the engine.
+    files: [
+      'examples/**/*.ts',
+      'test/byo-tool/**/*.ts',
+      'test/mcp-provider/**/*.ts',
+      'test/consumer/**/*.ts',
+      'test/unit/mcp-adapter.test.ts',
+      'test/integration/mcp-server.test.ts',
+      'test/integration/agent-framework-tools.test.ts',
+    ],
+    plugins: { local },
+    rules: { 'local/no-reach-into': ['error', { folders: [...ENGINE, 'api', 'cli'], message: PUBLIC_API_ONLY }] },
+  },
+  {
+    files: ['scripts/**/*.ts'],
+    plugins: { local },
+    rules: { 'local/no-reach-into': ['error', { folders: [...ENGINE, 'api'], message: PUBLIC_API_ONLY }] },
+  },
+  {
+    // The engine does not depend on the product layer built on it.
+    files: ENGINE.map((folder) => `${folder}/**/*.ts`),
+    plugins: { local },
+    rules: {
+      'local/no-reach-into': [
+        'error',
+        { folders: ['api', 'cli', 'examples', 'scripts'], message: 'the engine must not import what is built on it' },
       ],
     },
   },

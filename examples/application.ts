@@ -5,11 +5,9 @@
  * It reads the standard Temporal connection settings and the example tools' provider URLs.
  */
 import type { Client } from '@temporalio/client';
-import { RetrysafeClient } from '../client';
-import type { ActionSnapshot } from '../messages/action';
-import { connectClient } from '../workers/connection';
 import { sandboxUrlsFromEnv } from './sandbox-env';
 import { exampleTools, type ChargeIntent, type SandboxUrls } from './tools';
+import { RetrysafeClient, connectClient, type ActionSnapshot } from 'retrysafe';
 
 export async function chargeForEvent(
   client: Client,

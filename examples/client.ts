@@ -1,8 +1,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import { RetrysafeClient } from '../client';
 import type { FulfillmentInput } from './workflows/fulfillment-agent';
 import { FULFILLMENT_AGENT } from './workflows/fulfillment-agent';
 import type { RenewalInput } from './workflows/renewal';
+import { RetrysafeClient } from 'retrysafe';
 
 /** The engine's client with starters for the example flows. */
 export class ExampleClient extends RetrysafeClient {

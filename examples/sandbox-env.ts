@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { SetupError } from '../workers/run-worker';
 import type { SandboxUrls } from './tools';
+import { SetupError } from 'retrysafe/worker';
 
 /** The example tools' own settings: one URL per sandbox provider, read at the entry point. */
 const url = (name: string) => z.url({ message: `${name} must be an http(s) URL, e.g. http://127.0.0.1:4101` });

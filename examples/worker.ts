@@ -2,12 +2,12 @@
  * The example worker (`npm run worker`): the engine with the seven example tools over the sandbox
  * providers, the example flows, the bare-charge baseline and the renewal planner (or a model).
  */
-import { workerMain } from '../workers/run-worker';
 import { plannerFromEnv } from './planners/from-env';
 import { sandboxUrlsFromEnv } from './sandbox-env';
 import { exampleTools } from './tools';
 import { createBareCharge } from './activities/bare-charge';
-import { killAt } from '../activities/crash-points';
+import { workerMain } from 'retrysafe/worker';
+import { killAt } from 'retrysafe/testing';
 
 workerMain((env, config) => {
   const urls = sandboxUrlsFromEnv(env);

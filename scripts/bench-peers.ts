@@ -5,8 +5,8 @@
  * provider and the lagging ticket provider, with the effects counted at the provider.
  */
 import { z } from 'zod';
-import { parseArgv, validateArgs, type FlagSpecs } from './ops/args';
-import { UsageError } from './ops/errors';
+import { parseArgv, validateArgs, type FlagSpecs } from '../cli/ops/args';
+import { UsageError } from '../cli/ops/errors';
 import { count } from './bench/args';
 import { runPeerBench, type PeerBenchReport } from './bench/peers/run';
 

@@ -7,7 +7,7 @@
 import { parseScaleArgs, SCALE_USAGE } from './bench/scale/args';
 import { SUPERLINEAR_EXPONENT, type Growth } from './bench/scale/growth';
 import { runScale, type ScaleReport } from './bench/scale/run';
-import { UsageError } from './ops/errors';
+import { UsageError } from '../cli/ops/errors';
 
 async function main(): Promise<number> {
   let args;

@@ -7,7 +7,7 @@ import { BENCH_USAGE, parseBenchArgs } from './bench/args';
 import { spreadOf } from './bench/compare';
 import { formatOperationCost } from './bench/operation-cost';
 import { runBench, type BenchReport } from './bench/run';
-import { UsageError } from './ops/errors';
+import { UsageError } from '../cli/ops/errors';
 
 async function main(): Promise<number> {
   let args;

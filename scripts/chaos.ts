@@ -6,7 +6,7 @@
  * crash (or every crash that fit in --minutes); 1 otherwise; 2 for bad arguments; 130 after Ctrl-C. The
  * baseline's duplicates are its expected result and do not fail the run.
  */
-import { UsageError } from './ops/errors';
+import { UsageError } from '../cli/ops/errors';
 import { CHAOS_USAGE, parseChaosArgs } from './chaos/args';
 import { formatClusterKills, formatTable, toJson } from './chaos/report';
 import { runChaos } from './chaos/run';

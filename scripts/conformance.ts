@@ -9,8 +9,8 @@
  */
 import { z } from 'zod';
 
-import { parseArgv, validateArgs, type FlagSpecs } from './ops/args';
-import { UsageError } from './ops/errors';
+import { parseArgv, validateArgs, type FlagSpecs } from '../cli/ops/args';
+import { UsageError } from '../cli/ops/errors';
 import { failedRows, formatReport, isContract, runConformance } from './conformance/run';
 import { SUBJECTS } from './conformance/subjects';
 

@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { historyAsJson } from './lib/history-json';
 import { startStack } from './lib/stack';
 import { DEMO_RENEWAL } from './demo/renewal-crash';
-import type { AgentRunInput } from '../workflows/agent-run';
+import type { AgentRunInput } from 'retrysafe/workflow';
 
 const OUT = path.resolve(__dirname, '..', 'test', 'replay', 'histories');
 

@@ -7,8 +7,8 @@
 // `--compose` a Docker Compose v2+ client, which test/unit/compose.test.ts checks docker-compose.yml with.
 import { parseArgs } from 'node:util';
 
-import type { ResolvedTool } from './toolchain/resolve';
-import { resolveTemporalCli, resolveTestServer } from './toolchain/resolve';
+import type { ResolvedTool } from '../cli/toolchain/resolve-temporal';
+import { resolveTemporalCli, resolveTestServer } from '../cli/toolchain/resolve-temporal';
 import type { ResolvedChromium } from './toolchain/resolve-chromium';
 import { resolveChromium } from './toolchain/resolve-chromium';
 import { resolveCompose } from './toolchain/resolve-compose';

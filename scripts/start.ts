@@ -1,8 +1,8 @@
 /**
- * `npm start`: the embedded default. Temporal dev server (SQLite in .data/, Web UI), the sandbox
- * providers, a worker, the approval service with its page, then the renewal crash demo. Stays up until
- * Ctrl-C so the Web UI can be explored and actions approved. On first start it creates a local demo
- * operator and approval signing key in .data/ (scripts/lib/demo-operator.ts), which the worker trusts.
+ * `npm start`: the embedded default. What `retrysafe dev` runs (Temporal dev server with SQLite in .data/ and its
+ * Web UI, the approval service with its page, a local demo operator and signing key the worker trusts, payload
+ * keys and the ledger), plus the sandbox providers, a worker, then the renewal crash demo. Stays up until Ctrl-C
+ * so the Web UI can be explored and actions approved.
  *   npm start -- --once          exit after the demo
  *   npm start -- --once --json   print the outcome as one JSON object on the last line
  *   npm start -- --event ID      use another renewal event ID (default renewal-2026-08-28-01)
@@ -10,26 +10,14 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runWorkflowId } from '../policies/action-key';
-import { RetrysafeError } from '../policies/errors';
 import { startStack } from './lib/stack';
 import { DEMO_RENEWAL, runRenewalDemo } from './demo/renewal-crash';
-import { DEFAULT_DB_FILE } from './lib/dev-server';
-import { startApprovalServer, type ApprovalServer } from './lib/approval-http';
-import { createApprovalSigner, loadOperatorsFile } from './lib/approval-signer';
-import { DEMO_OPERATOR, ensureDemoOperator } from './lib/demo-operator';
-import { writeRunningStack } from './lib/running-stack';
-import { LOCAL_LEDGER_FILE_NAME, LOCAL_PAYLOAD_KEYS_FILE_NAME } from './lib/local-payload-keys';
-import { payloadCodecFromEnv, payloadKeysFileEnv } from '../codec/codec-config';
-
-/**
- * The Web UI's origin as `npm start` prints it. Only that one: the session cookie belongs to 127.0.0.1, so a
- * Web UI opened as localhost would be another site and get no cookie sent anyway.
- */
-function webUiOrigins(uiUrl: string): string[] {
-  return [new URL(uiUrl).origin];
-}
-import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from './ops/signatures';
+import { DEMO_DB_FILE } from './lib/demo-data';
+import { startDevStack, type DevStack } from '../cli/dev/dev-stack';
+import { DEMO_OPERATOR } from '../cli/dev/local-operator';
+import { writeStackFiles } from '../cli/dev/stack-file';
+import { DEFAULT_APPROVAL_URL } from '../cli/ops/signatures';
+import { RetrysafeError, runWorkflowId } from 'retrysafe';
 
 /** The approval service's port unless --approvals-port says otherwise; `ops` looks there by default. */
 const DEFAULT_APPROVAL_PORT = Number(new URL(DEFAULT_APPROVAL_URL).port);
@@ -48,7 +36,7 @@ function parseStartArgs(argv: string[]) {
         event: { type: 'string' },
         port: { type: 'string', default: '7233' },
         'ui-port': { type: 'string', default: '8233' },
-        'db-file': { type: 'string', default: DEFAULT_DB_FILE },
+        'db-file': { type: 'string', default: DEMO_DB_FILE },
         'approvals-port': { type: 'string', default: String(DEFAULT_APPROVAL_PORT) },
       },
       strict: true,
@@ -93,91 +81,59 @@ async function main(): Promise<void> {
   // Progress goes to stderr when --json is given, so stdout's last line is the JSON object.
   const say = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
 
-  // The demo operator and signing key live next to the database, so a fresh clone can approve at once.
-  const dataDir = path.dirname(path.resolve(values['db-file']));
-  const demo = await ensureDemoOperator(dataDir);
+  // What `retrysafe dev` runs (Temporal, the approval service and page, the local operator, payload keys, the
+  // ledger and the settings files), in the data folder beside the database; then the demo's providers and worker.
+  const dbFile = path.resolve(values['db-file']);
+  const dataDir = path.dirname(dbFile);
   say('starting the Temporal dev server, sandbox providers and workers…');
-  const stack = await startStack({
-    dbFile: path.resolve(values['db-file']),
-    port,
-    uiPort,
-    log: say,
-    workerEnv: demo.workerEnv,
-    // Payloads are encrypted at rest with a key kept beside the database (made on first start); the Web UI
-    // decodes them through the approval service's codec endpoint, for a signed-in operator only.
-    payloadEncryption: { keysFile: path.join(dataDir, LOCAL_PAYLOAD_KEYS_FILE_NAME) },
-    // The durable ledger beside the database: keys stay protected after their workflows are gone.
-    ledger: `sqlite:${path.join(dataDir, LOCAL_LEDGER_FILE_NAME)}`,
-    ...(values.approvalsPort !== 0 ? { uiCodecEndpoint: `http://127.0.0.1:${values.approvalsPort}/codec` } : {}),
-  });
-  // The Web UI decodes through the approval service's /codec, for a signed-in operator only.
-  const codec = stack.payloadKeysFile ? payloadCodecFromEnv(payloadKeysFileEnv(stack.payloadKeysFile)) : undefined;
-  let approvals: ApprovalServer;
+  let dev: DevStack;
   try {
-    approvals = await startApprovalServer(
-      createApprovalSigner({
-        privateKeyHex: demo.signingKey.privateKey,
-        keyId: demo.signingKey.keyId,
-        operators: await loadOperatorsFile(demo.operatorsFile),
-        // `ops operators add` while this runs counts at once: the service re-reads the file when it changes.
-        operatorsFile: demo.operatorsFile,
-        onReloadError: (message) => process.stderr.write(`approval service: ${message}\n`),
-      }),
-      {
-        port: values.approvalsPort,
-        ...(codec && stack.server.uiUrl ? { codec: { codec, allowedOrigins: webUiOrigins(stack.server.uiUrl) } } : {}),
-        temporal: {
-          client: stack.client,
-          namespace: stack.server.namespace,
-          ...(stack.server.uiUrl ? { webUiUrl: stack.server.uiUrl } : {}),
-        },
-      },
-    );
+    dev = await startDevStack({ dir: dataDir, dbFile, port, uiPort, approvalsPort: values.approvalsPort, log: say });
   } catch (err) {
-    process.stderr.write(
-      `cannot start the approval service on port ${values.approvalsPort}: ${(err as Error).message}\n` +
-        'another one may be running; pass --approvals-port 0 for any free port\n',
-    );
-    await stack.stop();
+    process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);
   }
-  const running: { forget?: () => Promise<void> } = {};
+  const demo = dev.operator;
+  const stack = await startStack({
+    existingServer: dev.server,
+    log: say,
+    workerEnv: dev.env,
+    ...(dev.env.RETRYSAFE_PAYLOAD_KEYS_FILE
+      ? { payloadEncryption: { keysFile: dev.env.RETRYSAFE_PAYLOAD_KEYS_FILE } }
+      : {}),
+    ledger: dev.env.RETRYSAFE_LEDGER,
+  }).catch(async (err: unknown) => {
+    await dev.stop();
+    throw err;
+  });
+  const approvals = dev.approvals;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('stopping…');
-    await running.forget?.().catch(() => undefined);
-    await approvals.close().catch(() => undefined);
     await stack.stop();
+    await dev.stop();
     process.exit(code);
   };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
-  say(`Temporal at ${stack.server.address} (namespace ${stack.server.namespace}), state in ${stack.server.dbFile}`);
+  say(`Temporal at ${stack.server.address} (namespace ${stack.server.namespace}), state in ${dbFile}`);
   if (stack.server.uiUrl) say(`Web UI: ${stack.server.uiUrl}`);
-  for (const [kind, p] of Object.entries(stack.providers))
-    if (typeof p === 'object') say(`sandbox ${kind} provider: ${p.url}`);
-  running.forget = await writeRunningStack(dataDir, {
-    pid: process.pid,
-    temporalAddress: stack.server.address,
-    namespace: stack.server.namespace,
-    taskQueue: stack.taskQueue,
-    ...(stack.server.uiUrl ? { webUiUrl: stack.server.uiUrl } : {}),
-    approvalsUrl: approvals.url,
-    providers: Object.fromEntries(
-      Object.entries(stack.providers).flatMap(([kind, p]) => (typeof p === 'object' ? [[kind, p.url]] : [])),
-    ),
-  });
+  const providers = Object.fromEntries(
+    Object.entries(stack.providers).flatMap(([kind, p]) => (typeof p === 'object' ? [[kind, p.url]] : [])),
+  );
+  for (const [kind, url] of Object.entries(providers)) say(`sandbox ${kind} provider: ${url}`);
+  // The demo scenarios (`npm run demo`) find the providers here too.
+  await writeStackFiles(dataDir, { ...dev.stackFile, providers });
   say(`approvals: ${approvals.url} (the page and the signing API)`);
   say(
     `demo operator "${DEMO_OPERATOR}" (every tenant; approver, resolver, admin)` +
       `${demo.created.length ? `, created now with ${demo.created.join(' and ')}` : ''}:`,
   );
   say(`  its token is in ${path.relative(process.cwd(), demo.tokenFile)}; sign in to the page with it`);
-  const urlEnv = approvals.url === DEFAULT_APPROVAL_URL ? '' : `${APPROVAL_URL_ENV}=${approvals.url} `;
-  say(`  the ops CLI uses it by default: ${urlEnv}npm run ops -- queue, then ${urlEnv}npm run ops -- approve KEY`);
+  say('  the ops CLI finds this stack and uses it by default: npm run ops -- queue, then npm run ops -- approve KEY');
 
   const input = values.event ? { ...DEMO_RENEWAL, eventId: values.event } : DEMO_RENEWAL;
   let outcome: Awaited<ReturnType<typeof runRenewalDemo>>;

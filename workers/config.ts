@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
 import { parseOperatorScopes, parseTrustedApprovalKeys, type OperatorScopes } from '../policies/signed-decision';
@@ -17,6 +18,8 @@ export const WorkerEnv = z.object({
   RETRYSAFE_POLICY_FILE: z.string().min(1).optional(),
   /** JSON object `{ "<keyId>": "<hex Ed25519 public key>" }` of approval services whose signatures count. */
   RETRYSAFE_APPROVAL_PUBLIC_KEYS: z.string().min(1).optional(),
+  /** The same object in a file (what `retrysafe dev` writes); its keys are added to the inline ones. */
+  RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE: z.string().min(1).optional(),
   /** JSON `{ "<operator>": { "tenants": ["acme"], "roles": ["approver"] } }`: who may decide what (inline form). */
   RETRYSAFE_OPERATOR_SCOPES: z.string().min(1).optional(),
   /** The operators file (the approval service's): its entries' tenants and roles are read, digests ignored. */
@@ -53,9 +56,26 @@ export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     throw new ConfigError((err as Error).message);
   }
   let trustedApprovalKeys: Record<string, string> = {};
+  if (e.RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE) {
+    const file = e.RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE;
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE: cannot read ${file}: ${(err as Error).message}`);
+    }
+    try {
+      trustedApprovalKeys = parseTrustedApprovalKeys(JSON.parse(text));
+    } catch (err) {
+      throw new ConfigError(`RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE (${file}): ${(err as Error).message}`);
+    }
+  }
   if (e.RETRYSAFE_APPROVAL_PUBLIC_KEYS) {
     try {
-      trustedApprovalKeys = parseTrustedApprovalKeys(JSON.parse(e.RETRYSAFE_APPROVAL_PUBLIC_KEYS));
+      trustedApprovalKeys = {
+        ...trustedApprovalKeys,
+        ...parseTrustedApprovalKeys(JSON.parse(e.RETRYSAFE_APPROVAL_PUBLIC_KEYS)),
+      };
     } catch (err) {
       throw new ConfigError(`RETRYSAFE_APPROVAL_PUBLIC_KEYS: ${(err as Error).message}`);
     }

@@ -12,6 +12,7 @@ import type { AnyTool } from '../policies/tool';
 import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
 import type { WorkerConfig } from './config';
 import { withEnginePreloads } from './workflow-preload';
+import { checkStackSettings, payloadKeyIdsOf } from '../client/stack-settings';
 
 /**
  * Worker tuning. After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's
@@ -71,6 +72,14 @@ export type WorkerTuning = Omit<
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const tools = 'parseIntent' in opts.tools ? opts.tools : createToolRegistry(opts.tools as readonly AnyTool[]);
+  // Before anything polls: a worker that cannot read the stack's payloads, trusts none of its approval keys or
+  // lacks the ledger it keeps says so now, naming the setting (StackSettingsMismatch).
+  await checkStackSettings(opts.connection.workflowService, opts.namespace, {
+    role: 'worker',
+    payloadKeyIds: payloadKeyIdsOf(opts.dataConverter),
+    approvalKeyIds: Object.keys(opts.config.trustedApprovalKeys),
+    ...(opts.ledger ? { ledger: opts.ledger.kind } : {}),
+  });
   // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection.
   const dataConverter = opts.dataConverter ? { dataConverter: opts.dataConverter } : {};
   const client = new Client({ connection: opts.connection, namespace: opts.namespace, ...dataConverter });

@@ -11,6 +11,7 @@ import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
 import { parseWorkerConfig, ConfigError, type WorkerConfig } from './config';
 import { connectWorker } from './connection';
 import { createWorker, type CreateWorkerOptions } from './create-worker';
+import { StackSettingsMismatch } from '../client/stack-settings';
 import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
 import { loadTenantPolicyFile } from './tenant-policy-file';
@@ -72,7 +73,7 @@ export async function runWorkerProcess(
   const logger = createLogger({ level: config.logLevel });
   installRuntimeLogger(logger);
   const { connection, namespace } = await connectWorker();
-  const worker = await createWorker({
+  const worker = await createWorkerOrExit({
     connection,
     namespace,
     config,
@@ -132,6 +133,17 @@ function parentWatch() {
       process.channel?.unref();
     },
   };
+}
+
+/** createWorker, where a worker whose settings disagree with its stack's exits 2 with the one line that says so. */
+async function createWorkerOrExit(options: CreateWorkerOptions) {
+  try {
+    return await createWorker(options);
+  } catch (err) {
+    if (!(err instanceof StackSettingsMismatch)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
 }
 
 /** Runs `runWorkerProcess` as a process's main, exiting 1 with the stack on an unexpected failure. */

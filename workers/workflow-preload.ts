@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { WorkerOptions } from '@temporalio/worker';
 
 /**
@@ -17,10 +18,34 @@ export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../
 
 type BundlerOptions = NonNullable<WorkerOptions['bundlerOptions']>;
 
+/**
+ * Where the package's workflow-side entry points are when this code runs from its TypeScript sources (retrysafe's
+ * own repository, whose examples and tests import `retrysafe/workflow` by name): its api/ files. An installed
+ * package resolves them through its `exports` map instead, and needs nothing here.
+ */
+const SOURCE_ENTRY_POINTS: Readonly<Record<string, string>> | undefined = __filename.endsWith('.ts')
+  ? {
+      retrysafe$: path.resolve(__dirname, '..', 'api', 'index.ts'),
+      'retrysafe/workflow$': path.resolve(__dirname, '..', 'api', 'workflow.ts'),
+    }
+  : undefined;
+
 /** An application's bundler options with the engine's preloads added ahead of its own. */
 export function withEnginePreloads(options: BundlerOptions = {}): BundlerOptions {
   return {
     ...options,
     preloadModules: [...new Set([...WORKFLOW_PRELOAD_MODULES, ...(options.preloadModules ?? [])])],
+    ...(SOURCE_ENTRY_POINTS ? { webpackConfigHook: withSourceEntryPoints(options.webpackConfigHook) } : {}),
+  };
+}
+
+function withSourceEntryPoints(
+  next: BundlerOptions['webpackConfigHook'],
+): NonNullable<BundlerOptions['webpackConfigHook']> {
+  return (config) => {
+    const resolve = config.resolve ?? {};
+    const alias = Array.isArray(resolve.alias) ? resolve.alias : { ...resolve.alias, ...SOURCE_ENTRY_POINTS };
+    const configured = { ...config, resolve: { ...resolve, alias } };
+    return next ? next(configured) : configured;
   };
 }

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { z } from 'zod';
-import { firstIssue } from '../../policies/zod-issues';
 import { ChargeInput } from '../tools/schemas';
-import { HEARTBEAT_INTERVAL_MS, PROVIDER_REQUEST_TIMEOUT_MS } from '../../policies/timeouts';
-import type { CrashHook } from '../../activities/crash-points';
-import { errorCodeFromBody, providerRequest } from '../../activities/transport/http';
+import {
+  HEARTBEAT_INTERVAL_MS,
+  PROVIDER_REQUEST_TIMEOUT_MS,
+  errorCodeFromBody,
+  firstIssue,
+  providerRequest,
+} from 'retrysafe';
+import type { CrashHook } from 'retrysafe/testing';
 
 /**
  * The baseline the chaos harness and the benchmark compare retrysafe with: a bare Temporal activity that

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 
 import { ApplicationFailure, Context } from '@temporalio/activity';
-
-import type { CrashHook } from '../../activities/crash-points';
-import { outcomeOfError } from '../../activities/transport/http';
-import { HEARTBEAT_INTERVAL_MS } from '../../policies/timeouts';
-import type { AnyTool, ToolContext } from '../../policies/tool';
-import type { ToolOutcome } from '../../policies/tool-outcome';
-import { firstIssue } from '../../policies/zod-issues';
+import {
+  HEARTBEAT_INTERVAL_MS,
+  firstIssue,
+  outcomeOfError,
+  type AnyTool,
+  type ToolContext,
+  type ToolOutcome,
+} from 'retrysafe';
+import type { CrashHook } from 'retrysafe/testing';
 
 /**
  * The baseline for the example tools on real servers: the same tool code in a bare Temporal activity, the way a team

@@ -14,9 +14,7 @@
  */
 import { Client } from 'pg';
 import { z } from 'zod';
-
-import { defineTool } from '../../policies/tool';
-import { absent, committed, found, rejected } from '../../policies/tool-outcome';
+import { absent, committed, defineTool, found, rejected } from 'retrysafe';
 
 /** The worker's setting: the orders database's URL. */
 export const ORDERS_DATABASE_ENV = 'RETRYSAFE_ORDERS_DATABASE_URL';

@@ -4,10 +4,10 @@
  * baseline the chaos harness sets against it (the same tool in a plain activity, examples/activities/bare-tool.ts).
  *   RETRYSAFE_ORDERS_DATABASE_URL=postgres://… TEMPORAL_ADDRESS=… npx tsx examples/orders-database/worker.ts
  */
-import { killAt } from '../../activities/crash-points';
-import { SetupError, workerMain } from '../../workers/run-worker';
 import { createBareTool } from '../activities/bare-tool';
 import { ORDERS_DATABASE_ENV, ordersDatabaseTools } from './tools';
+import { SetupError, workerMain } from 'retrysafe/worker';
+import { killAt } from 'retrysafe/testing';
 
 workerMain((env, config) => {
   const url = env[ORDERS_DATABASE_ENV];

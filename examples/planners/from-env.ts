@@ -1,12 +1,7 @@
 import { z } from 'zod';
-import {
-  OpenAiCompatiblePlanner,
-  PlannerConfigError,
-  parseOpenAiPlannerEnv,
-} from '../../activities/planners/openai-compatible-planner';
-import type { Planner } from '../../activities/planners/planner';
-import { AiSdkPlanner } from '../../adapters/ai-sdk/ai-sdk-planner';
 import { renewalPlanner, upsellRenewalPlanner } from './renewal-script';
+import { OpenAiCompatiblePlanner, PlannerConfigError, parseOpenAiPlannerEnv, type Planner } from 'retrysafe/worker';
+import { AiSdkPlanner } from 'retrysafe/ai-sdk';
 
 export const PlannerKindEnv = z.object({
   RETRYSAFE_PLANNER: z

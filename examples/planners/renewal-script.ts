@@ -1,10 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { z } from 'zod';
 type Operation = string;
-import type { PlannerFacts, PlannerHistoryEntry } from '../../policies/planner-contract';
-import { ScriptedPlanner } from '../../activities/planners/scripted-planner';
-import type { ScriptStep } from '../../activities/planners/scripted-planner';
 import { shipmentRefFor } from '../tools/references';
+import { ScriptedPlanner, type PlannerFacts, type PlannerHistoryEntry, type ScriptStep } from 'retrysafe/worker';
 
 /**
  * The renewal demo's planner, as code: it reads the order from the facts and what is already done from

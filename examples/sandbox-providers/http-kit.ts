@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import { firstIssue } from '../../policies/zod-issues';
+import { firstIssue } from 'retrysafe';
 
 /** Bodies above this are refused before parsing; provider requests are a few hundred bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;

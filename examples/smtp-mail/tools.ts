@@ -10,9 +10,7 @@ import { createHash } from 'node:crypto';
 
 import { createTransport } from 'nodemailer';
 import { z } from 'zod';
-
-import { defineTool } from '../../policies/tool';
-import { absent, ambiguous, committed, found, notCommitted, rejected } from '../../policies/tool-outcome';
+import { absent, ambiguous, committed, defineTool, found, notCommitted, rejected } from 'retrysafe';
 
 export interface SmtpMailSettings {
   smtp: { host: string; port: number };

@@ -3,10 +3,10 @@
  * (`smtp://host:port`), looked up through the mail server's API at RETRYSAFE_MAIL_API_URL (Mailpit's), with the
  * engine's workflows and the bare baseline the chaos harness sets against it (examples/activities/bare-tool.ts).
  */
-import { killAt } from '../../activities/crash-points';
-import { SetupError, workerMain } from '../../workers/run-worker';
 import { createBareTool } from '../activities/bare-tool';
 import { smtpMailSettingsFromEnv, smtpMailTools } from './tools';
+import { SetupError, workerMain } from 'retrysafe/worker';
+import { killAt } from 'retrysafe/testing';
 
 workerMain((env, config) => {
   let settings;

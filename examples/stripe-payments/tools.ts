@@ -17,19 +17,20 @@
  */
 import Stripe from 'stripe';
 import { z } from 'zod';
-
-import { PROVIDER_REQUEST_TIMEOUT_MS } from '../../policies/timeouts';
-import { defineTool, type Json, type ToolContext } from '../../policies/tool';
 import {
+  PROVIDER_REQUEST_TIMEOUT_MS,
   absent,
   ambiguous,
   committed,
+  defineTool,
   found,
   notCommitted,
   rejected,
+  type Json,
   type LookupAnswer,
+  type ToolContext,
   type ToolOutcome,
-} from '../../policies/tool-outcome';
+} from 'retrysafe';
 
 /** The dedupe contract a worker declares for `stripe-charge` (see the head comment). */
 export const STRIPE_CONTRACTS = ['lookup', 'idempotency-key'] as const;

@@ -5,10 +5,10 @@
  * `idempotency-key`), with the engine's workflows and the bare baseline the chaos harness sets against it
  * (examples/activities/bare-tool.ts).
  */
-import { killAt } from '../../activities/crash-points';
-import { SetupError, workerMain } from '../../workers/run-worker';
 import { createBareTool } from '../activities/bare-tool';
 import { stripeSettingsFromEnv, stripeTools } from './tools';
+import { SetupError, workerMain } from 'retrysafe/worker';
+import { killAt } from 'retrysafe/testing';
 
 workerMain((env, config) => {
   let settings;

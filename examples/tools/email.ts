@@ -1,6 +1,6 @@
-import { defineTool } from '../../policies/tool';
 import { SendEmailInput } from './schemas';
 import { sandboxPost } from './sandbox-rest';
+import { defineTool } from 'retrysafe';
 
 /**
  * Message templates approved in advance (their wording reviewed once, like a form letter): a customer

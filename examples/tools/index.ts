@@ -1,10 +1,9 @@
-import type { AnyTool, IntentOf } from '../../policies/tool';
-import { createToolRegistry, type ToolRegistry } from '../../policies/tool-registry';
 import { emailTools } from './email';
 import { inventoryTools } from './inventory';
 import { paymentTools } from './payments';
 import { shippingTools } from './shipping';
 import { ticketTools } from './tickets';
+import { createToolRegistry, type AnyTool, type IntentOf, type ToolRegistry } from 'retrysafe';
 
 /**
  * The seven example tools over the five sandbox providers, each package given its own provider URL.

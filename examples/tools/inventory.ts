@@ -1,6 +1,6 @@
-import { defineTool } from '../../policies/tool';
 import { ReleaseInput, ReserveInput } from './schemas';
 import { query, sandboxLookup, sandboxPost } from './sandbox-rest';
+import { defineTool } from 'retrysafe';
 
 /** Inventory: reservations and releases keyed by Idempotency-Key; a reservation is undone by its release. */
 export function inventoryTools(baseUrl: string) {

@@ -1,6 +1,6 @@
-import { defineTool } from '../../policies/tool';
 import { ChargeInput, RefundInput } from './schemas';
 import { money, query, sandboxLookup, sandboxPost } from './sandbox-rest';
+import { defineTool } from 'retrysafe';
 
 /** Payments: charges and refunds keyed by Idempotency-Key, looked up by key on a lagging read API. */
 /** What charges and refunds share: the provider remembers keys for 24 h and its reads lag by up to 2 s. */

@@ -1,4 +1,5 @@
-import { requestHash } from '../../policies/request-hash';
+// Workflow code computes these too (the renewal's shipment reference): the sandbox-safe entry point.
+import { requestHash } from 'retrysafe/workflow';
 
 /** The shipment schema's identifier (examples/tools/schemas.ts). */
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

@@ -1,7 +1,15 @@
-import { providerRequest, outcomeOfError, outcomeOfResponse } from '../../activities/transport/http';
-import { PROVIDER_REQUEST_TIMEOUT_MS } from '../../policies/timeouts';
-import type { Json, ToolContext } from '../../policies/tool';
-import { absent, found, type LookupAnswer, type ToolOutcome } from '../../policies/tool-outcome';
+import {
+  PROVIDER_REQUEST_TIMEOUT_MS,
+  absent,
+  found,
+  outcomeOfError,
+  outcomeOfResponse,
+  providerRequest,
+  type Json,
+  type LookupAnswer,
+  type ToolContext,
+  type ToolOutcome,
+} from 'retrysafe';
 
 /**
  * How the example tools talk to the sandbox providers (examples/sandbox-providers): JSON over HTTP, a

@@ -1,6 +1,6 @@
-import { defineTool } from '../../policies/tool';
 import { CreateShipmentInput } from './schemas';
 import { query, sandboxLookup, sandboxPost } from './sandbox-rest';
+import { defineTool } from 'retrysafe';
 
 /** Shipping: labels carry our stable shipment reference; look it up before creating another. */
 export function shippingTools(baseUrl: string) {

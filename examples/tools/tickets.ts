@@ -1,6 +1,6 @@
-import { defineTool } from '../../policies/tool';
 import { CreateTicketInput } from './schemas';
 import { query, sandboxLookup, sandboxPost } from './sandbox-rest';
+import { defineTool } from 'retrysafe';
 
 /**
  * Tickets: no key, but a lookup by our external reference on a read API that lags behind writes. The

@@ -24,9 +24,7 @@ import {
 } from '@temporalio/workflow';
 import type { BareChargeInput, BareChargeResult, createBareCharge } from '../activities/bare-charge';
 import type { BareToolInput, BareToolResult, createBareTool } from '../activities/bare-tool';
-import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
-import { parseRunWorkflowId } from '../../policies/action-key';
-import { ActionRun } from '../../workflows/action-run';
+import { ActionRun, DISPATCH_HEARTBEAT_TIMEOUT, parseRunWorkflowId } from 'retrysafe/workflow';
 
 type Activities = { bareCharge: ReturnType<typeof createBareCharge>; bareTool: ReturnType<typeof createBareTool> };
 

@@ -8,9 +8,8 @@
  *                │ failed / compensated
  *                └─▶ not announced
  */
-import { parseActionKey } from '../../policies/action-key';
-import { ActionRun } from '../../workflows/action-run';
 import type { SendEmailIntent } from '../tools';
+import { ActionRun, parseActionKey } from 'retrysafe/workflow';
 
 export interface FulfillmentInput {
   tenant: string;

@@ -12,10 +12,9 @@
  * happened before refunding it.
  */
 import { patched } from '@temporalio/workflow';
-import { ActionRun, type CompensationResult } from '../../workflows/action-run';
-import type { ActionSnapshot } from '../../messages/action';
 import type { ChargeIntent, CreateShipmentIntent, ReserveIntent, SendEmailIntent } from '../tools';
 import { shipmentRefFor } from '../tools/references';
+import { ActionRun, type ActionSnapshot, type CompensationResult } from 'retrysafe/workflow';
 
 export interface RenewalInput {
   tenant: string;

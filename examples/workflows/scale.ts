@@ -8,8 +8,7 @@
  */
 import { workflowInfo } from '@temporalio/workflow';
 import type { BareChargeInput } from '../activities/bare-charge';
-import { parseRunWorkflowId } from '../../policies/action-key';
-import { ActionRun } from '../../workflows/action-run';
+import { ActionRun, parseRunWorkflowId } from 'retrysafe/workflow';
 
 export interface ManyActionsInput {
   count: number;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { parseArgv, validateArgs, type FlagSpecs } from '../ops/args';
-import { UsageError } from '../ops/errors';
+import { parseArgv, validateArgs, type FlagSpecs } from '../../cli/ops/args';
+import { UsageError } from '../../cli/ops/errors';
 
 /** `npm run bench -- [--iterations N] [--concurrency K] [--repeats R] [--warmup W] [--recoveries R] [--json]` */
 export const BENCH_FLAGS: FlagSpecs = {

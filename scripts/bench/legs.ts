@@ -2,8 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { ExampleClient } from '../../examples/client';
 import type { BareChargeInput } from '../../examples/activities/bare-charge';
-import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
 import type { RenewalResult } from '../../examples/workflows/renewal';
 import {
   baselineChargeWorkflow,
@@ -16,6 +14,7 @@ import {
 import type { Approver } from '../chaos/approvals';
 import { waitForActionStatus } from '../chaos/observe';
 import { renewalInputFor } from '../chaos/scenario-renewal';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, actionKeyForStep, runWorkflowId } from 'retrysafe';
 
 /**
  * The benchmark's legs, in pairs where a pair exists: a bare Temporal operation and its retrysafe

@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
-import { WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
 import { exampleRegistry } from '../../examples/tools';
 import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionState, recordsWhere } from '../chaos/observe';
 import type { WorkerProcess } from '../lib/worker-process';
 import { epochMs, type TimedEvent } from './timeline';
+import { actionKeyForStep, runWorkflowId } from 'retrysafe';
+import { WORKFLOW_TASK_TIMEOUT } from 'retrysafe/workflow';
 
 /**
  * Recovery time: the provider commits a charge and holds the reply, the harness SIGKILLs whichever worker

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { ExampleClient } from '../../examples/client';
 import { exampleRegistry } from '../../examples/tools';
-import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { createApprover } from '../chaos/approvals';
 import { startStack, type Stack } from '../lib/stack';
 import { COMPARISONS, LegUnavailable, benchLegs, type BenchContext, type Leg, type Pair } from './legs';
@@ -15,6 +14,7 @@ import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './
 import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
+import { DISPATCH_HEARTBEAT_TIMEOUT } from 'retrysafe/workflow';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

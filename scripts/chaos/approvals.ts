@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { decisionClaims, signDecision, type Decision, type SignedDecision } from '../../policies/signed-decision';
-import type { ApprovalOutcome } from '../../messages/approval';
-import { generateApprovalKeyPair } from '../lib/approval-keys';
-import { submitApproval, tenantOfTarget } from '../lib/approval-signer';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
+import { submitApproval, tenantOfTarget } from '../../cli/approvals/approval-signer';
+import type { ApprovalOutcome, Decision, SignedDecision } from 'retrysafe';
+import { decisionClaims, signDecision } from 'retrysafe';
 
 /**
  * An approval service for one harness or benchmark run: a fresh Ed25519 key pair whose public half the

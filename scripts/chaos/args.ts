@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { parseArgv, validateArgs, type FlagSpecs } from '../ops/args';
-import { UsageError } from '../ops/errors';
+import { parseArgv, validateArgs, type FlagSpecs } from '../../cli/ops/args';
+import { UsageError } from '../../cli/ops/errors';
 import { DEFAULT_SCENARIOS, SCENARIOS } from './registry';
 import { DEFAULT_RESTART_RATE } from './plan';
 

@@ -6,8 +6,8 @@
  * that claims it or says `unknown` / `needs_review` (honest uncertainty); a row left at `dispatching`,
  * or saying `failed`, for an effect that exists is out of step.
  */
-import type { ActionLedger, LedgerRow } from '../../ledger';
 import type { Ledger, ProviderKind, SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import type { ActionLedger, LedgerRow } from 'retrysafe/worker';
 
 const CLAIMS_AN_EFFECT: readonly string[] = ['confirmed', 'compensating', 'compensated'];
 /** Statuses that say "not known yet, a person or a lookup decides": honest about an effect either way. */

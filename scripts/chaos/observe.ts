@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { RetrysafeError } from '../../policies/errors';
-import { SA_ACTION_KEYS, SA_STATUS } from '../../policies/search-attributes';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
+import { RetrysafeError, SA_ACTION_KEYS, SA_STATUS } from 'retrysafe';
 
 /**
  * Read-only looks at Temporal and the providers for verification. Everything here uses describe (served

@@ -1,6 +1,4 @@
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS } from '../../policies/decision-table';
 import type { ChargeIntent } from '../../examples/tools';
-import type { ActionSnapshot } from '../../messages/action';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
 import {
   RESTING_STATUSES,
@@ -10,6 +8,8 @@ import {
   type ApprovalAttempt,
 } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
+import type { ActionSnapshot } from 'retrysafe';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS } from 'retrysafe';
 
 /**
  * A charge large enough that the decision table asks a person: the action waits in awaiting_confirmation

@@ -1,10 +1,7 @@
-import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
-import type { Intent } from '../../policies/tool-registry';
 import { exampleRegistry } from '../../examples/tools';
-import type { RetrysafeClient } from '../../client';
-import type { ActionSnapshot } from '../../messages/action';
 import { retrying, waitForActionStatus } from './observe';
 import type { ChaosScenario, IterationContext } from './types';
+import { actionKeyForStep, runWorkflowId, type ActionSnapshot, type Intent, type RetrysafeClient } from 'retrysafe';
 
 /** Shared pieces of the scenarios: the usual crash and fault mixes, and a claim that waits out crashes. */
 

@@ -1,11 +1,11 @@
 import type { SendEmailIntent } from '../../examples/tools';
-import type { OperatorResolution } from '../../messages/action';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
 import { RESTING_STATUSES, claimAndApprove, claimedActionKey } from './scenario-defaults';
 import { exampleRegistry } from '../../examples/tools';
 
 const tools = exampleRegistry();
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
+import type { OperatorResolution } from 'retrysafe';
 
 /**
  * An email on a provider with no key, no lookup and (here) no webhook, approved by a signed confirmation

@@ -1,6 +1,3 @@
-import { runWorkflowId } from '../../policies/action-key';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
 import {
   actionState,
   awaitWorkflowResult,
@@ -13,6 +10,8 @@ import {
 import { countRenewalEffects, renewalInputFor } from './scenario-renewal';
 import { KEYED_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
+import type { AgentRunInput, AgentRunResult } from 'retrysafe/workflow';
 
 /**
  * Two agents (agent runs with recorded planner decisions, the scripted renewal planner by default) work

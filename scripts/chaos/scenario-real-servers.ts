@@ -1,12 +1,8 @@
-import { RetrysafeClient } from '../../client';
 import type { BareToolInput, BareToolResult } from '../../examples/activities/bare-tool';
 import { ordersDatabaseTools } from '../../examples/orders-database/tools';
 import { smtpMailTools } from '../../examples/smtp-mail/tools';
 import { stripeTools, type StripeContract } from '../../examples/stripe-payments/tools';
 import { bareToolWorkflow } from '../../examples/workflows/baseline';
-import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
-import type { AnyTool } from '../../policies/tool';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
 import {
   startMailServer,
   startOrdersDatabase,
@@ -24,6 +20,13 @@ import {
 } from './observe';
 import { RESTING_STATUSES, claimThroughCrashes } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
+import {
+  type AnyTool,
+  DEFAULT_AUTO_APPROVE_BELOW_CENTS,
+  RetrysafeClient,
+  actionKeyForStep,
+  runWorkflowId,
+} from 'retrysafe';
 
 /**
  * Scenarios on the example tools' real servers: one action per iteration through the tool's own worker entry,

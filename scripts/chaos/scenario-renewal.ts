@@ -1,6 +1,4 @@
 import type { BareChargeInput, BareChargeResult } from '../../examples/activities/bare-charge';
-import { runWorkflowId } from '../../policies/action-key';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../policies/decision-table';
 import { baselineChargeWorkflow } from '../../examples/workflows/baseline';
 import type { RenewalInput, RenewalResult } from '../../examples/workflows/renewal';
 import {
@@ -16,6 +14,7 @@ import {
 } from './observe';
 import { KEYED_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
 
 /**
  * The renewal from the first source article (reserve → charge → ship, a saga) started through

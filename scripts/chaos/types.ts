@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { ExampleClient } from '../../examples/client';
 import type { Fault, ProviderKind, SandboxProvider } from '../../examples/sandbox-providers/spawn';
-import type { AnyTool } from '../../policies/tool';
 import type { ExampleServer } from '../lib/example-servers';
 import type { Stack } from '../lib/stack';
 import type { Approver } from './approvals';
+import type { AnyTool } from 'retrysafe';
 
 /**
  * The vocabulary of the chaos harness: crash modes, iteration plans, scenarios and what an iteration

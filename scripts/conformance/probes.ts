@@ -1,9 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { outcomeOfError } from '../../activities/transport/http';
-import type { AnyTool, DedupeCapability, ToolContext } from '../../policies/tool';
-import type { LookupAnswer, ToolOutcome } from '../../policies/tool-outcome';
 import type { ConformanceRow, ProbeInput, SubjectSession } from './types';
+import {
+  outcomeOfError,
+  type AnyTool,
+  type DedupeCapability,
+  type LookupAnswer,
+  type ToolContext,
+  type ToolOutcome,
+} from 'retrysafe';
 
 /**
  * The probes of the conformance check. Each calls the tool's own `execute` and `lookup` (the code the executor calls,

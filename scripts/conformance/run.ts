@@ -1,8 +1,8 @@
-import { DEDUPE_CAPABILITIES, type DedupeCapability } from '../../policies/tool';
-import { UsageError } from '../ops/errors';
+import { UsageError } from '../../cli/ops/errors';
 import { formatDuration, probeTool } from './probes';
 import { SUBJECTS, subjectByTool } from './subjects';
 import { SubjectUnavailable, type ConformanceSubject, type ToolReport } from './types';
+import { DEDUPE_CAPABILITIES, type DedupeCapability } from 'retrysafe';
 
 export interface ConformanceOptions {
   /** Tool names, or `all`. */

@@ -2,7 +2,7 @@ import { ordersDatabaseTools } from '../../examples/orders-database/tools';
 import { smtpMailTools } from '../../examples/smtp-mail/tools';
 import { stripeTools } from '../../examples/stripe-payments/tools';
 import { startMailServer, startOrdersDatabase, startPaymentsServer } from '../lib/example-servers';
-import { ToolchainError, missingPiece } from '../toolchain/toolchain-error';
+import { ToolchainError, missingPiece } from '../../cli/toolchain/toolchain-error';
 import { type ConformanceSubject, SubjectUnavailable } from './types';
 
 /**

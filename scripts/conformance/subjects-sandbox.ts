@@ -1,8 +1,7 @@
-import { providerRequest } from '../../activities/transport/http';
 import { startSandboxProvider, type ProviderKind, type SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import { exampleTools } from '../../examples/tools';
-import type { AnyTool } from '../../policies/tool';
 import type { ConformanceSubject, ProbeInput, SubjectSession } from './types';
+import { providerRequest, type AnyTool } from 'retrysafe';
 
 /**
  * The seven example tools on their sandbox providers (examples/sandbox-providers), one provider process per tool.

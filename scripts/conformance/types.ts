@@ -1,4 +1,4 @@
-import type { AnyTool, DedupeCapability } from '../../policies/tool';
+import type { AnyTool, DedupeCapability } from 'retrysafe';
 
 /**
  * The vocabulary of the conformance check (`npm run conformance`). A subject is one example tool with the provider

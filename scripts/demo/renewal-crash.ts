@@ -1,7 +1,7 @@
-import { errorCodeOf } from '../../policies/errors';
 import { renewalChargeIntent, type RenewalInput, type RenewalResult } from '../../examples/workflows/renewal';
-import { webUiWorkflowUrl } from '../lib/dev-server';
+import { webUiWorkflowUrl } from '../../cli/dev/dev-server';
 import type { Stack } from '../lib/stack';
+import { errorCodeOf } from 'retrysafe';
 
 /**
  * The renewal from the first source article, on real processes: worker-1 is SIGKILLed right after the

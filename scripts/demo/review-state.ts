@@ -10,14 +10,14 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { ActionSnapshot } from '../../messages/action';
 import { ExampleClient } from '../../examples/client';
 import { exampleRegistry, type ChargeIntent, type SendEmailIntent } from '../../examples/tools';
-import { DEFAULT_DB_FILE } from '../lib/dev-server';
-import { dataConverterFromEnv } from '../../codec/codec-config';
-import { withLocalPayloadKeys } from '../lib/local-payload-keys';
-import { readRunningStack, type RunningStack } from '../lib/running-stack';
-import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from '../ops/signatures';
+import { DEMO_DB_FILE } from '../lib/demo-data';
+import { withStackSettings } from '../../cli/dev/stack-file';
+import { readRunningStack, type RunningStack } from '../../cli/dev/running-stack';
+import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from '../../cli/ops/signatures';
+import type { ActionSnapshot } from 'retrysafe';
+import { dataConverterFromEnv } from 'retrysafe/worker';
 
 export const REVIEW_STATES = ['awaiting-confirmation', 'needs-review', 'unknown'] as const;
 type ReviewState = (typeof REVIEW_STATES)[number];
@@ -77,7 +77,9 @@ export async function createReviewState(
 ): Promise<ActionSnapshot> {
   const connection = await Connection.connect({ address: stack.temporalAddress });
   try {
-    const dataConverter = dataConverterFromEnv(withLocalPayloadKeys(process.env, dataDir));
+    const dataConverter = dataConverterFromEnv(
+      (await withStackSettings({ ...process.env, RETRYSAFE_DIR: dataDir })).env,
+    );
     const client = new Client({ connection, namespace: stack.namespace, ...(dataConverter ? { dataConverter } : {}) });
     const rs = new ExampleClient(client, { taskQueue: stack.taskQueue, tools: exampleRegistry() });
     // To the millisecond, plus a random tail: two demos in the same second are two actions.
@@ -136,7 +138,7 @@ async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { 'db-file': { type: 'string', default: DEFAULT_DB_FILE }, help: { type: 'boolean', short: 'h' } },
+    options: { 'db-file': { type: 'string', default: DEMO_DB_FILE }, help: { type: 'boolean', short: 'h' } },
   });
   const usage = `usage: npm run demo -- ${REVIEW_STATES.join('|')}   (with npm start running)`;
   if (values.help) return void process.stdout.write(`${usage}\n`);

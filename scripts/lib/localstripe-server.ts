@@ -6,8 +6,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { localstripeEnv, resolveLocalstripe, type ResolvedLocalstripe } from '../toolchain/resolve-localstripe';
-import { getFreePort } from './free-port';
-import { spawnWatchdog, stopThrowawayServer } from './process-watchdog';
+import { getFreePort } from '../../cli/dev/free-port';
+import { spawnWatchdog, stopThrowawayServer } from '../../cli/dev/process-watchdog';
 
 /**
  * A throw-away localstripe: Stripe's API faked on a free loopback port, its store pickled into a temporary folder

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { resolveMailpit } from '../toolchain/resolve-mailpit';
-import { getFreePorts } from './free-port';
-import { spawnWatchdog, stopThrowawayServer } from './process-watchdog';
+import { getFreePorts } from '../../cli/dev/free-port';
+import { spawnWatchdog, stopThrowawayServer } from '../../cli/dev/process-watchdog';
 
 /** A throw-away Mailpit: SMTP and its HTTP API on free loopback ports, its database in a temporary folder. */
 export interface MailpitServer {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 
 import type { ResolvedPostgres } from '../toolchain/resolve-postgres';
-import { spawnWatchdog } from './process-watchdog';
+import { spawnWatchdog } from '../../cli/dev/process-watchdog';
 import { postgresEnv, resolvePostgres } from '../toolchain/resolve-postgres';
 
 /**

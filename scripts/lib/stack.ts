@@ -4,25 +4,28 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import {
-  PAYLOAD_KEYS_ENV,
-  PAYLOAD_KEYS_FILE_ENV,
-  dataConverterFromEnv,
-  generatePayloadKeysFile,
-  payloadKeysFileEnv,
-} from '../../codec/codec-config';
 import { startSandboxProviders, type ProviderKind, type SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import { PROVIDER_KINDS } from '../../examples/sandbox-providers/types';
 import { sandboxUrlsToEnv } from '../../examples/sandbox-env';
 import { exampleRegistry } from '../../examples/tools';
-import { DEFAULT_TASK_QUEUE } from '../../workers/config';
 import { ExampleClient } from '../../examples/client';
-import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
-import { startDevServer } from './dev-server';
+import { startDevServer } from '../../cli/dev/dev-server';
 import { startCluster, type TemporalCluster } from './temporal-cluster';
-import { ledgerConfigFromEnv, openLedger, type ActionLedger } from '../../ledger';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from './worker-process';
 import { writeWorkflowBundle } from './workflow-bundle';
+import { DEFAULT_TASK_QUEUE } from 'retrysafe';
+import {
+  type ActionLedger,
+  PAYLOAD_KEYS_ENV,
+  PAYLOAD_KEYS_FILE_ENV,
+  createWebhookRouter,
+  dataConverterFromEnv,
+  generatePayloadKeysFile,
+  ledgerConfigFromEnv,
+  openLedger,
+  payloadKeysFileEnv,
+  startWebhookServer,
+} from 'retrysafe/worker';
 
 /** Which Temporal a stack runs on: the CLI's dev server (SQLite, one process) or the real server as a cluster. */
 export const STACK_TEMPORAL_TARGETS = ['dev-server', 'cluster'] as const;
@@ -83,8 +86,13 @@ export interface StackOptions {
    * server (scripts/lib/temporal-cluster.ts) in a throw-away folder; it has no Web UI and takes no `dbFile` or ports.
    */
   temporal?: StackTemporalTarget;
-  /** Persistent SQLite file (npm start); a temporary one when absent (tests). */
+  /** Persistent SQLite file; a temporary one when absent (tests). */
   dbFile?: string;
+  /**
+   * A Temporal server already running (`npm start`'s, from the dev stack): the stack runs on it and leaves it
+   * running when it stops.
+   */
+  existingServer?: StackServer;
   port?: number;
   uiPort?: number | null;
   taskQueue?: string;
@@ -122,22 +130,24 @@ export interface StackOptions {
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const log = opts.log ?? (() => undefined);
   const target = stackTemporalTarget(opts);
-  const tmp = opts.dbFile ? undefined : await mkdtemp(path.join(os.tmpdir(), 'retrysafe-'));
+  const tmp = opts.dbFile || opts.existingServer ? undefined : await mkdtemp(path.join(os.tmpdir(), 'retrysafe-'));
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
     const keys = await payloadKeysFor(opts, tmp);
     // Started together; when one fails, the others that came up are stopped before the error is thrown.
     const [serverResult, providersResult, bundleResult] = await Promise.allSettled([
-      target === 'cluster'
-        ? startCluster({ log })
-        : startDevServer({
-            dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'),
-            port: opts.port ?? 0,
-            uiPort: opts.uiPort === undefined ? null : opts.uiPort,
-            ...(opts.uiCodecEndpoint !== undefined ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
-            ...(opts.devServerDynamicConfig ? { dynamicConfig: opts.devServerDynamicConfig } : {}),
-            log,
-          }),
+      opts.existingServer
+        ? Promise.resolve({ ...opts.existingServer, stop: async () => undefined })
+        : target === 'cluster'
+          ? startCluster({ log })
+          : startDevServer({
+              dbFile: opts.dbFile ?? path.join(tmp!, 'temporal.sqlite'),
+              port: opts.port ?? 0,
+              uiPort: opts.uiPort === undefined ? null : opts.uiPort,
+              ...(opts.uiCodecEndpoint !== undefined ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
+              ...(opts.devServerDynamicConfig ? { dynamicConfig: opts.devServerDynamicConfig } : {}),
+              log,
+            }),
       startSandboxProviders(opts.providerKinds, { readLagMs: opts.readLagMs, startTimeoutMs: 30_000 }),
       writeWorkflowBundle(tmp ? path.join(tmp, 'bundle') : undefined, opts.worker?.workflowsPath),
     ]);

@@ -10,7 +10,6 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 
-import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { resolveTemporalServer, type ResolvedTemporalServer } from '../toolchain/resolve-temporal-server';
 import {
   CLUSTER_DATABASES,
@@ -23,10 +22,11 @@ import {
   type ClusterPorts,
   type ClusterService,
 } from './cluster-config';
-import { assertSearchAttributesRegistered } from './dev-server';
-import { getFreePorts } from './free-port';
+import { assertSearchAttributesRegistered } from '../../cli/dev/dev-server';
+import { getFreePorts } from '../../cli/dev/free-port';
 import { startPostgres, type PostgresServer } from './postgres-server';
-import { spawnWatchdog } from './process-watchdog';
+import { spawnWatchdog } from '../../cli/dev/process-watchdog';
+import { SEARCH_ATTRIBUTE_REGISTRATIONS } from 'retrysafe';
 
 /**
  * The real Temporal server as a cluster on this machine: PostgreSQL, then the frontend, history, matching and

@@ -1,4 +1,4 @@
-import type { ToolRegistry } from '../../policies/tool-registry';
+import type { ToolRegistry } from 'retrysafe';
 
 /** The README's table of tools, derived from a registry (so it cannot drift from the tools themselves). */
 export function toolsTable(registry: ToolRegistry): string {

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_PRELOAD_MODULES } from '../../workers/workflow-preload';
+import { withEnginePreloads } from 'retrysafe/worker';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -15,7 +15,7 @@ export async function writeWorkflowBundle(
 ): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
-    preloadModules: [...WORKFLOW_PRELOAD_MODULES],
+    ...withEnginePreloads(),
     logger: quietLogger,
   });
   await mkdir(outDir, { recursive: true });

@@ -1,4 +1,4 @@
-import { runCommand } from './run-command';
+import { runCommand } from '../../cli/toolchain/run-command';
 
 /**
  * Debian's package tools, as the chromium provisioning uses them: a simulated install says which packages this

@@ -1,6 +1,6 @@
 import type { EphemeralServerExecutable } from '@temporalio/testing';
 
-import type { ResolvedTool } from './resolve';
+import type { ResolvedTool } from '../../cli/toolchain/resolve-temporal';
 
 /**
  * What `TestWorkflowEnvironment.createLocal` / `createTimeSkipping` should run for a resolved tool: the file

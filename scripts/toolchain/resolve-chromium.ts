@@ -1,9 +1,9 @@
 import path from 'node:path';
 
 import { aptInstall, aptUpdate, runningAsRoot } from './debian-packages';
-import { executableProblem, findOnPath } from './executables';
+import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
 import { missingSharedLibraries } from './shared-libraries';
-import { ToolchainError } from './toolchain-error';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 import type { ChromiumUnpacker } from './unpack-chromium-debs';
 import {
   CHROMIUM_DEBIAN_PACKAGE,

@@ -17,10 +17,10 @@
  */
 import path from 'node:path';
 
-import { executableProblem, findOnPath } from './executables';
+import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
 import { type GoToolResolveOptions, buildIntoFolder, goBuildModule } from './go-build';
-import { runCommand } from './run-command';
-import { ToolchainError } from './toolchain-error';
+import { runCommand } from '../../cli/toolchain/run-command';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 
 export const DOCKER_COMPOSE_VERSION = '5.6.0';
 export const COMPOSE_ENV_VAR = 'RETRYSAFE_DOCKER_COMPOSE';

@@ -17,10 +17,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 
-import { executableProblem } from './executables';
+import { executableProblem } from '../../cli/toolchain/executables';
 import { buildIntoFolder } from './go-build';
-import { runCommand } from './run-command';
-import { ToolchainError } from './toolchain-error';
+import { runCommand } from '../../cli/toolchain/run-command';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 
 export const LOCALSTRIPE_VERSION = '1.15.10';
 export const LOCALSTRIPE_ENV = 'RETRYSAFE_LOCALSTRIPE';

@@ -9,9 +9,9 @@
  */
 import path from 'node:path';
 
-import { executableProblem, findOnPath } from './executables';
+import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
 import { type GoToolResolveOptions, buildIntoFolder, runGo } from './go-build';
-import { ToolchainError } from './toolchain-error';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 
 export const MAILPIT_VERSION = '1.33.1';
 export const MAILPIT_ENV = 'RETRYSAFE_MAILPIT';

@@ -10,10 +10,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { executableProblem } from './executables';
+import { executableProblem } from '../../cli/toolchain/executables';
 import { buildIntoFolder } from './go-build';
-import { runCommand } from './run-command';
-import { ToolchainError } from './toolchain-error';
+import { runCommand } from '../../cli/toolchain/run-command';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 
 /** Node.js 24 (Krypton), the LTS line since October 2025; the newest 24.x the registry served on 2026-12-03. */
 export const NODE_LTS_VERSION = '24.22.3';

@@ -2,10 +2,10 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, writeFi
 import path from 'node:path';
 
 import { aptUpdate, downloadDebs, plannedAptInstall, runningAsRoot, unpackDeb } from './debian-packages';
-import { executableProblem, findOnPath } from './executables';
-import { runCommand } from './run-command';
+import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
+import { runCommand } from '../../cli/toolchain/run-command';
 import { missingSharedLibraries, sharedLibraryDirs } from './shared-libraries';
-import { ToolchainError } from './toolchain-error';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 
 /**
  * The PostgreSQL server binaries (`initdb`, `postgres`) the ledger's tests start a throw-away server with. Resolved

@@ -13,9 +13,9 @@
  */
 import path from 'node:path';
 
-import { executableProblem, findOnPath } from './executables';
+import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
 import { type GoToolResolveOptions, buildIntoFolder, runGo } from './go-build';
-import { ToolchainError } from './toolchain-error';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 
 export const TEMPORAL_SERVER_VERSION = '1.32.1';
 const MODULE = 'go.temporal.io/server';

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
-import { runCommand } from './run-command';
+import { runCommand } from '../../cli/toolchain/run-command';
 
 /**
  * The shared libraries `binary` needs that the dynamic loader cannot find, with `libraryDirs` searched first (as

@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile }
 import path from 'node:path';
 
 import { aptUpdate, downloadDebs, plannedAptInstall, runningAsRoot, unpackDeb } from './debian-packages';
-import { runCommand } from './run-command';
+import { runCommand } from '../../cli/toolchain/run-command';
 import { missingSharedLibraries, sharedLibraryDirs } from './shared-libraries';
 
 /**

@@ -5,11 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Database } from 'node-sqlite3-wasm';
-import { RetrysafeClient } from '../../client';
-import { errorCodeOf } from '../../policies/errors';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { startServerProcess } from '../support/server-process';
 import { byoTools } from './tools';
+import { RetrysafeClient, errorCodeOf } from 'retrysafe';
 
 /**
  * A user's own tools, defined only in this folder with the public API and registered on a worker of

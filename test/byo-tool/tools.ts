@@ -6,9 +6,7 @@
  */
 import { Database } from 'node-sqlite3-wasm';
 import { z } from 'zod';
-import { outcomeOfError, outcomeOfResponse, providerRequest } from '../../activities/transport/http';
-import { defineTool } from '../../policies/tool';
-import { absent, committed, found } from '../../policies/tool-outcome';
+import { absent, committed, defineTool, found, outcomeOfError, outcomeOfResponse, providerRequest } from 'retrysafe';
 
 export function chatTools(baseUrl: string) {
   const postChatMessage = defineTool({

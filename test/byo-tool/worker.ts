@@ -1,6 +1,6 @@
 /** The user's worker entry point: their tools, their workflows, the engine's defaults for the rest. */
-import { workerMain, SetupError } from '../../workers/run-worker';
 import { byoTools } from './tools';
+import { SetupError, workerMain } from 'retrysafe/worker';
 
 workerMain((env) => {
   if (!env.CHAT_URL || !env.LEDGER_DB) throw new SetupError('CHAT_URL and LEDGER_DB must be set');

@@ -5,11 +5,10 @@
  *                          │ rejected
  *                          └─▶ compensate: void-entry (its own key) ─▶ compensated
  */
-import { parseRunWorkflowId } from '../../policies/action-key';
-import { ActionRun, type CompensationResult } from '../../workflows/action-run';
 import { workflowInfo } from '@temporalio/workflow';
+import { ActionRun, parseRunWorkflowId, type CompensationResult } from 'retrysafe/workflow';
 
-export { actionWorkflow, agentRunWorkflow } from '../../workflows';
+export { actionWorkflow, agentRunWorkflow } from 'retrysafe/workflow';
 
 export interface PayoutInput {
   account: string;

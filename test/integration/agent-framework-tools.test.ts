@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled } from '@openai/agents';
 import OpenAI from 'openai';
-import { retrysafeTool } from '../../adapters/ai-sdk/retrysafe-tool';
-import type { ActionResult, RefusalResult } from '../../adapters/action-result';
-import { retrysafeAgentTool } from '../../adapters/openai-agents/retrysafe-agent-tool';
 import { exampleRegistry } from '../../examples/tools';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { assertOneChargeAcrossCrash } from '../support/agent-adapter-case';
 import { start as startFakeModel, type FakeOpenAiServer } from '../support/fake-openai-server';
+import { retrysafeTool, type ActionResult, type RefusalResult } from 'retrysafe/ai-sdk';
+import { retrysafeAgentTool } from 'retrysafe/openai-agents';
 
 /**
  * Agents built with the Vercel AI SDK (`generateText`) and the OpenAI Agents SDK (`run`), against an

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readRunningStack, type RunningStack } from '../../scripts/lib/running-stack';
+import { readRunningStack, type RunningStack } from '../../cli/dev/running-stack';
 import { runScript } from '../support/ops-process';
 
 /**
@@ -130,17 +130,17 @@ describe('the approval loop out of the box: npm start, npm run demo, ops approve
   it('ops approve KEY on an action awaiting confirmation gives one charge', async () => {
     const key = await demo('awaiting-confirmation');
     assert.deepEqual(await chargesFor(key), { charges: 0, requests: 0 }, 'nothing is sent before the approval');
-    const shown = await runScript('scripts/ops.ts', ['show', key], opsEnv);
+    const shown = await runScript('cli/main.ts', ['ops', 'show', key], opsEnv);
     assert.match(shown.stdout, /Dry run/);
-    assert.match(shown.stdout, new RegExp(`npm run ops -- approve ${key}`));
+    assert.match(shown.stdout, new RegExp(`retrysafe ops approve ${key}`));
 
-    const approved = await runScript('scripts/ops.ts', ['approve', key, '--reason', 'customer confirmed'], opsEnv);
+    const approved = await runScript('cli/main.ts', ['ops', 'approve', key, '--reason', 'customer confirmed'], opsEnv);
     assert.equal(approved.code, 0, approved.stderr);
     assert.match(approved.stdout, /awaiting_confirmation → confirmed \(approved by demo: customer confirmed\)/);
     assert.deepEqual(await chargesFor(key), { charges: 1, requests: 1 });
 
     // Approving again changes nothing: the action is no longer waiting.
-    const again = await runScript('scripts/ops.ts', ['approve', key], opsEnv);
+    const again = await runScript('cli/main.ts', ['ops', 'approve', key], opsEnv);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /is confirmed, not awaiting confirmation \(nothing sent\)/);
     assert.deepEqual(await chargesFor(key), { charges: 1, requests: 1 });
@@ -148,7 +148,7 @@ describe('the approval loop out of the box: npm start, npm run demo, ops approve
 
   it('ops reject KEY fails the action with nothing sent', async () => {
     const key = await demo('awaiting-confirmation');
-    const rejected = await runScript('scripts/ops.ts', ['reject', key, '--reason', 'not ordered'], opsEnv);
+    const rejected = await runScript('cli/main.ts', ['ops', 'reject', key, '--reason', 'not ordered'], opsEnv);
     assert.equal(rejected.code, 0, rejected.stderr);
     assert.match(rejected.stdout, /awaiting_confirmation → failed \(rejected by demo: not ordered\)/);
     assert.deepEqual(await chargesFor(key), { charges: 0, requests: 0 });
@@ -157,8 +157,8 @@ describe('the approval loop out of the box: npm start, npm run demo, ops approve
   it('the needs-review and unknown recipes end in a person’s resolution, never a blind resend', async () => {
     const review = await demo('needs-review');
     const failed = await runScript(
-      'scripts/ops.ts',
-      ['resolve', review, '--decision', 'failed', '--reason', 'declined by finance'],
+      'cli/main.ts',
+      ['ops', 'resolve', review, '--decision', 'failed', '--reason', 'declined by finance'],
       opsEnv,
     );
     assert.equal(failed.code, 0, failed.stderr);
@@ -166,17 +166,17 @@ describe('the approval loop out of the box: npm start, npm run demo, ops approve
     assert.deepEqual(await chargesFor(review), { charges: 0, requests: 0 });
 
     const email = await demo('unknown');
-    const approved = await runScript('scripts/ops.ts', ['approve', email], opsEnv);
+    const approved = await runScript('cli/main.ts', ['ops', 'approve', email], opsEnv);
     assert.equal(approved.code, 0, approved.stderr);
     assert.match(approved.stdout, /→ needs_review/, 'the reply was lost: unknown, then a person decides');
-    const shown = await runScript('scripts/ops.ts', ['show', email, '--json'], opsEnv);
+    const shown = await runScript('cli/main.ts', ['ops', 'show', email, '--json'], opsEnv);
     const action = JSON.parse(shown.stdout) as { sends: number; checks: Array<{ detail?: string }> };
     assert.equal(action.sends, 1, 'sent once, never again');
     const ref = /\((msg_[A-Za-z0-9]+)\)/.exec(action.checks.map((c) => c.detail).join(' '))?.[1];
     assert.ok(ref, `the provider's event names the message: ${JSON.stringify(action.checks)}`);
     const resolved = await runScript(
-      'scripts/ops.ts',
-      ['resolve', email, '--decision', 'confirmed', '--provider-ref', ref, '--reason', "in the provider's log"],
+      'cli/main.ts',
+      ['ops', 'resolve', email, '--decision', 'confirmed', '--provider-ref', ref, '--reason', "in the provider's log"],
       opsEnv,
     );
     assert.equal(resolved.code, 0, resolved.stderr);

@@ -4,14 +4,14 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { SignedDecision } from '../../policies/signed-decision';
 import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../../policies/errors';
 import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
-import { startApprovalServer, type SignedEvent } from '../../scripts/lib/approval-http';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { startApprovalServer, type SignedEvent } from '../../cli/approvals/approval-http';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import {
   createApprovalSigner,
   hashOperatorToken,
   operatorScopesOf,
   submitApproval,
-} from '../../scripts/lib/approval-signer';
+} from '../../cli/approvals/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { approveUpdate, dryRunQuery, type ApprovalOutcome, type DryRun } from '../../messages/approval';
 import type { ActionSnapshot } from '../../messages/action';

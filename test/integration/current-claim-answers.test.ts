@@ -10,7 +10,7 @@ import { RetrysafeClient } from '../../client';
 import { defineTool } from '../../policies/tool';
 import { committed } from '../../policies/tool-outcome';
 import { createToolRegistry } from '../../policies/tool-registry';
-import { startDevServer, type DevServer } from '../../scripts/lib/dev-server';
+import { startDevServer, type DevServer } from '../../cli/dev/dev-server';
 import { createWorker } from '../../workers/create-worker';
 import { claimUpdate, dispatchReportSignal, type ActionInput } from '../../messages/action';
 

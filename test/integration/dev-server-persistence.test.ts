@@ -12,8 +12,8 @@ import { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
-import type { DevServer } from '../../scripts/lib/dev-server';
-import { MIN_RETENTION_SECONDS, startDevServer, webUiWorkflowUrl } from '../../scripts/lib/dev-server';
+import type { DevServer } from '../../cli/dev/dev-server';
+import { MIN_RETENTION_SECONDS, startDevServer, webUiWorkflowUrl } from '../../cli/dev/dev-server';
 import type { EchoActivities } from '../support/fixtures/echo-workflow';
 import { echoWorkflow, peekUpdate } from '../support/fixtures/echo-workflow';
 

@@ -11,7 +11,7 @@ import { createRetrysafeMcpServer } from '../../adapters/mcp/mcp-server';
 import { exampleRegistry } from '../../examples/tools';
 import { claimUpdate, type ActionInput, type ActionSnapshot } from '../../messages/action';
 import { errorCodeOf } from '../../policies/errors';
-import { FAST_DELETION_DYNAMIC_CONFIG } from '../../scripts/lib/dev-server';
+import { FAST_DELETION_DYNAMIC_CONFIG } from '../../cli/dev/dev-server';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { countWhere } from '../support/ledger';
 import { uniqueEvent } from '../support/renewal-input';

@@ -20,7 +20,7 @@ import { uniqueEvent } from '../support/renewal-input';
  * call for the same event returns the first outcome. Charges are counted at the provider.
  */
 const ROOT = path.resolve(__dirname, '..', '..');
-const MCP_ENTRY = path.join(ROOT, 'scripts', 'mcp.ts');
+const CLI = path.join(ROOT, 'cli', 'main.ts');
 
 interface ChargeResult {
   status: string;
@@ -46,6 +46,8 @@ describe('retrysafe as an MCP server (a real MCP client, a worker SIGKILLed afte
       TEMPORAL_ADDRESS: stack.server.address,
       TEMPORAL_NAMESPACE: stack.server.namespace,
       RETRYSAFE_TASK_QUEUE: stack.taskQueue,
+      // The tools the stack's workers register, as a team names its own module.
+      RETRYSAFE_TOOLS_MODULE: path.join(ROOT, 'examples', 'tools', 'registered.ts'),
       // Its data folder is the test's, so nothing of a local `npm start` (keys, ledger) leaks in.
       RETRYSAFE_OPERATORS_FILE: path.join(dir, 'operators.json'),
     };
@@ -132,7 +134,7 @@ describe('retrysafe as an MCP server (a real MCP client, a worker SIGKILLed afte
   it('over stdio: the repeated call returns the first outcome, and the provider counts one charge', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', MCP_ENTRY, 'stdio', '--tenant', 'acme', '--agent', 'stdio-test'],
+      args: ['--import', 'tsx', CLI, 'mcp', 'stdio', '--tenant', 'acme', '--agent', 'stdio-test'],
       cwd: ROOT,
       env: serverEnv,
       stderr: 'pipe',
@@ -170,12 +172,12 @@ describe('retrysafe as an MCP server (a real MCP client, a worker SIGKILLed afte
     await crashCase(transport, 'http');
   });
 
-  const run = (args: string[]) => runScript(path.join('scripts', 'mcp.ts'), args, serverEnv);
+  const run = (args: string[]) => runScript(path.join('cli', 'main.ts'), ['mcp', ...args], serverEnv);
 
   async function startHttpServer(): Promise<{ url: string }> {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', MCP_ENTRY, 'http', '--agents-file', agentsFile, '--port', '0'],
+      ['--import', 'tsx', CLI, 'mcp', 'http', '--agents-file', agentsFile, '--port', '0'],
       { cwd: ROOT, env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push({ kill: () => child.kill('SIGTERM') });

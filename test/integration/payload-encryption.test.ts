@@ -7,13 +7,13 @@ import { RECEIPT_PATCH, type RenewalResult } from '../../examples/workflows/rene
 import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
 import { CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../../workflows/action';
 import type { ActionSnapshot } from '../../messages/action';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import {
   createApprovalSigner,
   hashOperatorToken,
   operatorScopesOf,
   submitApproval,
-} from '../../scripts/lib/approval-signer';
+} from '../../cli/approvals/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
 import { letterMarker } from '../support/intents';

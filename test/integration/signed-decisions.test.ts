@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../../policies/errors';
 import type { SignedDecision } from '../../policies/signed-decision';
-import { submitApproval } from '../../scripts/lib/approval-signer';
+import { submitApproval } from '../../cli/approvals/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveUpdate, type ActionSnapshot } from '../../messages/action';
 import { decisionKit } from '../support/decisions';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { errorCodeOf, errorDetailsOf } from '../../policies/errors';
 import { approveUpdate, refreshTrustUpdate } from '../../messages/approval';
 import { resolveUpdate } from '../../messages/action';
-import { submitApproval } from '../../scripts/lib/approval-signer';
+import { submitApproval } from '../../cli/approvals/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { decisionKit } from '../support/decisions';

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it, type TestContext } from 'node:test';
 import type { CreateTicketIntent, SendEmailIntent } from '../../examples/tools';
 import { TRANSIENT_BACKOFF } from '../../policies/timeouts';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import {
   createApprovalSigner,
   hashOperatorToken,
   operatorScopesOf,
   submitApproval,
-} from '../../scripts/lib/approval-signer';
+} from '../../cli/approvals/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';

@@ -8,15 +8,15 @@ import type { Payload } from '@temporalio/common';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { payloadCodecFromEnv, payloadKeysFileEnv } from '../../codec/codec-config';
 import type { SendEmailIntent } from '../../examples/tools';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
-import { startApprovalServer, type ApprovalServer } from '../../scripts/lib/approval-http';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
+import { startApprovalServer, type ApprovalServer } from '../../cli/approvals/approval-http';
 import {
   createApprovalSigner,
   hashOperatorToken,
   operatorScopesOf,
   submitApproval,
-} from '../../scripts/lib/approval-signer';
-import { getFreePort } from '../../scripts/lib/free-port';
+} from '../../cli/approvals/approval-signer';
+import { getFreePort } from '../../cli/dev/free-port';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { launchChromium } from '../support/browser';
 import { uniqueEvent } from '../support/renewal-input';

@@ -4,7 +4,7 @@ import type { CreateTicketIntent, SendEmailIntent } from '../../examples/tools';
 import type { ProviderKind } from '../../examples/sandbox-providers/spawn';
 import { providerEventSignal, type ActionSnapshot, type ProviderEvent } from '../../messages/action';
 import { TRANSIENT_BACKOFF } from '../../policies/timeouts';
-import { renderAction } from '../../scripts/ops/show';
+import { renderAction } from '../../cli/ops/show';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { RetrysafeClient } from '../../client';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { uniqueEvent } from '../support/renewal-input';
 import { startServerProcess } from '../support/server-process';
 import { waitForStatus } from '../support/wait';
 import { mcpDeskTools } from './tools';
+import { RetrysafeClient } from 'retrysafe';
 
 /**
  * A remote MCP server's tool as a retrysafe provider: the ticket desk (ticket-mcp-server.ts, the official SDK's
@@ -37,7 +37,7 @@ describe('a remote MCP server’s tool as a provider (SIGKILL after the MCP serv
     [keyed, keyless] = await Promise.all([startDesk([]), startDesk(['--ignore-keys', '--no-find'])]);
     stack = await startStack({
       providerKinds: [],
-      worker: { entry: 'test/mcp-provider/worker.ts', workflowsPath: require.resolve('../../workflows') },
+      worker: { entry: 'test/mcp-provider/worker.ts', workflowsPath: require.resolve('./workflows') },
     });
     env = { DESK_URL: keyed.url, KEYLESS_DESK_URL: keyless.url };
     client = new RetrysafeClient(stack.client, {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { mcpProviderTool } from '../../adapters/mcp/mcp-provider-tool';
+import { mcpProviderTool } from 'retrysafe/mcp';
 
 /**
  * Two tools over the remote ticket desk's MCP tools, as an operator declares them: one for a desk that honours

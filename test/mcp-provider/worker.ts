@@ -1,6 +1,6 @@
 /** A worker whose only tools are a remote MCP server's, declared in tools.ts. */
-import { SetupError, workerMain } from '../../workers/run-worker';
 import { mcpDeskTools } from './tools';
+import { SetupError, workerMain } from 'retrysafe/worker';
 
 workerMain((env) => {
   if (!env.DESK_URL || !env.KEYLESS_DESK_URL) throw new SetupError('DESK_URL and KEYLESS_DESK_URL must be set');

@@ -8,7 +8,7 @@ import { KEY_METADATA, STRIPE_ENV, stripeTools, type StripeSettings } from '../.
 import { startLocalstripe, type LocalstripeServer } from '../../scripts/lib/localstripe-server';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveLocalstripe } from '../../scripts/toolchain/resolve-localstripe';
-import { missingPiece } from '../../scripts/toolchain/toolchain-error';
+import { missingPiece } from '../../cli/toolchain/toolchain-error';
 import { startReplyCuttingProxy } from '../support/reply-cutting-proxy';
 import { uniqueEvent } from '../support/renewal-input';
 

@@ -6,7 +6,7 @@ import { SMTP_MAIL_ENV, messageIdFor, smtpMailTools } from '../../examples/smtp-
 import { startMailpit, type MailpitServer } from '../../scripts/lib/mailpit-server';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveMailpit } from '../../scripts/toolchain/resolve-mailpit';
-import { missingPiece } from '../../scripts/toolchain/toolchain-error';
+import { missingPiece } from '../../cli/toolchain/toolchain-error';
 import { startReplyCuttingProxy } from '../support/reply-cutting-proxy';
 import { uniqueEvent } from '../support/renewal-input';
 

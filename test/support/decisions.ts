@@ -7,8 +7,8 @@ import {
   type OperatorScopes,
   type SignedDecision,
 } from '../../policies/signed-decision';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
-import { tenantOfTarget } from '../../scripts/lib/approval-signer';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
+import { tenantOfTarget } from '../../cli/approvals/approval-signer';
 
 /**
  * Signed decisions for tests: a trusted approval key (and a second one, as during a rotation), a key the

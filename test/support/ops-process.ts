@@ -44,7 +44,7 @@ export async function runOpsProcess(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<ScriptResult> {
-  return runScript(path.join('scripts', 'ops.ts'), args, {
+  return runScript(path.join('cli', 'main.ts'), ['ops', ...args], {
     ...cleanEnv(),
     TEMPORAL_ADDRESS: stack.server.address,
     TEMPORAL_NAMESPACE: stack.server.namespace,

@@ -6,7 +6,7 @@ import { Client } from '@temporalio/client';
 import type { ActivityOptions, Duration } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { WORKFLOW_PRELOAD_MODULES } from '../../workers/workflow-preload';
+import { withEnginePreloads } from '../../workers/workflow-preload';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { killAt, parseCrashSpecs } from '../../activities/crash-points';
@@ -15,7 +15,7 @@ import { exampleTools, type SandboxUrls } from '../../examples/tools';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { createToolRegistry } from '../../policies/tool-registry';
 import { spawnWorker, type WorkerProcess } from '../../scripts/lib/worker-process';
-import { resolveTestServer } from '../../scripts/toolchain/resolve';
+import { resolveTestServer } from '../../cli/toolchain/resolve-temporal';
 import { ContractOverride, withContracts } from './contract-override';
 
 export { ContractOverride, withContracts };
@@ -103,7 +103,7 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
     if (opts.exampleWorkflows ?? true) {
       bundle = await bundleWorkflowCode({
         workflowsPath: require.resolve('../../examples/workflows'),
-        preloadModules: [...WORKFLOW_PRELOAD_MODULES],
+        ...withEnginePreloads(),
       });
     }
   });

@@ -19,8 +19,8 @@ import {
 } from '../../policies/signed-decision';
 import { RetrysafeError } from '../../policies/errors';
 import { requestHash } from '../../policies/request-hash';
-import { startApprovalServer, type ApprovalServer, type SignedEvent } from '../../scripts/lib/approval-http';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { startApprovalServer, type ApprovalServer, type SignedEvent } from '../../cli/approvals/approval-http';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import {
   createApprovalSigner,
   hashOperatorToken,
@@ -29,9 +29,9 @@ import {
   parseOperatorsFile,
   tenantOfTarget,
   type ApprovalSigner,
-} from '../../scripts/lib/approval-signer';
-import { runOps } from '../../scripts/ops/cli';
-import type { OpsContext } from '../../scripts/ops/context';
+} from '../../cli/approvals/approval-signer';
+import { runOps } from '../../cli/ops/cli';
+import type { OpsContext } from '../../cli/ops/context';
 
 const KEY = 'charge:v1:acme:renewal-2026-08-28-01';
 const GLOBEX_KEY = 'charge:v1:globex:renewal-2026-08-28-01';
@@ -493,11 +493,11 @@ describe('approval service over HTTP', () => {
 
 describe('approval service CLI', () => {
   const run = promisify(execFile);
-  const cli = path.resolve(__dirname, '../../scripts/approval-service.ts');
+  const cli = path.resolve(__dirname, '../../cli/main.ts');
   const tsx = path.resolve(__dirname, '../../node_modules/.bin/tsx');
 
   it('keygen prints a usable key pair, and sign prints an approval from the operator token', async () => {
-    const generated = JSON.parse((await run(tsx, [cli, 'keygen'])).stdout) as {
+    const generated = JSON.parse((await run(tsx, [cli, 'approvals', 'keygen'])).stdout) as {
       keyId: string;
       publicKey: string;
       privateKey: string;
@@ -515,7 +515,7 @@ describe('approval service CLI', () => {
     };
     const { stdout } = await run(
       tsx,
-      [cli, 'sign', '--key', KEY, '--hash', HASH, '--decision', 'approve', '--operator-token', BOB_TOKEN],
+      [cli, 'approvals', 'sign', '--key', KEY, '--hash', HASH, '--decision', 'approve', '--operator-token', BOB_TOKEN],
       { env },
     );
     const approval = JSON.parse(stdout) as SignedDecision;
@@ -528,15 +528,35 @@ describe('approval service CLI', () => {
     );
 
     await assert.rejects(
-      run(tsx, [cli, 'sign', '--key', KEY, '--hash', HASH, '--decision', 'approve', '--operator-token', 'wrong'], {
-        env,
-      }),
+      run(
+        tsx,
+        [cli, 'approvals', 'sign', '--key', KEY, '--hash', HASH, '--decision', 'approve', '--operator-token', 'wrong'],
+        {
+          env,
+        },
+      ),
       (err: { code?: number; stderr?: string }) => err.code === 1 && /not recognized/.test(err.stderr ?? ''),
     );
     await assert.rejects(
-      run(tsx, [cli, 'sign', '--key', KEY, '--hash', 'abc', '--decision', 'approve', '--operator-token', BOB_TOKEN], {
-        env,
-      }),
+      run(
+        tsx,
+        [
+          cli,
+          'approvals',
+          'sign',
+          '--key',
+          KEY,
+          '--hash',
+          'abc',
+          '--decision',
+          'approve',
+          '--operator-token',
+          BOB_TOKEN,
+        ],
+        {
+          env,
+        },
+      ),
       (err: { code?: number; stderr?: string }) => err.code === 2 && /^--hash: /.test(err.stderr ?? ''),
     );
   });

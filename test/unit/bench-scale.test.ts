@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseScaleArgs } from '../../scripts/bench/scale/args';
 import { drift, growthOf } from '../../scripts/bench/scale/growth';
-import { UsageError } from '../../scripts/ops/errors';
+import { UsageError } from '../../cli/ops/errors';
 
 describe('bench:scale: how a cost grows with size', () => {
   it('fits the exponent of cost ≈ size^b: flat, linear, quadratic', () => {

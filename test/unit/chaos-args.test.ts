@@ -7,7 +7,7 @@ import {
   parseChaosArgs,
 } from '../../scripts/chaos/args';
 import { DEFAULT_RESTART_RATE } from '../../scripts/chaos/plan';
-import { UsageError } from '../../scripts/ops/errors';
+import { UsageError } from '../../cli/ops/errors';
 
 function refuses(argv: string[], argument: string, detail?: RegExp): void {
   assert.throws(

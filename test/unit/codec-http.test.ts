@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { AesGcmPayloadCodec } from '../../codec/aes-gcm-codec';
-import { createCodecHandler } from '../../scripts/lib/codec-http';
+import { createCodecHandler } from '../../cli/approvals/codec-http';
 
 const UI_ORIGIN = 'http://127.0.0.1:8233';
 const TOKEN = 'codec-test-token-7c1f';

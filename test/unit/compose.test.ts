@@ -24,7 +24,7 @@ import {
   schemaSteps,
 } from '../../scripts/lib/cluster-config';
 import { resolveCompose, type ResolvedCompose } from '../../scripts/toolchain/resolve-compose';
-import { ToolchainError } from '../../scripts/toolchain/toolchain-error';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 import { tokenSha256 } from '../../workers/bearer-tokens';
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { DEV_SERVER_DYNAMIC_CONFIG, devServerArgs } from '../../scripts/lib/dev-server';
+import { DEV_SERVER_DYNAMIC_CONFIG, devServerArgs } from '../../cli/dev/dev-server';
 
 const DEPLOY_CONFIG = path.resolve(__dirname, '..', '..', 'deploy', 'temporal-dynamic-config.yaml');
 /** Keys whose values the server reads as durations. */

@@ -4,15 +4,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
-import { agentForToken, newAgentToken, readAgentsFile, tokenSha256 } from '../../adapters/mcp/agent-tokens';
-import { callRetrysafeTool, mcpToolListings, type McpCallDeps } from '../../adapters/mcp/mcp-tools';
-import type { RetrysafeClient } from '../../client';
 import { exampleRegistry } from '../../examples/tools';
-import type { ActionSnapshot } from '../../messages/action';
-import { RetrysafeError } from '../../policies/errors';
-import { defineTool } from '../../policies/tool';
-import { committed } from '../../policies/tool-outcome';
-import { createToolRegistry } from '../../policies/tool-registry';
+import {
+  RetrysafeError,
+  committed,
+  createToolRegistry,
+  defineTool,
+  type ActionSnapshot,
+  type RetrysafeClient,
+} from 'retrysafe';
+import {
+  type McpCallDeps,
+  agentForToken,
+  callRetrysafeTool,
+  mcpToolListings,
+  newAgentToken,
+  readAgentsFile,
+  tokenSha256,
+} from 'retrysafe/mcp';
 
 const registry = exampleRegistry();
 

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { operatorScopesReader } from '../../workers/operators-file';
-import { createApprovalSigner, loadOperatorsFile } from '../../scripts/lib/approval-signer';
-import { addOperator, readOperatorsFile as readOpsOperatorsFile } from '../../scripts/ops/operator-auth';
+import { createApprovalSigner, loadOperatorsFile } from '../../cli/approvals/approval-signer';
+import { addOperator, readOperatorsFile as readOpsOperatorsFile } from '../../cli/ops/operator-auth';
 
 describe("the worker's operators file reader", () => {
   let dir: string;

@@ -1,12 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ACTION_STATUSES } from '../../policies/action-status';
-import { parseArgv, parseDuration } from '../../scripts/ops/args';
-import { UsageError } from '../../scripts/ops/errors';
-import { parseOperatorsArgs } from '../../scripts/ops/operators';
-import { DEFAULT_QUEUE_LIMIT, REVIEW_STATUSES, parseQueueArgs } from '../../scripts/ops/queue';
-import { parseResolveArgs } from '../../scripts/ops/resolve';
-import { parseShowArgs } from '../../scripts/ops/show';
+import { parseArgv, parseDuration } from '../../cli/ops/args';
+import { UsageError } from '../../cli/ops/errors';
+import { parseOperatorsArgs } from '../../cli/ops/operators';
+import { DEFAULT_QUEUE_LIMIT, REVIEW_STATUSES, parseQueueArgs } from '../../cli/ops/queue';
+import { parseResolveArgs } from '../../cli/ops/resolve';
+import { parseShowArgs } from '../../cli/ops/show';
 
 const KEY = 'send-email:v1:acme:evt-1';
 

@@ -8,13 +8,13 @@ import type { ActionFilter, ActionListing } from '../../client';
 import { RetrysafeError } from '../../policies/errors';
 import { requestHash } from '../../policies/request-hash';
 import { decisionParams, verifyDecision, type SignedDecision } from '../../policies/signed-decision';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
-import { createApprovalSigner, loadOperatorsFile, operatorScopesOf } from '../../scripts/lib/approval-signer';
-import { runOps } from '../../scripts/ops/cli';
-import type { OpsClient, OpsContext } from '../../scripts/ops/context';
-import { OpsError, UnauthorizedError } from '../../scripts/ops/errors';
-import { addOperator } from '../../scripts/ops/operator-auth';
-import { approvalServiceSignatures, type SignatureSource } from '../../scripts/ops/signatures';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
+import { createApprovalSigner, loadOperatorsFile, operatorScopesOf } from '../../cli/approvals/approval-signer';
+import { runOps } from '../../cli/ops/cli';
+import type { OpsClient, OpsContext } from '../../cli/ops/context';
+import { OpsError, UnauthorizedError } from '../../cli/ops/errors';
+import { addOperator } from '../../cli/ops/operator-auth';
+import { approvalServiceSignatures, type SignatureSource } from '../../cli/ops/signatures';
 import type { ActionSnapshot, OperatorResolution } from '../../messages/action';
 import type { ApprovalOutcome } from '../../messages/approval';
 
@@ -623,15 +623,15 @@ describe('ops commands against a fake client', () => {
     assert.match(r.stdout, /because: +outside the company/);
     assert.match(r.stdout, /send +no answer recorded/);
     assert.match(r.stdout, /committed msg_1/);
-    assert.match(r.stdout, new RegExp(`npm run ops -- approve ${KEY}`));
-    assert.match(r.stdout, new RegExp(`npm run ops -- reject ${KEY}`));
+    assert.match(r.stdout, new RegExp(`retrysafe ops approve ${KEY}`));
+    assert.match(r.stdout, new RegExp(`retrysafe ops reject ${KEY}`));
   });
 
   it('prints help per command on stdout and refuses unknown commands with exit 2', async () => {
     for (const name of ['queue', 'show', 'resolve', 'operators']) {
       const r = await run([name, '--help']);
       assert.equal(r.code, 0);
-      assert.match(r.stdout, new RegExp(`^Usage: npm run ops -- ${name}`));
+      assert.match(r.stdout, new RegExp(`^Usage: retrysafe ops ${name}`));
       assert.equal(r.connects, 0);
     }
     const unknown = await run(['frobnicate']);

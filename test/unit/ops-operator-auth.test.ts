@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { OpsError, UnauthorizedError } from '../../scripts/ops/errors';
+import { OpsError, UnauthorizedError } from '../../cli/ops/errors';
 import {
   addOperator,
   authenticateOperator,
@@ -12,7 +12,7 @@ import {
   hashToken,
   operatorsFilePath,
   readOperatorsFile,
-} from '../../scripts/ops/operator-auth';
+} from '../../cli/ops/operator-auth';
 
 describe('operator token hashing and lookup', () => {
   it('hashes a token to the hex SHA-256 of its UTF-8 bytes', () => {

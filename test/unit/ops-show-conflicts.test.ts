@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ActionSnapshot } from '../../messages/action';
-import { renderAction } from '../../scripts/ops/show';
+import { renderAction } from '../../cli/ops/show';
 
 /** `ops show` lists provider events that contradict the action, for a person to decide; none, no section. */
 

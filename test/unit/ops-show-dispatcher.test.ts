@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ActionSnapshot } from '../../messages/action';
-import { renderAction } from '../../scripts/ops/show';
+import { renderAction } from '../../cli/ops/show';
 
 /** `ops show` says when the owner run, not the action, is sending the current dispatch. */
 const dispatching: ActionSnapshot = {

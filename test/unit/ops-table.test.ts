@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ActionListing } from '../../client';
-import { queueColumns, sortOldestFirst } from '../../scripts/ops/queue';
-import { renderAction } from '../../scripts/ops/show';
-import { formatAge, renderFields, renderTable } from '../../scripts/ops/table';
+import { queueColumns, sortOldestFirst } from '../../cli/ops/queue';
+import { renderAction } from '../../cli/ops/show';
+import { formatAge, renderFields, renderTable } from '../../cli/ops/table';
 import type { ActionSnapshot } from '../../messages/action';
 
 const NOW = new Date('2026-08-28T12:00:00Z');

@@ -30,7 +30,7 @@ import {
 } from '../../policies/signed-decision';
 import { RetrysafeError } from '../../policies/errors';
 import { canonicalJson, requestHash } from '../../policies/request-hash';
-import { generateApprovalKeyPair } from '../../scripts/lib/approval-keys';
+import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 
 const KEY = 'charge:v1:acme:renewal-2026-08-28-01';
 const RUN = 'run:acme:renewal-2026-08-28-01';

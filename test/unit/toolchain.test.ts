@@ -6,17 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { toEphemeralExecutable } from '../../scripts/toolchain/ephemeral-executable';
-import { installFromPypi } from '../../scripts/toolchain/install-from-pypi';
-import type { ToolInstaller } from '../../scripts/toolchain/install-from-pypi';
-import type { ResolveOptions } from '../../scripts/toolchain/resolve';
-import { resolveTemporalCli, resolveTestServer } from '../../scripts/toolchain/resolve';
-import { ToolchainError } from '../../scripts/toolchain/toolchain-error';
-import {
-  projectLocalPath,
-  TEMPORAL_CLI,
-  TEMPORAL_TEST_SERVER,
-  wheelMemberPath,
-} from '../../scripts/toolchain/tool-specs';
+import { installFromPypi } from '../../cli/toolchain/install-from-pypi';
+import type { ToolInstaller } from '../../cli/toolchain/install-from-pypi';
+import type { ResolveOptions } from '../../cli/toolchain/resolve-temporal';
+import { resolveTemporalCli, resolveTestServer } from '../../cli/toolchain/resolve-temporal';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
+import { projectLocalPath, TEMPORAL_CLI, TEMPORAL_TEST_SERVER, wheelMemberPath } from '../../cli/toolchain/tool-specs';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 let scratch: string;
@@ -77,7 +72,7 @@ describe('resolveTemporalCli', () => {
     const binDir = await freshDir('bin');
     await fakeExecutable(path.join(binDir, 'temporal'));
     const opts = await isolated({ env: { TEMPORAL_CLI: fromEnv, PATH: binDir } });
-    await fakeExecutable(projectLocalPath(TEMPORAL_CLI, opts.projectRoot as string));
+    await fakeExecutable(projectLocalPath(TEMPORAL_CLI, path.join(opts.projectRoot as string, '.tools')));
 
     assert.deepEqual(await resolveTemporalCli(opts), { name: 'temporal-cli', path: fromEnv, source: 'env' });
   });
@@ -111,7 +106,7 @@ describe('resolveTemporalCli', () => {
     const expected = await fakeExecutable(path.join(good, 'temporal'));
     await fakeExecutable(path.join(later, 'temporal'));
     const opts = await isolated({ env: { PATH: [empty, notExecutableDir, good, later].join(path.delimiter) } });
-    await fakeExecutable(projectLocalPath(TEMPORAL_CLI, opts.projectRoot as string));
+    await fakeExecutable(projectLocalPath(TEMPORAL_CLI, path.join(opts.projectRoot as string, '.tools')));
 
     assert.deepEqual(await resolveTemporalCli(opts), { name: 'temporal-cli', path: expected, source: 'path' });
   });
@@ -119,7 +114,7 @@ describe('resolveTemporalCli', () => {
   it('falls back to the project-local install without calling the installer', async () => {
     const installer = countingInstaller();
     const opts = await isolated({ installer });
-    const local = await fakeExecutable(projectLocalPath(TEMPORAL_CLI, opts.projectRoot as string));
+    const local = await fakeExecutable(projectLocalPath(TEMPORAL_CLI, path.join(opts.projectRoot as string, '.tools')));
 
     const tool = await resolveTemporalCli(opts);
     assert.deepEqual(tool, { name: 'temporal-cli', path: local, source: 'project-local', version: '1.9.1' });
@@ -252,7 +247,7 @@ describe('installFromPypi', () => {
 
   it('extracts the executable from the wheel, makes it executable and leaves no temporary files', async () => {
     const projectRoot = await freshDir('root');
-    const destination = projectLocalPath(TEMPORAL_CLI, projectRoot);
+    const destination = projectLocalPath(TEMPORAL_CLI, path.join(projectRoot, '.tools'));
     const env = { PATH: process.env.PATH, PYTHON: await fakePython('wheel') };
     await installFromPypi({ spec: TEMPORAL_CLI, destination, env, log: () => undefined });
 
@@ -262,7 +257,7 @@ describe('installFromPypi', () => {
   });
 
   it("reports pip's own error when the download fails", async () => {
-    const destination = projectLocalPath(TEMPORAL_CLI, await freshDir('root'));
+    const destination = projectLocalPath(TEMPORAL_CLI, path.join(await freshDir('root'), '.tools'));
     const env = { PATH: process.env.PATH, PYTHON: await fakePython('fail') };
     await assert.rejects(
       installFromPypi({ spec: TEMPORAL_CLI, destination, env, log: () => undefined }),
@@ -271,7 +266,7 @@ describe('installFromPypi', () => {
   });
 
   it('says so when python3 is missing', async () => {
-    const destination = projectLocalPath(TEMPORAL_CLI, await freshDir('root'));
+    const destination = projectLocalPath(TEMPORAL_CLI, path.join(await freshDir('root'), '.tools'));
     const env = { PATH: '', PYTHON: path.join(scratch, 'no-python-here') };
     await assert.rejects(
       installFromPypi({ spec: TEMPORAL_CLI, destination, env, log: () => undefined }),

@@ -33,9 +33,20 @@ describe('modules the workflow sandbox preloads once per worker', () => {
   });
 
   it('keeps an application’s bundler options and adds its preloads after the engine’s, once each', () => {
-    const hook = (c: object) => c;
+    const seen: object[] = [];
+    const hook = <C extends object>(c: C): C => {
+      seen.push(c);
+      return c;
+    };
     const options = withEnginePreloads({ webpackConfigHook: hook, preloadModules: ['app-module', ED25519] });
-    assert.equal(options.webpackConfigHook, hook);
+    // From the sources, the engine's own hook maps the entry points to api/ first, then hands over to the app's.
+    const configured = options.webpackConfigHook!({ resolve: { alias: { mine: '/x' } } });
+    assert.equal(seen.length, 1, 'the application’s hook ran');
+    assert.deepEqual(Object.keys((configured.resolve?.alias ?? {}) as object).sort(), [
+      'mine',
+      'retrysafe$',
+      'retrysafe/workflow$',
+    ]);
     assert.deepEqual(options.preloadModules, [ED25519, 'app-module']);
     assert.deepEqual(withEnginePreloads().preloadModules, [ED25519]);
   });

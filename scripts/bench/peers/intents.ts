@@ -1,4 +1,3 @@
-import { actionKeyForStep, runWorkflowId } from '../../../policies/action-key';
 import {
   exampleRegistry,
   type ChargeIntent,
@@ -11,6 +10,7 @@ import {
 import { shipmentRefFor } from '../../../examples/tools/references';
 import { renewalChargeIntent } from '../../../examples/workflows/renewal';
 import type { PeerChargeInput, PeerCrashInput, PeerRenewalInput } from './types';
+import { actionKeyForStep, runWorkflowId } from 'retrysafe';
 
 /**
  * What every system in the peer bench sends, retrysafe included: the example tools' intents, built as the

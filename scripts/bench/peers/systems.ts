@@ -4,7 +4,6 @@ import { ExampleClient } from '../../../examples/client';
 import { exampleRegistry } from '../../../examples/tools';
 import type { RenewalResult } from '../../../examples/workflows/renewal';
 import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../../examples/workflows/baseline';
-import { runWorkflowId } from '../../../policies/action-key';
 import { createApprover } from '../../chaos/approvals';
 import { waitForActionStatus } from '../../chaos/observe';
 import type { Stack } from '../../lib/stack';
@@ -13,6 +12,7 @@ import { chargeIntent, crashIntent } from './intents';
 import { peerProviderUrls } from './provider-urls';
 import { startRestatePeer } from './restate';
 import type { PeerChargeInput, PeerCrashInput, PeerRenewalInput, PeerSystem } from './types';
+import { runWorkflowId } from 'retrysafe';
 
 /** The charge as the Temporal workflows take it: the peers' intent, without its operation. */
 function chargeArgs(input: PeerChargeInput) {

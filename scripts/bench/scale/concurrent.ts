@@ -1,10 +1,9 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import { runWorkflowId } from '../../../policies/action-key';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../../policies/decision-table';
 import { retrysafeChargeWorkflow } from '../../../examples/workflows/baseline';
 import { summarize } from '../stats';
 import type { ScaleContext } from './context';
 import { rssMiB, sampleRss } from './rss';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
 
 export interface ConcurrentReport {
   actions: number;

@@ -1,9 +1,8 @@
-import { runWorkflowId } from '../../../policies/action-key';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../../policies/decision-table';
 import { manyActionsWorkflow } from '../../../examples/workflows/scale';
 import { historyAsJson } from '../../lib/history-json';
 import type { ScaleContext } from './context';
 import { drift, growthOf, type Growth } from './growth';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
 
 export interface LongRunReport {
   actions: number;

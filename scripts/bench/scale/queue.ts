@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from '../../../policies/decision-table';
-import { SA_KIND, SA_STATUS, SA_TENANT } from '../../../policies/search-attributes';
 import { runLoad } from '../stats';
 import type { ScaleContext } from './context';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, SA_KIND, SA_STATUS, SA_TENANT } from 'retrysafe';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** Claims in flight while the queue is filled: enough to keep the worker busy, few enough not to time out. */

@@ -1,6 +1,6 @@
-import { runWorkflowId } from '../../../../policies/action-key';
 import { actionKeyFor } from '../intents';
 import type { PeerChargeInput, PeerCrashInput, PeerRenewalInput } from '../types';
+import { runWorkflowId } from 'retrysafe';
 
 /** The DBOS workflow ID is the key, so a second start for the same business event attaches to the first. */
 export const workflowIdFor = {

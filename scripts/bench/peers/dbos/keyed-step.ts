@@ -1,8 +1,6 @@
 import { DBOS } from '@dbos-inc/dbos-sdk';
-import type { CrashHook } from '../../../../activities/crash-points';
-import type { Intent, ToolContext } from '../../../../policies/tool';
-import type { ToolOutcome } from '../../../../policies/tool-outcome';
-import type { ToolRegistry } from '../../../../policies/tool-registry';
+import type { Intent, ToolContext, ToolOutcome, ToolRegistry } from 'retrysafe';
+import type { CrashHook } from 'retrysafe/testing';
 
 /**
  * One side effect as one DBOS step: the example tool's own `execute`, sent with the action key. DBOS checkpoints

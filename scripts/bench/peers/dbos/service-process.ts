@@ -1,4 +1,4 @@
-import { spawnWatchdog } from '../../../lib/process-watchdog';
+import { spawnWatchdog } from '../../../../cli/dev/process-watchdog';
 import { spawnWorker, type WorkerProcess } from '../../../lib/worker-process';
 import type { PeerProviderUrls } from '../types';
 import { PROVIDER_URLS_ENV, SYSTEM_DATABASE_URL_ENV } from './settings';

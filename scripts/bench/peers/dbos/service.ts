@@ -5,9 +5,7 @@
  * RETRYSAFE_CRASH_AT (activities/crash-points.ts) makes it SIGKILL itself at a step's dangerous point.
  */
 import { DBOS } from '@dbos-inc/dbos-sdk';
-import { killAt, parseCrashSpecs } from '../../../../activities/crash-points';
 import { exampleTools } from '../../../../examples/tools';
-import { createToolRegistry } from '../../../../policies/tool-registry';
 import type { PeerProviderUrls } from '../types';
 import {
   APP_NAME,
@@ -19,6 +17,8 @@ import {
   SYSTEM_DATABASE_URL_ENV,
 } from './settings';
 import { registerBenchWorkflows } from './workflows';
+import { createToolRegistry } from 'retrysafe';
+import { killAt, parseCrashSpecs } from 'retrysafe/testing';
 
 function requiredEnv(name: string): string {
   const value = process.env[name];

@@ -1,11 +1,11 @@
 import { DBOS } from '@dbos-inc/dbos-sdk';
-import type { CrashHook } from '../../../../activities/crash-points';
-import type { ToolRegistry } from '../../../../policies/tool-registry';
 import type { PeerChargeInput, PeerCrashInput, PeerRenewalInput, PeerRenewalResult } from '../types';
 import { actionKeyFor, chargeIntent, crashIntent, reserveIntent, shipmentIntent } from '../intents';
 import { workflowIdFor } from './intents';
 import { keyedStep } from './keyed-step';
 import { WORKFLOW_NAMES } from './settings';
+import type { ToolRegistry } from 'retrysafe';
+import type { CrashHook } from 'retrysafe/testing';
 
 /**
  * The bench's three workflows, registered with DBOS before launch (recovery finds a workflow by its registered

@@ -1,11 +1,10 @@
 import * as restate from '@restatedev/restate-sdk';
 
-import type { CrashHook } from '../../../../activities/crash-points';
 import { exampleTools, type ExampleOperation } from '../../../../examples/tools';
-import type { AnyTool, Intent, ToolContext } from '../../../../policies/tool';
-import type { ToolOutcome } from '../../../../policies/tool-outcome';
 import type { PeerChargeInput, PeerCrashInput, PeerProviderUrls, PeerRenewalInput, PeerRenewalResult } from '../types';
 import { actionKeyFor, chargeIntent, crashIntent, reserveIntent, shipmentIntent } from '../intents';
+import type { AnyTool, Intent, ToolContext, ToolOutcome } from 'retrysafe';
+import type { CrashHook } from 'retrysafe/testing';
 
 /** What one step journals: the tool's committed outcome, its providerRef being the effect's reference. */
 export type CommittedStep = Extract<ToolOutcome, { outcome: 'committed' }>;

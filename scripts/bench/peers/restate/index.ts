@@ -4,8 +4,7 @@ import path from 'node:path';
 
 import { connect, rpc } from '@restatedev/restate-sdk-clients';
 
-import { runWorkflowId } from '../../../../policies/action-key';
-import { getFreePort } from '../../../lib/free-port';
+import { getFreePort } from '../../../../cli/dev/free-port';
 import type {
   PeerChargeInput,
   PeerCrashInput,
@@ -20,6 +19,7 @@ import { WORKFLOW_NAMES, type ChargeWorkflow, type CrashStepWorkflow, type Renew
 import { startRestateServer } from './server';
 import { startServiceProcess, type ServiceExit, type ServiceProcess } from './service-process';
 import { actionKeyFor, crashIntent } from '../intents';
+import { runWorkflowId } from 'retrysafe';
 
 /** One crash iteration's service process, as it ended. */
 export interface RestateCrash {

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { getFreePorts } from '../../../lib/free-port';
-import { spawnWatchdog, stopThrowawayServer } from '../../../lib/process-watchdog';
+import { getFreePorts } from '../../../../cli/dev/free-port';
+import { spawnWatchdog, stopThrowawayServer } from '../../../../cli/dev/process-watchdog';
 
 /** A throw-away restate-server: one node on loopback, its data, config and log in one folder. */
 export interface RestateServer {

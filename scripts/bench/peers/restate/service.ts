@@ -10,10 +10,10 @@ import './promise-with-resolvers';
 
 import * as restate from '@restatedev/restate-sdk';
 
-import { killAt, parseCrashSpecs } from '../../../../activities/crash-points';
 import type { PeerProviderUrls } from '../types';
 import { peerWorkflows } from './handlers';
 import { SERVICE_READY_EVENT } from './service-process';
+import { killAt, parseCrashSpecs } from 'retrysafe/testing';
 
 async function main(): Promise<void> {
   const port = Number(process.env.RETRYSAFE_RESTATE_SERVICE_PORT);

@@ -1,0 +1,84 @@
+/**
+ * `retrysafe/worker`: what a worker process imports. {@link createWorker} builds a Temporal worker with the engine's
+ * activities, its workflow preloads and its tuning over the application's tools; {@link workerMain} is a whole worker
+ * process configured from the environment. The durable ledger, the payload codec, the logger, planners and the
+ * webhook router are here too. Workflow code imports `retrysafe/workflow` instead.
+ *
+ * @packageDocumentation
+ */
+export { createWorker, STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT } from '../workers/create-worker';
+export type { CreateWorkerOptions, WorkerTuning } from '../workers/create-worker';
+export { runWorkerProcess, SetupError, workerMain } from '../workers/run-worker';
+export type { WorkerSetup } from '../workers/run-worker';
+export { ConfigError, parseWorkerConfig, WorkerEnv } from '../workers/config';
+export type { WorkerConfig } from '../workers/config';
+export { connectWorker } from '../workers/connection';
+export { WORKFLOW_PRELOAD_MODULES, withEnginePreloads } from '../workers/workflow-preload';
+export { createActivities } from '../activities';
+export type { ActivityDeps } from '../activities';
+export { createLogger, installRuntimeLogger, REDACT_PATHS } from '../workers/logger';
+export { listIncompleteActions } from '../workers/recovery-report';
+export type { IncompleteSummary } from '../workers/recovery-report';
+export { loadTenantPolicyFile } from '../workers/tenant-policy-file';
+export { operatorScopesReader, OperatorsFileError } from '../workers/operators-file';
+
+// The durable action ledger.
+export {
+  LedgerConfigError,
+  LedgerError,
+  LedgerSchemaError,
+  LEDGER_ENV_VAR,
+  LEDGER_SCHEMA_VERSION,
+  ledgerConfigFromEnv,
+  openLedger,
+  PostgresLedger,
+  SqliteLedger,
+} from '../ledger';
+export type {
+  ActionLedger,
+  HistoryFilter,
+  LedgerAlarm,
+  LedgerAlarmKind,
+  LedgerAuditEntry,
+  LedgerConfig,
+  LedgerRow,
+  OpenLedgerOptions,
+} from '../ledger';
+
+// Payload encryption at rest.
+export {
+  dataConverterFromEnv,
+  generatePayloadKeysFile,
+  PAYLOAD_KEYS_ENV,
+  PAYLOAD_KEYS_FILE_ENV,
+  PayloadKeysError,
+  payloadKeysFileEnv,
+  payloadCodecFromEnv,
+} from '../codec/codec-config';
+export { AesGcmPayloadCodec, PayloadCodecError } from '../codec/aes-gcm-codec';
+
+// Planners: the model (or a script) that agent runs plan with.
+export {
+  createPlanActivity,
+  OpenAiCompatiblePlanner,
+  parseOpenAiPlannerEnv,
+  PlannerConfigError,
+  SCRIPT_EXHAUSTED,
+  ScriptedPlanner,
+} from '../activities/planners';
+export type {
+  OpenAiPlannerConfig,
+  PlanOptions,
+  Planner,
+  PlannerOutput,
+  PlannerUsage,
+  Script,
+  ScriptStep,
+} from '../activities/planners';
+export type { PlannerFacts, PlannerHistoryEntry } from '../policies/planner-contract';
+
+// Provider events: the signed webhook router.
+export { createWebhookRouter, startWebhookServer } from '../workers/webhook-router';
+export type { WebhookRouterDeps } from '../workers/webhook-router';
+export { parseWebhookSecrets, signatureHeader, SIGNATURE_HEADER, verifySignature } from '../workers/webhook-signature';
+export type { WebhookSecrets } from '../workers/webhook-signature';

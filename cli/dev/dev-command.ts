@@ -1,0 +1,71 @@
+/**
+ * `retrysafe dev`: the local stack for a team's own worker (dev-stack.ts), what it prints, and how it stops.
+ */
+import path from 'node:path';
+import { startDevStack, type DevStack } from './dev-stack';
+import { DEMO_OPERATOR } from './local-operator';
+
+export interface DevCommandOptions {
+  dir: string;
+  port: number;
+  uiPort: number | null;
+  approvalsPort: number;
+  namespace: string;
+  taskQueue: string;
+  encryption: boolean;
+  once?: boolean;
+}
+
+/** Starts the stack and prints what a team needs; answers an exit code once it is up (`--once`: once it stopped). */
+export async function runDev(
+  options: DevCommandOptions,
+  io: { out: (s: string) => void; err: (s: string) => void },
+): Promise<number> {
+  const say = (line: string) => io.out(`${line}\n`);
+  say('starting the Temporal dev server and the approval service…');
+  let stack: DevStack;
+  try {
+    stack = await startDevStack({
+      dir: options.dir,
+      port: options.port,
+      uiPort: options.uiPort,
+      approvalsPort: options.approvalsPort,
+      namespace: options.namespace,
+      taskQueue: options.taskQueue,
+      encryption: options.encryption,
+      log: (line) => io.err(`${line}\n`),
+    });
+  } catch (err) {
+    io.err(`retrysafe dev: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const settings = path.relative(process.cwd(), stack.settingsFile) || stack.settingsFile;
+  say(
+    `Temporal:   ${stack.server.address} (namespace ${options.namespace}, state in ${path.relative(process.cwd(), stack.dir) || '.'})`,
+  );
+  if (stack.server.uiUrl) say(`Web UI:     ${stack.server.uiUrl}`);
+  say(
+    `approvals:  ${stack.approvals.url}/sign-in (operator "${DEMO_OPERATOR}", token in ${path.relative(process.cwd(), stack.operator.tokenFile)})`,
+  );
+  say('');
+  say(`Your worker and client need these settings; they are in ${settings}:`);
+  for (const [name, value] of Object.entries(stack.env)) say(`  ${name}=${value}`);
+  say('');
+  say(`  node --env-file=${settings} dist/worker.js      (Node 20.6+ reads the file itself)`);
+  say('  retrysafe ops queue                              (finds this stack on its own)');
+  say('');
+  if (options.once) {
+    await stack.stop();
+    say('stopped (--once)');
+    return 0;
+  }
+  say('Ctrl-C to stop.');
+  const stop = () =>
+    void stack.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return 0;
+}

@@ -1,0 +1,179 @@
+/**
+ * What `retrysafe dev` runs for a team's own worker, and `npm start` for the demo: everything but the worker.
+ *
+ *   the Temporal dev server ─ SQLite in <dir>/temporal.sqlite, retrysafe's search attributes, its Web UI
+ *   the approval service   ─ the signing key, a local operator and its token, the approval page, the codec endpoint
+ *   the stack's state      ─ payload keys, the ledger, operators, all in <dir>, made on first start and kept
+ *   its settings           ─ declared in the namespace's data (workers and clients check theirs against them) and
+ *                            written to <dir>/dev.env and <dir>/stack.json (how the tools for people find it)
+ *
+ * Ports default to Temporal's and the approval service's usual ones; 0 takes any free port.
+ */
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { declareStackSettings } from '../../client/stack-settings';
+import { generatePayloadKeysFile, payloadCodecFromEnv, payloadKeysFileEnv } from '../../codec/codec-config';
+import { ledgerConfigFromEnv, openLedger } from '../../ledger';
+import { DEFAULT_TASK_QUEUE } from '../../messages/action';
+import { startApprovalServer, type ApprovalServer } from '../approvals/approval-http';
+import { createApprovalSigner, loadOperatorsFile } from '../approvals/approval-signer';
+import { startDevServer, type DevServer } from './dev-server';
+import { getFreePort } from './free-port';
+import { ensureDemoOperator, type DemoOperator } from './local-operator';
+import { writeStackFiles, type StackFile } from './stack-file';
+import { writeFile } from 'node:fs/promises';
+
+export interface DevStackOptions {
+  /** The stack's folder: state and settings; default `.retrysafe` in the working directory. */
+  dir?: string;
+  /** The dev server's SQLite file; default `<dir>/temporal.sqlite`. */
+  dbFile?: string;
+  /** Temporal's gRPC port; default 7233, 0 for any free port. */
+  port?: number;
+  /** The Web UI's port; default 8233, 0 for any free port, null for none. */
+  uiPort?: number | null;
+  /** The approval service's port; default 4180, 0 for any free port. */
+  approvalsPort?: number;
+  namespace?: string;
+  taskQueue?: string;
+  /** Encrypt payloads at rest with a key kept in the folder (default true). */
+  encryption?: boolean;
+  /** Where the Temporal CLI is installed when none is found; default `.retrysafe/tools` (`.tools` in this repo). */
+  toolsDir?: string;
+  /** More settings to write into dev.env and stack.json (the demo's provider URLs). */
+  extraEnv?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+export interface DevStack {
+  dir: string;
+  server: DevServer;
+  approvals: ApprovalServer;
+  client: Client;
+  /** The local operator (every tenant, every role) and its token file. */
+  operator: DemoOperator;
+  /** What a worker and a client of this stack need, as environment variables (also in `settingsFile`). */
+  env: Record<string, string>;
+  settingsFile: string;
+  /** What stack.json holds while it runs (write it again with writeStackFiles to add to it). */
+  stackFile: StackFile;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_APPROVALS_PORT = 4180;
+export const LOCAL_PAYLOAD_KEYS_FILE_NAME = 'payload-keys.json';
+export const LOCAL_LEDGER_FILE_NAME = 'ledger.sqlite';
+export const APPROVAL_PUBLIC_KEYS_FILE_NAME = 'approval-public-keys.json';
+
+export async function startDevStack(opts: DevStackOptions = {}): Promise<DevStack> {
+  const log = opts.log ?? (() => undefined);
+  const dir = path.resolve(opts.dir ?? '.retrysafe');
+  const namespace = opts.namespace ?? 'default';
+  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const operator = await ensureDemoOperator(dir);
+  const publicKeysFile = path.join(dir, APPROVAL_PUBLIC_KEYS_FILE_NAME);
+  await writeFile(
+    publicKeysFile,
+    `${JSON.stringify({ [operator.signingKey.keyId]: operator.signingKey.publicKey }, null, 2)}\n`,
+  );
+  const keysFile =
+    opts.encryption === false
+      ? undefined
+      : (await generatePayloadKeysFile(path.join(dir, LOCAL_PAYLOAD_KEYS_FILE_NAME))).path;
+  const ledgerUrl = `sqlite:${path.join(dir, LOCAL_LEDGER_FILE_NAME)}`;
+  // Made (or migrated) now, so that the tools for people can read it before any worker has started.
+  await (await openLedger(ledgerConfigFromEnv({ RETRYSAFE_LEDGER: ledgerUrl })!)).close();
+
+  // The Web UI decodes payloads through the approval service's /codec: its address is needed before the server.
+  const approvalsPort = opts.approvalsPort === 0 ? await getFreePort() : (opts.approvalsPort ?? DEFAULT_APPROVALS_PORT);
+  const uiPort = opts.uiPort === undefined ? 8233 : opts.uiPort;
+  const server = await startDevServer({
+    dbFile: opts.dbFile ?? path.join(dir, 'temporal.sqlite'),
+    port: opts.port ?? 7233,
+    uiPort,
+    namespace,
+    ...(opts.toolsDir ? { toolsDir: opts.toolsDir } : {}),
+    ...(keysFile && uiPort !== null ? { uiCodecEndpoint: `http://127.0.0.1:${approvalsPort}/codec` } : {}),
+    log,
+  });
+  const cleanups: Array<() => Promise<unknown>> = [() => server.stop()];
+  try {
+    const connection = await Connection.connect({ address: server.address });
+    cleanups.unshift(() => connection.close());
+    const keysEnv = keysFile ? payloadKeysFileEnv(keysFile) : {};
+    const codec = keysFile ? payloadCodecFromEnv(keysEnv) : undefined;
+    const client = new Client({
+      connection,
+      namespace,
+      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
+    });
+    const approvals = await startApprovalServer(
+      createApprovalSigner({
+        privateKeyHex: operator.signingKey.privateKey,
+        keyId: operator.signingKey.keyId,
+        operators: await loadOperatorsFile(operator.operatorsFile),
+        // An operator added while it runs counts at once: the service re-reads the file when it changes.
+        operatorsFile: operator.operatorsFile,
+        onReloadError: (message) => log(`approval service: ${message}`),
+      }),
+      {
+        port: approvalsPort,
+        // The session cookie belongs to 127.0.0.1, so the Web UI's origin is that one only.
+        ...(codec && server.uiUrl ? { codec: { codec, allowedOrigins: [new URL(server.uiUrl).origin] } } : {}),
+        temporal: { client, namespace, ...(server.uiUrl ? { webUiUrl: server.uiUrl } : {}) },
+      },
+    ).catch((err: unknown) => {
+      throw new Error(
+        `cannot start the approval service on port ${approvalsPort}: ${(err as Error).message}; another stack may be ` +
+          'running: pass --approvals-port 0 for any free port',
+      );
+    });
+    cleanups.unshift(() => approvals.close());
+
+    // Declared where every worker and client of this stack reads them: one that disagrees says so at start.
+    await declareStackSettings(connection.workflowService, namespace, {
+      ...(codec ? { payloadKeyIds: codec.keyIds.known } : {}),
+      approvalKeyIds: [operator.signingKey.keyId],
+      ledger: 'sqlite',
+    });
+    const env: Record<string, string> = {
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: namespace,
+      RETRYSAFE_TASK_QUEUE: taskQueue,
+      ...(keysFile ? { RETRYSAFE_PAYLOAD_KEYS_FILE: keysFile } : {}),
+      RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE: publicKeysFile,
+      RETRYSAFE_OPERATORS_FILE: operator.operatorsFile,
+      RETRYSAFE_LEDGER: ledgerUrl,
+      RETRYSAFE_APPROVAL_URL: approvals.url,
+      ...(server.uiUrl ? { RETRYSAFE_WEB_UI_URL: server.uiUrl } : {}),
+      ...(opts.extraEnv ?? {}),
+    };
+    const stackFile: StackFile = {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      env,
+      ...(server.uiUrl ? { webUiUrl: server.uiUrl } : {}),
+      approvalsUrl: approvals.url,
+    };
+    const forget = await writeStackFiles(dir, stackFile);
+    cleanups.unshift(forget);
+    let stopped: Promise<void> | undefined;
+    return {
+      dir,
+      server,
+      approvals,
+      client,
+      operator,
+      env,
+      settingsFile: path.join(dir, 'dev.env'),
+      stackFile,
+      stop: () =>
+        (stopped ??= (async () => {
+          for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+        })()),
+    };
+  } catch (err) {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    throw err;
+  }
+}

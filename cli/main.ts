@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+/**
+ * The `retrysafe` command: the tools for people, beside a team's own worker.
+ *
+ *   retrysafe dev         the local stack for your worker: Temporal, the approval service and page, the Web UI
+ *   retrysafe ops …       the operator's side: the review queue, one action in full, approve, resolve, alarms
+ *   retrysafe mcp …       your tools as an MCP server for agents
+ *   retrysafe approvals … the approval service: keys, operators, signing, serving
+ *
+ * Bad arguments get one line naming the argument and exit code 2, before anything starts.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { approvalsMain } from './approvals/approval-service';
+import { runDev } from './dev/dev-command';
+import { mcpMain } from './mcp';
+import { opsMain } from './ops/main';
+import { VERSION } from './version';
+
+/** Exit codes: 0 ok, 1 failed, 2 bad arguments (nothing started), 3 not authorized (ops). */
+const USAGE_EXIT = 2;
+
+function port(name: string, nullable = false) {
+  return (value: string): number | null => {
+    if (nullable && value === 'none') return null;
+    if (!/^\d+$/.test(value) || Number(value) > 65_535) {
+      throw new InvalidArgumentError(`must be a port number from 0 to 65535${nullable ? ', or none' : ''}`);
+    }
+    return Number(value);
+  };
+}
+
+/** The program, its output and errors sent where `io` says (tests read them). */
+export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string) => void }): Command {
+  const program = new Command('retrysafe')
+    .description('Side effects that are safe to retry, for AI agents and workflows on Temporal.')
+    .version(VERSION, '-v, --version')
+    .enablePositionalOptions()
+    .showSuggestionAfterError(false)
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err, outputError: () => undefined });
+
+  program
+    .command('dev')
+    .description(
+      'start the local stack for your own worker (Temporal dev server, approval service and page, codec endpoint, ' +
+        'Web UI) and write the settings your worker and client load',
+    )
+    .addOption(new Option('--dir <path>', 'where the stack keeps its state and settings').default('.retrysafe'))
+    .addOption(
+      new Option('--port <port>', 'Temporal gRPC port (0: any free port)').argParser(port('--port')).default(7233),
+    )
+    .addOption(
+      new Option('--ui-port <port>', 'Web UI port (0: any free port; none: no Web UI)')
+        .argParser(port('--ui-port', true))
+        .default(8233),
+    )
+    .addOption(
+      new Option('--approvals-port <port>', 'approval service port (0: any free port)')
+        .argParser(port('--approvals-port'))
+        .default(4180),
+    )
+    .addOption(new Option('--namespace <name>', 'the Temporal namespace').default('default'))
+    .addOption(new Option('--task-queue <name>', 'the task queue your worker polls').default('retrysafe'))
+    .addOption(new Option('--no-encryption', 'keep payloads in plain JSON (encrypted at rest by default)'))
+    .addOption(new Option('--once', 'stop again once everything is up (to check that it starts)'))
+    .action(async (options: Parameters<typeof runDev>[0]) => {
+      process.exitCode = await runDev(options, io);
+    });
+
+  const passThrough = (name: string, description: string, run: (argv: string[]) => Promise<number>) =>
+    program
+      .command(name)
+      .description(description)
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .passThroughOptions()
+      .argument('[arguments...]', `see \`retrysafe ${name} --help\``)
+      .action(async (args: string[]) => {
+        process.exitCode = await run(args);
+      });
+  passThrough(
+    'ops',
+    'the operator’s side: queue, show, approve, reject, resolve, waiting, history, alarms, operators',
+    async (a) => {
+      const code = await opsMain(a);
+      // An update still in flight (resolve --wait ran out) must not keep the process alive; normal runs exit first.
+      setTimeout(() => process.exit(code), 2_000).unref();
+      return code;
+    },
+  );
+  passThrough('mcp', 'your tools as an MCP server for agents: stdio, http, add-agent', (a) => mcpMain(a));
+  passThrough('approvals', 'the approval service: keygen, new-operator, sign, serve', (a) => approvalsMain(a));
+  return program;
+}
+
+/** Commander's refusal as one line that starts with the argument it names. */
+function oneLine(err: CommanderError): string {
+  const invalid = /^error: option '(--[a-z-]+)[^']*' argument '([^']*)' is invalid\.\s*(.*)$/s.exec(err.message);
+  if (invalid) return `${invalid[1]}: ${invalid[3]}, got ${JSON.stringify(invalid[2])}`;
+  return err.message.replace(/^error: /, '');
+}
+
+/** Runs the command line; answers the exit code (the long-running commands answer once they are up). */
+export async function main(argv = process.argv.slice(2)): Promise<number> {
+  const program = retrysafeProgram({
+    out: (s) => void process.stdout.write(s),
+    err: (s) => void process.stderr.write(s),
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    // --help and --version end here too, with exit code 0.
+    if (err.exitCode === 0) return 0;
+    process.stderr.write(`retrysafe: ${oneLine(err)}\nsee: retrysafe --help\n`);
+    return USAGE_EXIT;
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
