@@ -133,7 +133,7 @@ export default tseslint.config(
       'examples/**/*.ts',
       'test/byo-tool/**/*.ts',
       'test/mcp-provider/**/*.ts',
-      'test/consumer/**/*.ts',
+      'test/consumer/project/**/*.ts',
       'test/unit/mcp-adapter.test.ts',
       'test/integration/mcp-server.test.ts',
       'test/integration/agent-framework-tools.test.ts',

@@ -1,8 +1,8 @@
 /**
- * `retrysafe/dev`: the local stack for developing and testing against, from code. {@link startDevServer} starts the
- * Temporal CLI's dev server with retrysafe's search attributes and settings, on loopback; `retrysafe dev` runs the
- * same with the approval service and page, the codec endpoint and the Web UI, and writes the settings a worker and
- * a client load.
+ * `retrysafe/dev`: the local stack for developing and testing against, from code. {@link startDevStack} is what
+ * `retrysafe dev` runs: the Temporal CLI's dev server with retrysafe's search attributes and settings, the approval
+ * service and page, the codec endpoint and the Web UI, and the settings a worker and a client load;
+ * {@link startDevServer} is the dev server alone.
  *
  * @packageDocumentation
  */
@@ -13,5 +13,9 @@ export {
   webUiWorkflowUrl,
 } from '../cli/dev/dev-server';
 export type { DevServer, StartDevServerOptions } from '../cli/dev/dev-server';
+export { startDevStack } from '../cli/dev/dev-stack';
+export type { DevStack, DevStackOptions } from '../cli/dev/dev-stack';
+export { findStackDir, readStackFile, withStackSettings } from '../cli/dev/stack-file';
+export type { StackFile } from '../cli/dev/stack-file';
 export { resolveTemporalCli } from '../cli/toolchain/resolve-temporal';
 export type { ResolvedTool } from '../cli/toolchain/resolve-temporal';

@@ -8,7 +8,7 @@
  */
 
 // ── tools ──
-export { defineTool, DEDUPE_CAPABILITIES } from '../policies/tool';
+export { defineTool, DEDUPE_CAPABILITIES, withToolDefaults } from '../policies/tool';
 export type {
   AnyTool,
   Compensation,
@@ -21,6 +21,7 @@ export type {
   ToolContext,
   ToolDefinition,
   ToolDescriptor,
+  ToolSpec,
 } from '../policies/tool';
 export { createToolRegistry, MAX_INTENT_BYTES } from '../policies/tool-registry';
 export type { ParseIntentOptions, ToolRegistry } from '../policies/tool-registry';

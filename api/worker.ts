@@ -7,6 +7,10 @@
  * @packageDocumentation
  */
 export { createWorker, STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT } from '../workers/create-worker';
+export { retrysafePlugin } from '../workers/plugin';
+export type { RetrysafePluginOptions } from '../workers/plugin';
+export { isSettingsError, retrysafeSettingsFromEnv } from '../workers/settings-from-env';
+export type { PluginChoices, RetrysafeEnvSettings } from '../workers/settings-from-env';
 export type { CreateWorkerOptions, WorkerTuning } from '../workers/create-worker';
 export { runWorkerProcess, SetupError, workerMain } from '../workers/run-worker';
 export type { WorkerSetup } from '../workers/run-worker';

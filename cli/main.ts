@@ -10,18 +10,16 @@
  * Bad arguments get one line naming the argument and exit code 2, before anything starts.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { approvalsMain } from './approvals/approval-service';
 import { runDev } from './dev/dev-command';
-import { mcpMain } from './mcp';
-import { opsMain } from './ops/main';
 import { VERSION } from './version';
 
 /** Exit codes: 0 ok, 1 failed, 2 bad arguments (nothing started), 3 not authorized (ops). */
 const USAGE_EXIT = 2;
 
 function port(name: string, nullable = false) {
-  return (value: string): number | null => {
-    if (nullable && value === 'none') return null;
+  // Commander turns a parser's null into '' (an option without its value): `none` stays a word until the action.
+  return (value: string): number | 'none' => {
+    if (nullable && value === 'none') return 'none';
     if (!/^\d+$/.test(value) || Number(value) > 65_535) {
       throw new InvalidArgumentError(`must be a port number from 0 to 65535${nullable ? ', or none' : ''}`);
     }
@@ -63,8 +61,8 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
     .addOption(new Option('--task-queue <name>', 'the task queue your worker polls').default('retrysafe'))
     .addOption(new Option('--no-encryption', 'keep payloads in plain JSON (encrypted at rest by default)'))
     .addOption(new Option('--once', 'stop again once everything is up (to check that it starts)'))
-    .action(async (options: Parameters<typeof runDev>[0]) => {
-      process.exitCode = await runDev(options, io);
+    .action(async (options: Omit<Parameters<typeof runDev>[0], 'uiPort'> & { uiPort: number | 'none' }) => {
+      process.exitCode = await runDev({ ...options, uiPort: options.uiPort === 'none' ? null : options.uiPort }, io);
     });
 
   const passThrough = (name: string, description: string, run: (argv: string[]) => Promise<number>) =>
@@ -83,15 +81,42 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
     'ops',
     'the operator’s side: queue, show, approve, reject, resolve, waiting, history, alarms, operators',
     async (a) => {
+      const { opsMain } = await import('./ops/main');
       const code = await opsMain(a);
       // An update still in flight (resolve --wait ran out) must not keep the process alive; normal runs exit first.
       setTimeout(() => process.exit(code), 2_000).unref();
       return code;
     },
   );
-  passThrough('mcp', 'your tools as an MCP server for agents: stdio, http, add-agent', (a) => mcpMain(a));
-  passThrough('approvals', 'the approval service: keygen, new-operator, sign, serve', (a) => approvalsMain(a));
+  passThrough('mcp', 'your tools as an MCP server for agents: stdio, http, add-agent', async (a) => {
+    const mcp = await withOptionalPeer('@modelcontextprotocol/sdk', 'retrysafe mcp', () => import('./mcp'), io);
+    return mcp ? mcp.mcpMain(a) : USAGE_EXIT;
+  });
+  passThrough('approvals', 'the approval service: keygen, new-operator, sign, serve', async (a) => {
+    const { approvalsMain } = await import('./approvals/approval-service');
+    return approvalsMain(a);
+  });
   return program;
+}
+
+/**
+ * Loads a command whose dependency is an optional peer of the package; when the team has not installed it, says
+ * which package to install, in one line, instead of a stack trace.
+ */
+async function withOptionalPeer<T>(
+  peer: string,
+  command: string,
+  load: () => Promise<T>,
+  io: { err: (s: string) => void },
+): Promise<T | undefined> {
+  try {
+    return await load();
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    if (e.code !== 'MODULE_NOT_FOUND' || !e.message?.includes(`'${peer}`)) throw err;
+    io.err(`retrysafe: ${command} needs the ${peer} package: npm install ${peer}\n`);
+    return undefined;
+  }
 }
 
 /** Commander's refusal as one line that starts with the argument it names. */

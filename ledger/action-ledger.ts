@@ -272,6 +272,22 @@ export function checkedStatus(update: StatusRecord): StatusRecord {
 }
 
 /** The row claim's fields checked (the claim's, and the holder's). */
+/** A row claim's values as both drivers' INSERT binds them: key, tenant, operation, tool version, request hash,
+ * owner, claimed at (also the first updated at), holder, lease. */
+export function rowClaimValues(c: RowClaimRecord): Array<string | number | null> {
+  return [
+    c.key,
+    c.tenant,
+    c.operation,
+    c.toolVersion,
+    c.requestHash,
+    c.owner,
+    c.claimedAt,
+    c.holder,
+    c.leaseUntil ?? null,
+  ];
+}
+
 export function checkedRowClaim(claim: RowClaimRecord): RowClaimRecord {
   return {
     ...checkedClaim(claim),

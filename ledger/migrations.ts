@@ -1,7 +1,17 @@
-import type { Database } from 'better-sqlite3';
-import type { Pool } from 'pg';
+import type { SqliteDatabase as Database } from './sqlite-driver';
 
 import { LedgerSchemaError } from './action-ledger';
+
+/**
+ * What the migrations need of a `pg` Pool, stated here so that the package's declarations name no optional peer
+ * (a team without `pg` type-checks them all the same).
+ */
+interface PgQueryable {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
+}
+export interface PgPool extends PgQueryable {
+  connect(): Promise<PgQueryable & { release(): void }>;
+}
 
 /**
  * The ledger's schema, as numbered migrations for both dialects. A database records the versions applied to it in
@@ -170,7 +180,7 @@ const POSTGRES_BOOTSTRAP = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
 /** Any fixed number works; every process migrating a ledger in this database takes the same one. */
 const POSTGRES_MIGRATION_LOCK = '7302415961350426113';
 
-/** Brings a better-sqlite3 database to the code's schema version (synchronously: nothing else runs meanwhile). */
+/** Brings a SQLite database to the code's schema version (synchronously: nothing else runs meanwhile). */
 export function migrateSqlite(
   db: Database,
   migrations: readonly LedgerMigration[] = LEDGER_MIGRATIONS,
@@ -178,8 +188,7 @@ export function migrateSqlite(
   let from: number | undefined;
   for (;;) {
     // IMMEDIATE takes the write lock now (waiting out busy_timeout), so the version read below stays true.
-    db.exec('BEGIN IMMEDIATE');
-    try {
+    const done = db.immediate((): MigrationResult | undefined => {
       db.exec(SQLITE_BOOTSTRAP);
       const { v } = db.prepare(`SELECT COALESCE(MAX(version), 0) AS v FROM ${MIGRATIONS_TABLE}`).get() as {
         v: number;
@@ -187,27 +196,22 @@ export function migrateSqlite(
       from ??= v;
       const step = nextMigrationStep(v, migrations);
       if (step.kind === 'newer') throw step.error;
-      if (step.kind === 'current') {
-        db.exec('COMMIT');
-        return { from, to: v };
-      }
+      if (step.kind === 'current') return { from, to: v };
       for (const sql of step.migration.sqlite) db.exec(sql);
       db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (version, name, applied_at) VALUES (?, ?, ?)`).run(
         step.migration.version,
         step.migration.name,
         new Date().toISOString(),
       );
-      db.exec('COMMIT');
-    } catch (err) {
-      if (db.inTransaction) db.exec('ROLLBACK');
-      throw err;
-    }
+      return undefined;
+    });
+    if (done) return done;
   }
 }
 
 /** Brings a PostgreSQL database to the code's schema version, one locked transaction per migration. */
 export async function migratePostgres(
-  pool: Pool,
+  pool: PgPool,
   migrations: readonly LedgerMigration[] = LEDGER_MIGRATIONS,
 ): Promise<MigrationResult> {
   let from: number | undefined;
@@ -254,7 +258,7 @@ export function sqliteSchemaVersion(db: Database): number {
 }
 
 /** The schema version a PostgreSQL ledger database holds (0: none), read without changing anything. */
-export async function postgresSchemaVersion(pool: Pool): Promise<number> {
+export async function postgresSchemaVersion(pool: PgPool): Promise<number> {
   const { rows } = await pool.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [
     MIGRATIONS_TABLE,
   ]);

@@ -1,5 +1,6 @@
-import type { PoolClient } from 'pg';
-import { Pool } from 'pg';
+import { createRequire } from 'node:module';
+import type * as Pg from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
 import type {
   ActionLedger,
@@ -15,11 +16,13 @@ import type {
   StatusWrite,
 } from './action-ledger';
 import {
+  LedgerConfigError,
   LedgerError,
   alarmLimit,
   auditConflictDetail,
   checkedClaim,
   checkedRowClaim,
+  rowClaimValues,
   checkedStatus,
   historyQuery,
   isoTime,
@@ -74,6 +77,7 @@ export class PostgresLedger implements ActionLedger {
 
   constructor(options: PostgresLedgerOptions) {
     this.migrations = options.migrations ?? LEDGER_MIGRATIONS;
+    const { Pool } = loadPg();
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? POSTGRES_POOL_SIZE,
@@ -118,17 +122,7 @@ export class PostgresLedger implements ActionLedger {
          claimed_at, updated_at, seq, holder, epoch, lease_until)
        VALUES ($1, $2, $3, $4, $5, 'planned', $6, $7, $7, 0, $8, 1, $9)
        ON CONFLICT (action_key) DO NOTHING`,
-      [
-        c.key,
-        c.tenant,
-        c.operation,
-        c.toolVersion,
-        c.requestHash,
-        c.owner,
-        c.claimedAt,
-        c.holder,
-        c.leaseUntil ?? null,
-      ],
+      rowClaimValues(c),
     );
     const row = await this.select(c.key);
     if (!row) throw new Error(`the ledger lost the row of ${c.key} it just wrote`);
@@ -288,6 +282,17 @@ export class PostgresLedger implements ActionLedger {
   private open(): Pool {
     if (this.closed) throw new LedgerError('Closed', 'the PostgreSQL ledger is closed');
     return this.pool;
+  }
+}
+
+/** `pg` is an optional peer: loaded when a PostgreSQL ledger is opened, with a message that says what to install. */
+function loadPg(): typeof Pg {
+  try {
+    return createRequire(__filename)('pg') as typeof Pg;
+  } catch (err) {
+    throw new LedgerConfigError(
+      `a PostgreSQL ledger needs the pg package (npm install pg): ${(err as Error).message.split('\n')[0]}`,
+    );
   }
 }
 

@@ -1,8 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
-import Database from 'better-sqlite3';
-
 import type {
   ActionLedger,
   ClaimRecord,
@@ -22,6 +20,7 @@ import {
   auditConflictDetail,
   checkedClaim,
   checkedRowClaim,
+  rowClaimValues,
   checkedStatus,
   historyQuery,
   isoTime,
@@ -40,6 +39,7 @@ import {
   type AuditRowRecord,
 } from './ledger-rows';
 import type { LedgerMigration, MigrationResult } from './migrations';
+import { openSqliteDatabase, type SqliteDatabase } from './sqlite-driver';
 import {
   ACTIONS_TABLE,
   ALARMS_TABLE,
@@ -66,7 +66,7 @@ export interface SqliteLedgerOptions {
 
 export class SqliteLedger implements ActionLedger {
   readonly kind = 'sqlite' as const;
-  private readonly db: Database.Database;
+  private readonly db: SqliteDatabase;
   private readonly migrations: readonly LedgerMigration[];
 
   /** Opens (creating it and its folder when missing) the ledger file; `:memory:` for a private in-memory one. */
@@ -77,12 +77,12 @@ export class SqliteLedger implements ActionLedger {
     const busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     this.migrations = options.migrations ?? LEDGER_MIGRATIONS;
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    this.db = new Database(file, { timeout: busyTimeoutMs });
+    this.db = openSqliteDatabase(file, { busyTimeoutMs });
     try {
-      this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      this.db.pragma('foreign_keys = ON');
+      this.db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+      this.db.exec('PRAGMA journal_mode = WAL');
+      this.db.exec('PRAGMA synchronous = NORMAL');
+      this.db.exec('PRAGMA foreign_keys = ON');
     } catch (err) {
       this.db.close();
       throw err;
@@ -114,33 +114,22 @@ export class SqliteLedger implements ActionLedger {
 
   async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
     const c = checkedRowClaim(claim);
+    const values = rowClaimValues(c);
     const db = this.open();
-    return db
-      .transaction((): RowClaim => {
-        const inserted = db
-          .prepare(
-            `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
+    return db.immediate((): RowClaim => {
+      const inserted = db
+        .prepare(
+          `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
                claimed_at, updated_at, seq, holder, epoch, lease_until)
              VALUES (?, ?, ?, ?, ?, 'planned', ?, ?, ?, 0, ?, 1, ?)
              ON CONFLICT (action_key) DO NOTHING`,
-          )
-          .run(
-            c.key,
-            c.tenant,
-            c.operation,
-            c.toolVersion,
-            c.requestHash,
-            c.owner,
-            c.claimedAt,
-            c.claimedAt,
-            c.holder,
-            c.leaseUntil ?? null,
-          );
-        const row = this.select(c.key)!;
-        if (inserted.changes === 1) return { kind: 'new', row };
-        return { kind: row.holder === c.holder ? 'held' : 'other', row };
-      })
-      .immediate();
+        )
+        // claimed_at and updated_at both take the claim's time: the 7th value twice.
+        .run(...values.slice(0, 7), c.claimedAt, ...values.slice(7));
+      const row = this.select(c.key)!;
+      if (Number(inserted.changes) === 1) return { kind: 'new', row };
+      return { kind: row.holder === c.holder ? 'held' : 'other', row };
+    });
   }
 
   async takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined> {
@@ -150,50 +139,48 @@ export class SqliteLedger implements ActionLedger {
         `UPDATE ${ACTIONS_TABLE} SET holder = ?, epoch = epoch + 1, lease_until = ? WHERE action_key = ? AND epoch = ?`,
       )
       .run(holder, lease, key, epoch);
-    return moved.changes === 1 ? this.select(key) : undefined;
+    return Number(moved.changes) === 1 ? this.select(key) : undefined;
   }
 
   async recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite> {
     const u = checkedStatus(update);
     const db = this.open();
     // IMMEDIATE: take the write lock before reading, so a second writer waits rather than failing to upgrade.
-    return db
-      .transaction((): StatusWrite => {
-        const current = db.prepare(`SELECT seq, holder FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(u.key) as
-          { seq: number; holder: string | null } | undefined;
-        if (!current) throw unknownAction(u.key);
-        if (update.holder !== undefined && current.holder !== null && current.holder !== update.holder) {
-          return {
-            applied: false,
-            alarm: this.alarm(u.key, 'not-holder', notHolderDetail(update, current.holder), u.at),
-          };
-        }
-        const inserted = db
-          .prepare(
-            `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+    return db.immediate((): StatusWrite => {
+      const current = db.prepare(`SELECT seq, holder FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(u.key) as
+        { seq: number; holder: string | null } | undefined;
+      if (!current) throw unknownAction(u.key);
+      if (update.holder !== undefined && current.holder !== null && current.holder !== update.holder) {
+        return {
+          applied: false,
+          alarm: this.alarm(u.key, 'not-holder', notHolderDetail(update, current.holder), u.at),
+        };
+      }
+      const inserted = db
+        .prepare(
+          `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (action_key, seq) DO NOTHING`,
-          )
-          .run(u.key, u.seq, u.status, u.at, u.reason, u.by ?? null, u.providerRef ?? null, u.outcome ?? null);
-        if (inserted.changes !== 1) {
-          const existing = db
-            .prepare(`SELECT status, reason FROM ${AUDIT_TABLE} WHERE action_key = ? AND seq = ?`)
-            .get(u.key, u.seq) as { status: string; reason: string };
-          if (sameAuditEntry(u, existing)) return { applied: true };
-          return { applied: false, alarm: this.alarm(u.key, 'audit-conflict', auditConflictDetail(u, existing), u.at) };
-        }
-        // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
-        // an older one arriving late only completes the audit log.
-        if (u.seq < current.seq) return { applied: true };
-        db.prepare(
-          `UPDATE ${ACTIONS_TABLE}
+        )
+        .run(u.key, u.seq, u.status, u.at, u.reason, u.by ?? null, u.providerRef ?? null, u.outcome ?? null);
+      if (Number(inserted.changes) !== 1) {
+        const existing = db
+          .prepare(`SELECT status, reason FROM ${AUDIT_TABLE} WHERE action_key = ? AND seq = ?`)
+          .get(u.key, u.seq) as { status: string; reason: string };
+        if (sameAuditEntry(u, existing)) return { applied: true };
+        return { applied: false, alarm: this.alarm(u.key, 'audit-conflict', auditConflictDetail(u, existing), u.at) };
+      }
+      // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
+      // an older one arriving late only completes the audit log.
+      if (u.seq < current.seq) return { applied: true };
+      db.prepare(
+        `UPDATE ${ACTIONS_TABLE}
               SET status = ?, seq = ?, provider_ref = COALESCE(?, provider_ref), outcome = COALESCE(?, outcome),
                   settled_at = ?, updated_at = ?
             WHERE action_key = ?`,
-        ).run(u.status, u.seq, u.providerRef ?? null, u.outcome ?? null, u.settled ? u.at : null, u.at, u.key);
-        return { applied: true };
-      })
-      .immediate();
+      ).run(u.status, u.seq, u.providerRef ?? null, u.outcome ?? null, u.settled ? u.at : null, u.at, u.key);
+      return { applied: true };
+    });
   }
 
   async raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm> {
@@ -246,7 +233,7 @@ export class SqliteLedger implements ActionLedger {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.db.isOpen) this.db.close();
   }
 
   private select(key: string): LedgerRow | undefined {
@@ -255,8 +242,8 @@ export class SqliteLedger implements ActionLedger {
     return row ? toRow(row, ISO) : undefined;
   }
 
-  private open(): Database.Database {
-    if (!this.db.open) throw new LedgerError('Closed', `the SQLite ledger ${this.file} is closed`);
+  private open(): SqliteDatabase {
+    if (!this.db.isOpen) throw new LedgerError('Closed', `the SQLite ledger ${this.file} is closed`);
     return this.db;
   }
 }

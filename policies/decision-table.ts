@@ -23,6 +23,7 @@ export const RISK_CLASSES = [
   'money-movement',
   'destructive',
   'production-change',
+  'unclassified',
 ] as const satisfies readonly RiskClass[];
 // Fails to compile when policies/tool.ts gains a risk class that the list above (and so the table) lacks.
 const _everyRiskClassListed: Exclude<RiskClass, (typeof RISK_CLASSES)[number]> extends never ? true : never = true;
@@ -161,6 +162,15 @@ export const DECISION_TABLE: readonly DecisionRow[] = [
     when: { kind: 'ambiguous' },
     mode: 'human-only',
     because: 'unclear schema, traffic, rollback or data risk',
+  },
+
+  {
+    id: 'unclassified.confirm',
+    riskClass: 'unclassified',
+    when: { kind: 'always' },
+    mode: 'confirm',
+    because: 'the tool declares no risk class: a person confirms each action until it does',
+    exactPreview: true,
   },
 
   {

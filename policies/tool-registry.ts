@@ -6,6 +6,7 @@ import { requestHash } from './request-hash';
 import { RISK_CLASSES } from './decision-table';
 import {
   DEDUPE_CAPABILITIES,
+  withToolDefaults,
   type AnyTool,
   type DryRunDescription,
   type Intent,
@@ -62,7 +63,9 @@ export interface ParseIntentOptions {
 /** Builds the registry, refusing a malformed tool with its name and the field. */
 export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
   const byName = new Map<string, AnyTool>();
-  for (const [i, tool] of tools.entries()) {
+  for (const [i, given] of tools.entries()) {
+    // A tool written as a plain object gets the same defaults defineTool gives.
+    const tool = typeof given === 'object' && given !== null ? withToolDefaults(given) : given;
     checkTool(tool, i);
     if (byName.has(tool.name)) throw toolError(tool.name, 'name', 'is registered twice');
     byName.set(tool.name, tool);
@@ -198,6 +201,14 @@ function checkTool(tool: AnyTool, index: number): void {
   }
   if (!(RISK_CLASSES as readonly string[]).includes(tool.riskClass)) {
     throw toolError(name, 'riskClass', `must be one of ${RISK_CLASSES.join(', ')}`);
+  }
+  if (tool.readAfterWriteLagMs === undefined && typeof tool.lookup === 'function') {
+    throw toolError(
+      name,
+      'readAfterWriteLagMs',
+      'is required with a lookup: how long the provider’s reads may lag its writes (0 if they never do), since an ' +
+        'empty lookup inside that lag proves nothing',
+    );
   }
   if (!Number.isFinite(tool.readAfterWriteLagMs) || tool.readAfterWriteLagMs < 0) {
     throw toolError(name, 'readAfterWriteLagMs', 'must be a non-negative number of milliseconds');

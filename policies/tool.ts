@@ -22,9 +22,18 @@ export const DEDUPE_CAPABILITIES = [
   'transactional',
 ] as const satisfies readonly DedupeCapability[];
 
-/** Rows of the decision table (policies/decision-table.ts). */
+/**
+ * Rows of the decision table (policies/decision-table.ts). `unclassified` is a tool's default until it says what it
+ * is: a person confirms each of its actions.
+ */
 export type RiskClass =
-  'read' | 'routine-message' | 'customer-message' | 'money-movement' | 'destructive' | 'production-change';
+  | 'read'
+  | 'routine-message'
+  | 'customer-message'
+  | 'money-movement'
+  | 'destructive'
+  | 'production-change'
+  | 'unclassified';
 
 export type { Json } from './json';
 
@@ -110,13 +119,45 @@ export type AnyTool = ToolDefinition<string, any>;
 export type IntentOf<T extends AnyTool> = { operation: T['name'] } & z.input<T['input']>;
 
 /**
- * Declares a tool. A typed identity: the value is checked when the registry is built
+ * What a tool's author writes: its name, its input, its dedupe capability (what decides whether a retry is safe:
+ * never defaulted) and how it performs the effect; everything else has a default that is safe:
+ *   version 1 · kind `mutation` · riskClass `unclassified` (a person confirms each action until the tool declares
+ *   its class) · readAfterWriteLagMs 0, but required when the tool has a lookup (an empty lookup inside the lag
+ *   would be taken for absence) · summarize: the tool's name · description: a sentence naming it.
+ */
+export type ToolSpec<Name extends string = string, S extends z.ZodType = z.ZodType> = Omit<
+  ToolDefinition<Name, S>,
+  DefaultedField
+> &
+  Partial<Pick<ToolDefinition<Name, S>, DefaultedField>>;
+
+type DefaultedField = 'version' | 'description' | 'kind' | 'readAfterWriteLagMs' | 'riskClass' | 'summarize';
+
+/**
+ * Declares a tool, filling in the defaults of {@link ToolSpec}. The value is checked when the registry is built
  * (createToolRegistry), which reports every problem with the tool's name and the field.
  */
 export function defineTool<const Name extends string, S extends z.ZodType>(
-  tool: ToolDefinition<Name, S>,
+  spec: ToolSpec<Name, S>,
 ): ToolDefinition<Name, S> {
-  return tool;
+  return withToolDefaults(spec);
+}
+
+/** A tool with its defaults filled in; a field the author left out where no default is safe stays missing. */
+export function withToolDefaults<Name extends string, S extends z.ZodType>(
+  spec: ToolSpec<Name, S>,
+): ToolDefinition<Name, S> {
+  const name = spec.name;
+  return {
+    version: 1,
+    description: `Performs ${name}.`,
+    kind: 'mutation',
+    riskClass: 'unclassified',
+    summarize: () => name,
+    ...spec,
+    // With a lookup the lag decides what an empty answer proves: it stays the author's to state.
+    readAfterWriteLagMs: spec.readAfterWriteLagMs ?? (spec.lookup ? (undefined as unknown as number) : 0),
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 // Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
 // chromium of the approval page tests, the PostgreSQL server of the ledger tests, Mailpit (built with Go) and
-// localstripe (installed with pip), so that `npm start` and the tests find them without any tool's own download.
+// localstripe (installed with pip), and Node.js 24 (the consumer test's second Node), so that `npm start` and the tests find them without any tool's own download.
 // Mailpit's and localstripe's tests are skipped, with one line saying why, when the tool cannot be had.
 // Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster] [--compose]
 // `--cluster` also builds the real Temporal server and its SQL tool (a few minutes the first time, cached after);
@@ -17,6 +17,7 @@ import { resolvePostgres } from './toolchain/resolve-postgres';
 import { resolveLocalstripe } from './toolchain/resolve-localstripe';
 import { resolveMailpit } from './toolchain/resolve-mailpit';
 import { resolveTemporalServer } from './toolchain/resolve-temporal-server';
+import { resolveNodeLts } from './toolchain/resolve-node';
 
 function describe(tool: ResolvedTool | ResolvedChromium | ResolvedPostgres): string {
   const origin = [tool.source, tool.version].filter((part) => part !== undefined).join(', ');
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
   const testServer = await resolveTestServer({ log });
   const chromium = await resolveChromium({ log });
   const postgres = await resolvePostgres({ log });
+  // The current LTS beside the machine's Node.js, for the consumer test (test/consumer/): a registry package.
+  const nodeLts = await resolveNodeLts(log ? { log } : {});
   const cluster = values.cluster ? await resolveTemporalServer({ log: log ?? (() => undefined) }) : undefined;
   const compose = values.compose ? await resolveCompose({ log }) : undefined;
   // Mailpit (the SMTP example tool's server) is built with Go; without Go its tests say so and the rest runs.
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
   for (const tool of [cli, testServer]) console.log(describe(tool));
   console.error(describe(chromium));
   console.error(describe(postgres));
+  console.error(`node (LTS, consumer test): ${nodeLts.path} (${[nodeLts.source, nodeLts.version].filter(Boolean).join(', ')})`);
   if (cluster) {
     const origin = [cluster.source, cluster.version].filter((part) => part !== undefined).join(', ');
     console.error(`temporal-server: ${cluster.server}, sql tool ${cluster.sqlTool} (${origin})`);

@@ -24,6 +24,17 @@ const DEFAULT_APPROVAL_PORT = Number(new URL(DEFAULT_APPROVAL_URL).port);
 
 class UsageError extends Error {}
 
+const USAGE = `usage: npm start -- [--once] [--json] [--event ID] [--port N] [--ui-port N] [--approvals-port N] [--db-file PATH]
+
+  --once              exit after the demo: 0 when exactly one charge was made and the mismatch was refused
+  --json              end with one JSON object (providerCharges, chargeId, mismatchRejected, links…)
+  --event ID          another renewal event (default ${DEMO_RENEWAL.eventId})
+  --port N            Temporal gRPC port (default 7233; 0: any free port)
+  --ui-port N         Web UI port (default 8233; 0: any free port)
+  --approvals-port N  approval service and page (default ${DEFAULT_APPROVAL_PORT}; 0: any free port)
+  --db-file PATH      the dev server's SQLite file (default ${DEMO_DB_FILE})
+`;
+
 /** Every argument is checked before anything starts: a bad one costs no server, no provider, no worker. */
 function parseStartArgs(argv: string[]) {
   let values;
@@ -68,12 +79,16 @@ function parseStartArgs(argv: string[]) {
 
 async function main(): Promise<void> {
   let values: ReturnType<typeof parseStartArgs>;
+  if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+    process.stdout.write(USAGE);
+    return;
+  }
   try {
     values = parseStartArgs(process.argv.slice(2));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(
-      `npm start: ${err.message}\nusage: npm start -- [--once] [--json] [--event ID] [--port N] [--ui-port N] [--approvals-port N] [--db-file PATH]\n`,
+      `npm start: ${err.message}\n${USAGE.split('\n')[0]}\n`,
     );
     process.exit(2);
   }

@@ -1,24 +1,16 @@
-import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import type { ActionLedger } from '../ledger';
 import type { NativeConnection } from '@temporalio/worker';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../activities';
-import { killAt } from '../activities/crash-points';
 import type { Planner } from '../activities/planners/planner';
+import type { ActionLedger } from '../ledger';
 import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { AnyTool } from '../policies/tool';
-import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
+import type { ToolRegistry } from '../policies/tool-registry';
 import type { WorkerConfig } from './config';
-import { withEnginePreloads } from './workflow-preload';
-import { checkStackSettings, payloadKeyIdsOf } from '../client/stack-settings';
+import { retrysafePlugin } from './plugin';
 
-/**
- * Worker tuning. After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's
- * schedule-to-start timeout before going to the normal queue: 2 s keeps recovery inside seconds.
- */
-export const STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT = '2s';
+export { STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT } from './plugin';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -70,44 +62,34 @@ export type WorkerTuning = Omit<
   | 'sinks'
 >;
 
+/**
+ * A worker with the engine: Worker.create with retrysafePlugin (workers/plugin.ts) over the application's tools,
+ * its own activities and workflow module beside the engine's. The plugin checks the worker's settings against its
+ * stack's before it starts (StackSettingsMismatch).
+ */
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
-  const tools = 'parseIntent' in opts.tools ? opts.tools : createToolRegistry(opts.tools as readonly AnyTool[]);
-  // Before anything polls: a worker that cannot read the stack's payloads, trusts none of its approval keys or
-  // lacks the ledger it keeps says so now, naming the setting (StackSettingsMismatch).
-  await checkStackSettings(opts.connection.workflowService, opts.namespace, {
-    role: 'worker',
-    payloadKeyIds: payloadKeyIdsOf(opts.dataConverter),
-    approvalKeyIds: Object.keys(opts.config.trustedApprovalKeys),
-    ...(opts.ledger ? { ledger: opts.ledger.kind } : {}),
-  });
-  // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection.
-  const dataConverter = opts.dataConverter ? { dataConverter: opts.dataConverter } : {};
-  const client = new Client({ connection: opts.connection, namespace: opts.namespace, ...dataConverter });
-  const deps: ActivityDeps = {
-    client,
-    taskQueue: opts.config.taskQueue,
-    tools,
-    crash: killAt(opts.config.crashAt, opts.onCrash),
-    tenantPolicies: opts.tenantPolicies,
-    trustedApprovalKeys: opts.config.trustedApprovalKeys,
-    operatorScopes: opts.operatorScopes ?? opts.config.operatorScopes,
-    planner: opts.planner,
-    ...(opts.ledger ? { ledger: opts.ledger } : {}),
-  };
   return Worker.create({
-    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
     ...opts.tuning,
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.config.taskQueue,
     ...(opts.workflowBundle
       ? { workflowBundle: opts.workflowBundle }
-      : {
-          workflowsPath: opts.workflowsPath ?? require.resolve('../workflows'),
-          bundlerOptions: withEnginePreloads(opts.tuning?.bundlerOptions),
-        }),
-    activities: { ...(opts.activities ?? {}), ...createActivities(deps) },
-    ...dataConverter,
+      : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
+    ...(opts.activities ? { activities: opts.activities } : {}),
+    ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
+    plugins: [
+      retrysafePlugin({
+        tools: opts.tools,
+        trustedApprovalKeys: opts.config.trustedApprovalKeys,
+        operatorScopes: opts.operatorScopes ?? opts.config.operatorScopes,
+        crashAt: opts.config.crashAt,
+        ...(opts.onCrash ? { onCrash: opts.onCrash } : {}),
+        ...(opts.tenantPolicies ? { tenantPolicies: opts.tenantPolicies } : {}),
+        ...(opts.planner ? { planner: opts.planner } : {}),
+        ...(opts.ledger ? { ledger: opts.ledger } : {}),
+      }),
+    ],
   });
 }

@@ -4,19 +4,14 @@
  * reports incomplete actions at start. An application's entry point is a few lines calling this (see
  * examples/worker.ts); a configuration error exits 2 with the variable named, before anything connects.
  */
-import { LedgerConfigError, LedgerSchemaError, ledgerConfigFromEnv, openLedger, type ActionLedger } from '../ledger';
 import { Client } from '@temporalio/client';
-import type { DataConverter } from '@temporalio/common';
-import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
-import { parseWorkerConfig, ConfigError, type WorkerConfig } from './config';
-import { connectWorker } from './connection';
+import { NativeConnection } from '@temporalio/worker';
+import type { WorkerConfig } from './config';
 import { createWorker, type CreateWorkerOptions } from './create-worker';
 import { StackSettingsMismatch } from '../client/stack-settings';
 import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
-import { loadTenantPolicyFile } from './tenant-policy-file';
-import { OperatorsFileError, operatorScopesReader } from './operators-file';
-import type { OperatorScopes } from '../policies/signed-decision';
+import { isSettingsError, retrysafeSettingsFromEnv, type RetrysafeEnvSettings } from './settings-from-env';
 
 export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner' | 'tuning'>;
 
@@ -29,56 +24,29 @@ export async function runWorkerProcess(
   setup: (env: NodeJS.ProcessEnv, config: WorkerConfig) => WorkerSetup | Promise<WorkerSetup>,
 ): Promise<void> {
   const parent = parentWatch();
-  let config: WorkerConfig;
-  let tenantPolicies;
-  let operatorScopes: OperatorScopes | (() => Promise<OperatorScopes>) | undefined;
+  let settings: RetrysafeEnvSettings;
   let options: WorkerSetup;
-  let dataConverter: DataConverter | undefined;
-  let ledger: ActionLedger | undefined;
   try {
-    config = parseWorkerConfig(process.env);
-    // Payload encryption (RETRYSAFE_PAYLOAD_KEYS_FILE / RETRYSAFE_PAYLOAD_KEYS): a bad key set stops the worker here.
-    dataConverter = dataConverterFromEnv(process.env);
-    options = await setup(process.env, config);
-    // The durable ledger (RETRYSAFE_LEDGER): opened and migrated now; a schema newer than this code stops the worker.
-    const ledgerConfig = ledgerConfigFromEnv(process.env);
-    if (ledgerConfig) ledger = await openLedger(ledgerConfig);
-    // An invalid policy file stops the worker here, naming the file and the field.
-    if (config.tenantPolicyFile) tenantPolicies = await loadTenantPolicyFile(config.tenantPolicyFile);
-    // The operators file is read now (a bad one stops the worker, naming the field) and again on every
-    // policy load, so an operator added or narrowed later counts without a restart. Inline scopes win.
-    if (config.operatorsFile) {
-      const file = config.operatorsFile;
-      const inline = config.operatorScopes;
-      const read = operatorScopesReader(file);
-      await read();
-      operatorScopes = async () => ({ ...(await read()), ...inline });
-    }
+    settings = await retrysafeSettingsFromEnv(process.env);
+    options = await setup(process.env, settings.config);
   } catch (err) {
-    if (
-      err instanceof ConfigError ||
-      err instanceof OperatorsFileError ||
-      err instanceof SetupError ||
-      err instanceof PayloadKeysError ||
-      err instanceof LedgerSchemaError ||
-      err instanceof LedgerConfigError ||
-      (err as { name?: string }).name === 'PlannerConfigError' ||
-      (err as { code?: string }).code === 'InvalidTool'
-    ) {
+    if (isSettingsError(err) || err instanceof SetupError) {
       process.stderr.write(`${(err as Error).message}\n`);
       process.exit(2);
     }
     throw err;
   }
+  const { config, dataConverter, ledger } = settings;
   const logger = createLogger({ level: config.logLevel });
   installRuntimeLogger(logger);
-  const { connection, namespace } = await connectWorker();
+  const namespace = settings.namespace;
+  const connection = await NativeConnection.connect(settings.connectionOptions);
   const worker = await createWorkerOrExit({
     connection,
     namespace,
     config,
-    tenantPolicies,
-    ...(operatorScopes ? { operatorScopes } : {}),
+    ...(settings.tenantPolicies ? { tenantPolicies: settings.tenantPolicies } : {}),
+    operatorScopes: settings.operatorScopes,
     ...(dataConverter ? { dataConverter } : {}),
     ...(ledger ? { ledger } : {}),
     ...options,
@@ -103,7 +71,7 @@ export async function runWorkerProcess(
     parent.release();
   }
   await connection.close();
-  await ledger?.close();
+  await settings.close();
 }
 
 /**

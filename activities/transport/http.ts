@@ -1,4 +1,5 @@
 import type { Json } from '../../policies/tool';
+import { PROVIDER_REQUEST_TIMEOUT_MS } from '../../policies/timeouts';
 import {
   ambiguous,
   committed,
@@ -39,7 +40,8 @@ export interface ProviderRequest {
   path: string;
   body?: unknown;
   idempotencyKey?: string;
-  timeoutMs: number;
+  /** Defaults to PROVIDER_REQUEST_TIMEOUT_MS. */
+  timeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -49,7 +51,7 @@ export async function providerRequest(req: ProviderRequest): Promise<ProviderRes
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.idempotencyKey) headers['idempotency-key'] = req.idempotencyKey;
-  const signals = [AbortSignal.timeout(req.timeoutMs), ...(req.signal ? [req.signal] : [])];
+  const signals = [AbortSignal.timeout(req.timeoutMs ?? PROVIDER_REQUEST_TIMEOUT_MS), ...(req.signal ? [req.signal] : [])];
   let res: Response;
   try {
     res = await fetch(new URL(req.path, req.baseUrl), {

@@ -33,8 +33,11 @@ export interface McpToolListing {
   };
 }
 
-/** Risk classes whose effects change or remove what exists (MCP's `destructiveHint`); the others only add. */
-const DESTRUCTIVE: readonly RiskClass[] = ['money-movement', 'destructive', 'production-change'];
+/**
+ * Risk classes whose effects change or remove what exists (MCP's `destructiveHint`); the others only add. A tool
+ * that names no class (`unclassified`) is assumed to, until it says otherwise.
+ */
+const DESTRUCTIVE: readonly RiskClass[] = ['money-movement', 'destructive', 'production-change', 'unclassified'];
 
 /** The registry's tools as MCP tools. A tool whose input has its own `eventId` or `step` field is refused here. */
 export function mcpToolListings(registry: ToolRegistry): McpToolListing[] {

@@ -1,6 +1,6 @@
 import type { ToolRegistry } from 'retrysafe';
 
-/** The README's table of tools, derived from a registry (so it cannot drift from the tools themselves). */
+/** The tools guide's table of tools, derived from a registry (so it cannot drift from the tools themselves). */
 export function toolsTable(registry: ToolRegistry): string {
   const rows = registry.names.map((name) => {
     const t = registry.get(name);

@@ -48,6 +48,15 @@ describe('entry points refuse bad arguments before starting anything', () => {
     assert.match(res.stderr, /--port must be a port number/);
   });
 
+  it('npm start -- --help lists every flag with its default, and exits 0', () => {
+    const res = run('scripts/start.ts', ['--help']);
+    assert.equal(res.status, 0, res.stderr);
+    for (const flag of ['--once', '--json', '--event', '--port', '--ui-port', '--approvals-port', '--db-file']) {
+      assert.match(res.stdout, new RegExp(`^  ${flag} `, 'm'));
+    }
+    assert.match(res.stdout, /--port N +Temporal gRPC port \(default 7233/);
+  });
+
   it('the example worker names a missing provider URL and exits 2 before connecting', () => {
     const res = run('examples/worker.ts', [], { RETRYSAFE_PAYMENTS_URL: '', TEMPORAL_ADDRESS: '127.0.0.1:9' });
     assert.equal(res.status, 2, res.stderr);

@@ -13,7 +13,7 @@ const ED25519 = path.join(ROOT, 'policies', 'ed25519.ts');
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (['node_modules', 'scripts', 'test', '.tools', '.out', 'deploy', 'docs'].includes(entry.name)) continue;
+    if (['node_modules', 'scripts', 'test', '.tools', '.out', 'deploy', 'docs', 'dist'].includes(entry.name)) continue;
     if (entry.name.startsWith('.')) continue;
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) out.push(...(await sources(full)));

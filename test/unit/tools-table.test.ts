@@ -5,12 +5,12 @@ import { describe, it } from 'node:test';
 import { exampleRegistry } from '../../examples/tools';
 import { TOOLS_TABLE_END, TOOLS_TABLE_START, toolsTable } from '../../scripts/lib/tools-table';
 
-describe("the README's table of tools", () => {
+describe("the tools guide's table of tools", () => {
   it('is the one the example registry derives (npm run tools-table -- --write refreshes it)', () => {
-    const readme = readFileSync(path.resolve(__dirname, '..', '..', 'README.md'), 'utf8');
+    const readme = readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'tools.md'), 'utf8');
     const start = readme.indexOf(TOOLS_TABLE_START);
     const end = readme.indexOf(TOOLS_TABLE_END);
-    assert.ok(start >= 0 && end > start, 'README.md carries the table markers');
+    assert.ok(start >= 0 && end > start, 'docs/tools.md carries the table markers');
     assert.equal(readme.slice(start + TOOLS_TABLE_START.length, end).trim(), toolsTable(exampleRegistry()));
   });
 

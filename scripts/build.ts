@@ -1,0 +1,20 @@
+/**
+ * `npm run build`: the package as a team installs it. tsc compiles the engine, its entry points (api/) and the
+ * retrysafe command (cli/) to dist/ with declarations; the approval page's static files are copied beside its code;
+ * the command is made executable. `npm pack` runs this first (prepack).
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, rmSync } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..');
+const DIST = path.join(ROOT, 'dist');
+
+const started = Date.now();
+rmSync(DIST, { recursive: true, force: true });
+execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+});
+cpSync(path.join(ROOT, 'cli/approvals/page/static'), path.join(DIST, 'cli/approvals/page/static'), { recursive: true });
+chmodSync(path.join(DIST, 'cli/main.js'), 0o755);
+process.stderr.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -1,0 +1,308 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { resolveTemporalCli } from '../../cli/toolchain/resolve-temporal';
+import { resolveNodeLts } from '../../scripts/toolchain/resolve-node';
+import { startServerProcess } from '../support/server-process';
+
+/**
+ * retrysafe as a team installs it: the package is packed, installed from its tarball into a new project in a
+ * temporary folder outside the repository (its dependencies from npm's cache), and used only through what that
+ * project can reach: `retrysafe` on its PATH and the package's entry points. The project is test/consumer/project:
+ * a tool in one file, a workflow in one more, a worker and a claim script; it type-checks with `tsc --strict`.
+ * Then `retrysafe dev`, a worker SIGKILLed after the provider committed, and the same action claimed twice: one
+ * message at the provider. On the machine's Node.js (20) and on the current LTS (24, .tools/).
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const PROJECT_FILES = path.join(__dirname, 'project');
+const readJson = (file: string) => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8'));
+const lock = readJson('package-lock.json') as { packages: Record<string, { version: string }> };
+const pinned = (name: string) => `${name}@${lock.packages[`node_modules/${name}`].version}`;
+
+let tarball: string;
+let packDir: string;
+
+before(async () => {
+  packDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-pack-'));
+  // prepack builds dist/ first, as a publish would.
+  const packed = spawnSync('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(packed.status, 0, packed.stderr);
+  const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string }>;
+  tarball = path.join(packDir, filename);
+});
+after(async () => {
+  if (packDir) await rm(packDir, { recursive: true, force: true });
+});
+
+it('packs only the built package: no tests, sources, data, tools or secrets', async () => {
+  const listed = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' });
+  assert.equal(listed.status, 0, listed.stderr);
+  const files = listed.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((f) => f.replace(/^package\//, ''));
+  const outsideDist = files.filter((f) => !f.startsWith('dist/'));
+  assert.deepEqual(outsideDist.sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+  for (const forbidden of [
+    /^dist\/(test|examples|scripts)\//,
+    /\.tools\//,
+    /\.data\//,
+    /\.retrysafe\//,
+    /(^|\/)\.env/,
+  ]) {
+    assert.deepEqual(
+      files.filter((f) => forbidden.test(f)),
+      [],
+      `nothing matching ${forbidden}`,
+    );
+  }
+  assert.deepEqual(
+    files.filter((f) => /\.(ts|tsx)$/.test(f) && !f.endsWith('.d.ts')),
+    [],
+    'no TypeScript sources',
+  );
+  assert.deepEqual(
+    files.filter((f) => /\.(sqlite|pem|key|token)$|signing-key|payload-keys\.json|operators\.json/.test(f)),
+    [],
+  );
+  // Every entry point of the exports map is in the tarball, with its declarations.
+  const pkg = readJson('package.json') as { exports: Record<string, { types: string; default: string } | string> };
+  for (const [entry, target] of Object.entries(pkg.exports)) {
+    if (typeof target === 'string') continue;
+    for (const file of [target.types, target.default])
+      assert.ok(files.includes(file.replace(/^\.\//, '')), `${entry}: ${file}`);
+  }
+  const extract = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-tarball-'));
+  try {
+    assert.equal(spawnSync('tar', ['-xzf', tarball, '-C', extract]).status, 0);
+    const secret = spawnSync('grep', ['-rlE', 'PRIVATE KEY|"privateKey": *"[0-9a-f]{64}"', extract], {
+      encoding: 'utf8',
+    });
+    assert.equal(secret.stdout, '', 'no private key material');
+  } finally {
+    await rm(extract, { recursive: true, force: true });
+  }
+  process.stderr.write(`tarball: ${files.length} files\n`);
+});
+
+for (const runtime of ['machine', 'lts'] as const) {
+  describe(`a team's own project with retrysafe installed from its tarball (Node.js ${runtime === 'machine' ? process.versions.node : 'LTS'})`, () => {
+    let dir: string;
+    let env: NodeJS.ProcessEnv;
+    let nodeMajor: number;
+    const procs: ChildProcess[] = [];
+    const inProject = (cmd: string, args: string[], extra: NodeJS.ProcessEnv = {}) =>
+      spawnSync(cmd, args, { cwd: dir, env: { ...env, ...extra }, encoding: 'utf8', timeout: 300_000 });
+
+    before(async () => {
+      // Outside the repository: nothing resolves back into its node_modules or its sources.
+      dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-consumer-'));
+      assert.ok(!path.relative(ROOT, dir).match(/^[^.]/), 'the project is outside the repository');
+      const node = runtime === 'machine' ? process.execPath : (await resolveNodeLts()).path;
+      env = {
+        ...process.env,
+        PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH}`,
+        TEMPORAL_CLI: (await resolveTemporalCli()).path!,
+        npm_config_update_notifier: 'false',
+      };
+      for (const name of Object.keys(env)) if (/^(RETRYSAFE_|TEMPORAL_(?!CLI$))/.test(name)) delete env[name];
+      nodeMajor = Number(
+        spawnSync('node', ['-p', 'process.versions.node'], { env, encoding: 'utf8' }).stdout.split('.')[0],
+      );
+      assert.equal(nodeMajor, runtime === 'machine' ? Number(process.versions.node.split('.')[0]) : 24);
+      for (const file of await readdir(PROJECT_FILES))
+        await copyFile(path.join(PROJECT_FILES, file), path.join(dir, file));
+      await writeFile(
+        path.join(dir, 'package.json'),
+        JSON.stringify({
+          name: 'team-service',
+          version: '1.0.0',
+          private: true,
+          allowScripts: { 'better-sqlite3': true },
+        }),
+      );
+    });
+    after(async () => {
+      // Process groups: the dev command's Temporal server goes with it.
+      for (const proc of procs) {
+        if (proc.exitCode !== null || proc.signalCode !== null) continue;
+        try {
+          process.kill(proc.spawnargs[0].endsWith('retrysafe') ? -proc.pid! : proc.pid!, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it(
+      'installs from the tarball and type-checks a tool, a workflow and a worker with tsc --strict',
+      { timeout: 600_000 },
+      async () => {
+        const deps = [
+          tarball,
+          ...['@temporalio/client', '@temporalio/worker', '@temporalio/workflow', '@temporalio/common', 'zod'].map(
+            pinned,
+          ),
+          pinned('typescript'),
+          pinned('@types/node'),
+          // Before Node.js 22.13 the SQLite ledger needs the better-sqlite3 package; from then on node:sqlite.
+          ...(nodeMajor < 22 ? [pinned('better-sqlite3')] : []),
+        ];
+        const started = Date.now();
+        const install = inProject('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...deps]);
+        assert.equal(install.status, 0, install.stderr);
+        const installed = JSON.parse(await readFile(path.join(dir, 'node_modules/retrysafe/package.json'), 'utf8'));
+        assert.equal(installed.version, readJson('package.json').version);
+        // The package ships no TypeScript sources: Temporal's bundler reads its JavaScript.
+        assert.equal(existsSync(path.join(dir, 'node_modules/retrysafe/workflows/action.ts')), false);
+        assert.equal(existsSync(path.join(dir, 'node_modules/stripe')), false, 'the examples stay out of the install');
+        const tsc = inProject('npx', ['tsc', '-p', '.']);
+        assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
+        assert.ok(existsSync(path.join(dir, 'dist/worker.js')));
+        process.stderr.write(
+          `consumer (node ${nodeMajor}): install and tsc in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+        );
+      },
+    );
+
+    it('lists its commands with --help and refuses a bad argument in one line, exit 2, before anything starts', () => {
+      const help = inProject('npx', ['retrysafe', '--help']);
+      assert.equal(help.status, 0, help.stderr);
+      for (const command of ['dev', 'ops', 'mcp', 'approvals'])
+        assert.match(help.stdout, new RegExp(`^  ${command}\\b`, 'm'));
+      const bad = inProject('npx', ['retrysafe', 'dev', '--dir', 'not-made', '--port', 'seven']);
+      assert.equal(bad.status, 2);
+      assert.equal(bad.stderr.split('\n')[0], 'retrysafe: --port: must be a port number from 0 to 65535, got "seven"');
+      assert.equal(existsSync(path.join(dir, 'not-made')), false, 'nothing was started or written');
+      // An optional peer the team has not installed is named, not thrown.
+      const mcp = inProject('npx', ['retrysafe', 'mcp', 'stdio']);
+      assert.equal(mcp.status, 2);
+      assert.match(mcp.stderr, /^retrysafe: retrysafe mcp needs the @modelcontextprotocol\/sdk package: npm install/);
+    });
+
+    it(
+      'posts one message when its worker is SIGKILLed after the provider committed and the action is claimed twice',
+      { timeout: 600_000 },
+      async () => {
+        const chat = await startServerProcess(path.join(ROOT, 'test/byo-tool/chat-server.ts'), ['--lag-ms', '1500']);
+        procs.push(chat.proc);
+        const stats = async () =>
+          (await (await fetch(`${chat.url}/admin/stats`)).json()) as { posts: number; byRef: Record<string, number> };
+
+        // The command itself, not npx: one process, whose SIGINT stops the dev server it started.
+        const dev = spawn(
+          path.join(dir, 'node_modules/.bin/retrysafe'),
+          ['dev', '--port', '0', '--ui-port', 'none', '--approvals-port', '0'],
+          { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+        );
+        procs.push(dev);
+        await lineFrom(dev, /Ctrl-C to stop/, 120_000);
+        const settings = path.join(dir, '.retrysafe', 'dev.env');
+        const devEnv = await readFile(settings, 'utf8');
+        for (const name of [
+          'TEMPORAL_ADDRESS',
+          'RETRYSAFE_PAYLOAD_KEYS_FILE',
+          'RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE',
+          'RETRYSAFE_LEDGER',
+        ]) {
+          assert.match(devEnv, new RegExp(`^${name}=`, 'm'));
+        }
+        const node = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+          spawn('node', [`--env-file=${settings}`, ...args], {
+            cwd: dir,
+            env: { ...env, CHAT_URL: chat.url, ...extra },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+
+        // A worker that cannot read the stack's encrypted payloads says so at start, naming the setting.
+        const keyless = spawnSync('node', ['dist/worker.js'], {
+          cwd: dir,
+          env: { ...env, ...parseEnvFile(devEnv), RETRYSAFE_PAYLOAD_KEYS_FILE: '' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        assert.equal(keyless.status, 2, keyless.stderr);
+        assert.match(keyless.stderr.trim().split('\n').at(-1)!, /RETRYSAFE_PAYLOAD_KEYS/);
+
+        const crashing = node(['dist/worker.js'], { RETRYSAFE_CRASH_AT: 'after-commit:post-message' });
+        procs.push(crashing);
+        await lineFrom(crashing, /worker ready/, 120_000);
+        const claimOutput = (proc: ChildProcess) => lineFrom(proc, /^\{/, 180_000).then((line) => JSON.parse(line));
+        const first = node(['dist/claim.js', 'action', 'launch-1', 'We are live']);
+        procs.push(first);
+        const firstAnswer = claimOutput(first);
+        const [, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+          crashing.once('exit', (code, sig) => resolve([code, sig])),
+        );
+        assert.equal(signal, 'SIGKILL', 'the worker was killed at its crash point');
+        assert.equal((await stats()).posts, 1, 'the provider committed before the worker died');
+
+        const recovering = node(['dist/worker.js']);
+        procs.push(recovering);
+        const claimed = await firstAnswer;
+        assert.equal(claimed.status, 'confirmed');
+        assert.equal(claimed.key, 'post-message:v1:acme:launch-1');
+        const again = await claimOutput(node(['dist/claim.js', 'action', 'launch-1', 'We are live']));
+        assert.deepEqual(again, claimed, 'the second claim answers the same action');
+
+        // The workflow step: started twice under its run's ID, one action.
+        const run = await claimOutput(node(['dist/claim.js', 'run', 'launch-2', 'Second wave']));
+        const rerun = await claimOutput(node(['dist/claim.js', 'run', 'launch-2', 'Second wave']));
+        assert.deepEqual([run, rerun], [{ status: 'confirmed' }, { status: 'confirmed' }]);
+
+        const provider = await stats();
+        assert.deepEqual(provider.byRef, { 'post-message:v1:acme:launch-1': 1, 'post-message:v1:acme:launch-2': 1 });
+        assert.equal(provider.posts, 2, 'one message per action, none resent');
+
+        // The ops CLI finds this stack from the project folder, on the ports it chose.
+        const show = inProject('npx', ['retrysafe', 'ops', 'show', 'post-message:v1:acme:launch-1']);
+        assert.equal(show.status, 0, show.stderr);
+        assert.match(show.stdout, /^status: +confirmed$/m);
+        assert.match(show.stdout, /lookup +found /);
+
+        recovering.kill('SIGTERM');
+        dev.kill('SIGINT');
+        await new Promise((resolve) => dev.once('exit', resolve));
+        assert.equal(existsSync(path.join(dir, '.retrysafe/stack.json')), false, 'the stack said it stopped');
+      },
+    );
+  });
+}
+
+/** The first line of `proc`'s stdout that matches; rejects with what it printed if it exits or times out first. */
+function lineFrom(proc: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => fail(`no line matching ${pattern} in ${timeoutMs} ms`), timeoutMs);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      reject(new Error(`${why}\nstdout:\n${out.slice(-4000)}\nstderr:\n${err.slice(-4000)}`));
+    };
+    proc.stderr?.on('data', (chunk: Buffer) => void (err += chunk.toString()));
+    proc.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => pattern.test(l));
+      if (line !== undefined) {
+        clearTimeout(timer);
+        resolve(line);
+      }
+    });
+    proc.once('exit', (code, signal) => fail(`exited (${code ?? signal}) first`));
+  });
+}
+
+function parseEnvFile(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .split('\n')
+      .filter((line) => /^[A-Z_]+=/.test(line))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}

@@ -1,0 +1,97 @@
+/**
+ * retrysafe as a Temporal worker plugin (SDK 1.24's `plugins`), for a team that adds it to the worker it already
+ * has:
+ *
+ *   Worker.create({ connection, taskQueue, workflowsPath, activities, plugins: [retrysafePlugin({ tools, ledger })] })
+ *
+ * It adds the engine's activities beside the team's, the workflow sandbox's preloads to the bundle, the engine's
+ * workflows when the worker names none, and a short sticky-queue timeout unless the worker sets its own; and
+ * before the worker starts it checks the worker's settings against what its stack declares. The team's workflow
+ * module exports the engine's workflows beside its own (`export { actionWorkflow } from 'retrysafe/workflow'`).
+ * Plugins are marked experimental in the SDK: createWorker is the same thing as a function.
+ */
+import { Client } from '@temporalio/client';
+import { NativeConnection, type BundlerPlugin, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../activities';
+import { killAt, type CrashPoint, type CrashSpec } from '../activities/crash-points';
+import type { Planner } from '../activities/planners/planner';
+import { checkStackSettings, payloadKeyIdsOf } from '../client/stack-settings';
+import type { ActionLedger } from '../ledger';
+import type { OperatorScopes } from '../policies/signed-decision';
+import type { TenantPolicyConfig } from '../policies/tenant-policy';
+import type { AnyTool } from '../policies/tool';
+import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
+import { withEnginePreloads } from './workflow-preload';
+
+/**
+ * After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's schedule-to-start timeout before
+ * going to the normal queue: 2 s keeps recovery inside seconds.
+ */
+export const STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT = '2s';
+
+export interface RetrysafePluginOptions {
+  /** The tools this worker runs: the only place the engine learns of them. A malformed tool stops the worker. */
+  tools: readonly AnyTool[] | ToolRegistry;
+  /** The durable action ledger (ledger/; `openLedger(ledgerConfigFromEnv())`). */
+  ledger?: ActionLedger;
+  /** Key id → hex Ed25519 public key of the approval service(s) whose signatures this worker trusts. */
+  trustedApprovalKeys?: Record<string, string>;
+  /** Operators' tenants and roles, or a reader called on every policy load (the operators file). */
+  operatorScopes?: OperatorScopes | (() => Promise<OperatorScopes>);
+  tenantPolicies?: TenantPolicyConfig;
+  /** The model (or script) agent runs plan with. */
+  planner?: Planner;
+  /** Crash injection (retrysafe/testing): the worker SIGKILLs itself at these points. */
+  crashAt?: CrashSpec[];
+  onCrash?: (point: CrashPoint, operation: string) => void;
+}
+
+export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin & BundlerPlugin {
+  const tools =
+    'parseIntent' in options.tools ? options.tools : createToolRegistry(options.tools as readonly AnyTool[]);
+  return {
+    name: 'retrysafe',
+    async configureWorker(worker: WorkerOptions): Promise<WorkerOptions> {
+      const connection = worker.connection ?? (await NativeConnection.connect());
+      const namespace = worker.namespace ?? 'default';
+      const trustedApprovalKeys = options.trustedApprovalKeys ?? {};
+      // Before anything polls: a worker that cannot read the stack's payloads, trusts none of its approval keys or
+      // lacks the ledger it keeps says so now, naming the setting (StackSettingsMismatch).
+      await checkStackSettings(connection.workflowService, namespace, {
+        role: 'worker',
+        payloadKeyIds: payloadKeyIdsOf(worker.dataConverter),
+        approvalKeyIds: Object.keys(trustedApprovalKeys),
+        ...(options.ledger ? { ledger: options.ledger.kind } : {}),
+      });
+      // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection.
+      const client = new Client({
+        connection,
+        namespace,
+        ...(worker.dataConverter ? { dataConverter: worker.dataConverter } : {}),
+      });
+      const deps: ActivityDeps = {
+        client,
+        taskQueue: worker.taskQueue!,
+        tools,
+        crash: killAt(options.crashAt ?? [], options.onCrash),
+        trustedApprovalKeys,
+        ...(options.tenantPolicies ? { tenantPolicies: options.tenantPolicies } : {}),
+        ...(options.operatorScopes ? { operatorScopes: options.operatorScopes } : {}),
+        ...(options.planner ? { planner: options.planner } : {}),
+        ...(options.ledger ? { ledger: options.ledger } : {}),
+      };
+      const namesWorkflows = worker.workflowsPath !== undefined || worker.workflowBundle !== undefined;
+      return {
+        stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
+        ...worker,
+        connection,
+        namespace,
+        ...(namesWorkflows ? {} : { workflowsPath: require.resolve('../workflows') }),
+        ...(worker.workflowBundle ? {} : { bundlerOptions: withEnginePreloads(worker.bundlerOptions) }),
+        activities: { ...(worker.activities ?? {}), ...createActivities(deps) },
+      };
+    },
+    // For a bundle built ahead of time with bundleWorkflowCode({ plugins: [retrysafePlugin(…)] }).
+    configureBundler: (bundle) => ({ ...bundle, ...withEnginePreloads(bundle) }),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * retrysafe's worker settings from the environment, in one call, for a team that builds its own worker:
+ *
+ *   const rs = await retrysafeSettingsFromEnv();
+ *   const connection = await NativeConnection.connect(rs.connectionOptions);
+ *   const worker = await Worker.create({
+ *     connection, namespace: rs.namespace, taskQueue: rs.taskQueue, dataConverter: rs.dataConverter,
+ *     workflowsPath: require.resolve('./workflows'), plugins: [rs.plugin({ tools })],
+ *   });
+ *
+ * It reads what `retrysafe dev` writes into dev.env (and what a production deployment sets): the standard Temporal
+ * connection variables, RETRYSAFE_TASK_QUEUE, the payload keys, the trusted approval keys, the operators file, the
+ * tenant policy file, the ledger (opened and migrated here) and crash injection. A bad setting throws an error
+ * that names it (isSettingsError tells those apart), before anything connects.
+ */
+import type { NativeConnectionOptions, BundlerPlugin, WorkerPlugin } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
+import { loadConnectConfig } from '../client/connect';
+import { StackSettingsMismatch } from '../client/stack-settings';
+import { LedgerConfigError, LedgerSchemaError, ledgerConfigFromEnv, openLedger, type ActionLedger } from '../ledger';
+import type { OperatorScopes } from '../policies/signed-decision';
+import type { TenantPolicyConfig } from '../policies/tenant-policy';
+import { ConfigError, parseWorkerConfig, type WorkerConfig } from './config';
+import { OperatorsFileError, operatorScopesReader } from './operators-file';
+import { retrysafePlugin, type RetrysafePluginOptions } from './plugin';
+import { loadTenantPolicyFile } from './tenant-policy-file';
+
+export interface RetrysafeEnvSettings {
+  config: WorkerConfig;
+  taskQueue: string;
+  namespace: string;
+  /** For NativeConnection.connect: TEMPORAL_ADDRESS, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE… */
+  connectionOptions: NativeConnectionOptions;
+  /** The payload codec of RETRYSAFE_PAYLOAD_KEYS_FILE / RETRYSAFE_PAYLOAD_KEYS; absent for plain payloads. */
+  dataConverter?: DataConverter;
+  /** RETRYSAFE_LEDGER, opened and migrated; close() closes it. */
+  ledger?: ActionLedger;
+  tenantPolicies?: TenantPolicyConfig;
+  /** The operators file's scopes (re-read on every policy load) over RETRYSAFE_OPERATOR_SCOPES. */
+  operatorScopes: OperatorScopes | (() => Promise<OperatorScopes>);
+  /** retrysafePlugin with these settings; the options given (the tools at least) are added to them. */
+  plugin(options: PluginChoices): WorkerPlugin & BundlerPlugin;
+  /** Closes what these settings opened (the ledger). */
+  close(): Promise<void>;
+}
+
+/** What a worker chooses itself; the rest comes from the environment. */
+export type PluginChoices = Pick<RetrysafePluginOptions, 'tools'> &
+  Partial<Omit<RetrysafePluginOptions, 'tools' | 'ledger' | 'trustedApprovalKeys'>>;
+
+/** A setting that stops a worker before it starts: its message names the variable or file. */
+export function isSettingsError(err: unknown): err is Error {
+  return (
+    err instanceof ConfigError ||
+    err instanceof OperatorsFileError ||
+    err instanceof PayloadKeysError ||
+    err instanceof LedgerSchemaError ||
+    err instanceof LedgerConfigError ||
+    err instanceof StackSettingsMismatch ||
+    (err as { name?: string } | null)?.name === 'PlannerConfigError' ||
+    (err as { code?: string } | null)?.code === 'InvalidTool'
+  );
+}
+
+export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<RetrysafeEnvSettings> {
+  const config = parseWorkerConfig(env);
+  const { connectionOptions, namespace } = loadConnectConfig(env);
+  // Payload encryption: a bad key set stops the worker here.
+  const dataConverter = dataConverterFromEnv(env);
+  // An invalid policy file stops the worker here, naming the file and the field.
+  const tenantPolicies = config.tenantPolicyFile ? await loadTenantPolicyFile(config.tenantPolicyFile) : undefined;
+  // The operators file is read now (a bad one stops the worker, naming the field) and again on every policy load,
+  // so an operator added or narrowed later counts without a restart. Inline scopes win.
+  let operatorScopes: RetrysafeEnvSettings['operatorScopes'] = config.operatorScopes;
+  if (config.operatorsFile) {
+    const read = operatorScopesReader(config.operatorsFile);
+    const inline = config.operatorScopes;
+    await read();
+    operatorScopes = async () => ({ ...(await read()), ...inline });
+  }
+  // The durable ledger: opened and migrated last, so nothing above leaves it open; a schema newer than this code
+  // stops the worker.
+  const ledgerConfig = ledgerConfigFromEnv(env);
+  const ledger = ledgerConfig ? await openLedger(ledgerConfig) : undefined;
+  return {
+    config,
+    taskQueue: config.taskQueue,
+    namespace,
+    connectionOptions: connectionOptions as NativeConnectionOptions,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(ledger ? { ledger } : {}),
+    ...(tenantPolicies ? { tenantPolicies } : {}),
+    operatorScopes,
+    plugin: (choices) =>
+      retrysafePlugin({
+        trustedApprovalKeys: config.trustedApprovalKeys,
+        operatorScopes,
+        crashAt: config.crashAt,
+        ...(tenantPolicies ? { tenantPolicies } : {}),
+        ...(ledger ? { ledger } : {}),
+        ...choices,
+      }),
+    close: async () => {
+      await ledger?.close();
+    },
+  };
+}
