@@ -44,6 +44,7 @@ const NEXT: Record<string, string> = {
   dispatching: 'In progress at the provider. Call again for the outcome.',
 };
 
+/** What an agent is told of an action: its status, key, provider reference, Web UI link and the `next` sentence. */
 export function actionResult(snap: ActionSnapshot, webUiUrl?: string): ActionResult {
   return {
     status: snap.status,
@@ -58,6 +59,7 @@ export function actionResult(snap: ActionSnapshot, webUiUrl?: string): ActionRes
   };
 }
 
+/** What an agent is told of a refused call: nothing was claimed, with the error code, message and reason if any. */
 export function refusalResult(code: string, message: string, reason?: string): RefusalResult {
   return { error: { code, message, ...(reason ? { reason } : {}) } };
 }

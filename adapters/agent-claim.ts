@@ -27,6 +27,7 @@ export interface AgentToolOptions {
   claimant?: string;
   /** How long a call waits for the outcome before it answers with the status as it stands; 20 s. */
   waitMs?: number;
+  /** The Web UI link of an action by its key, put in every result; none when absent. */
   webUiUrl?: (key: string) => string | undefined;
 }
 

@@ -18,4 +18,6 @@ export type { DevStack, DevStackOptions } from '../cli/dev/dev-stack';
 export { findStackDir, readStackFile, withStackSettings } from '../cli/dev/stack-file';
 export type { StackFile } from '../cli/dev/stack-file';
 export { resolveTemporalCli } from '../cli/toolchain/resolve-temporal';
-export type { ResolvedTool } from '../cli/toolchain/resolve-temporal';
+export type { ResolvedTool, ResolveOptions, ToolSource } from '../cli/toolchain/resolve-temporal';
+export type { ApprovalServer } from '../cli/approvals/approval-http';
+export type { DemoOperator } from '../cli/dev/local-operator';

@@ -22,6 +22,7 @@ export type {
   ToolDefinition,
   ToolDescriptor,
   ToolSpec,
+  DefaultedField,
 } from '../policies/tool';
 export { createToolRegistry, MAX_INTENT_BYTES } from '../policies/tool-registry';
 export type { ParseIntentOptions, ToolRegistry } from '../policies/tool-registry';
@@ -31,6 +32,8 @@ export {
   RISK_CLASSES,
 } from '../policies/decision-table';
 export { allIssues, firstIssue } from '../policies/zod-issues';
+export type { FieldIssue } from '../policies/zod-issues';
+export type { DecisionMode, PolicyDecision } from '../policies/decision-table';
 
 // ── outcomes, and what HTTP answers mean ──
 export {
@@ -66,7 +69,7 @@ export {
   StackSettingsMismatch,
   stackSettingsMismatch,
 } from '../client/stack-settings';
-export type { OwnSettings, StackSettings } from '../client/stack-settings';
+export type { OwnSettings, StackSettings, WorkflowService } from '../client/stack-settings';
 
 // ── keys, hashes, errors ──
 export {
@@ -121,5 +124,13 @@ export {
   ROLES,
   signDecision,
 } from '../policies/signed-decision';
-export type { Decision, DecisionClaims, OperatorScopes, Role, SignedDecision } from '../policies/signed-decision';
+export type {
+  Decision,
+  DecisionClaims,
+  DecisionTrust,
+  ExpectedDecision,
+  OperatorScopes,
+  Role,
+  SignedDecision,
+} from '../policies/signed-decision';
 export type { ApprovalOutcome, DryRun } from '../messages/approval';

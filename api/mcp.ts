@@ -13,6 +13,7 @@ export type { McpCallDeps, McpToolListing, McpToolResult } from '../adapters/mcp
 export { mcpProviderTool } from '../adapters/mcp/mcp-provider-tool';
 export type { McpProviderToolConfig } from '../adapters/mcp/mcp-provider-tool';
 export {
+  AgentEntry,
   agentForToken,
   AgentsFile,
   AgentsFileError,

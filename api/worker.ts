@@ -18,8 +18,6 @@ export { ConfigError, parseWorkerConfig, WorkerEnv } from '../workers/config';
 export type { WorkerConfig } from '../workers/config';
 export { connectWorker } from '../workers/connection';
 export { WORKFLOW_PRELOAD_MODULES, withEnginePreloads } from '../workers/workflow-preload';
-export { createActivities } from '../activities';
-export type { ActivityDeps } from '../activities';
 export { createLogger, installRuntimeLogger, REDACT_PATHS } from '../workers/logger';
 export { listIncompleteActions } from '../workers/recovery-report';
 export type { IncompleteSummary } from '../workers/recovery-report';
@@ -33,6 +31,8 @@ export {
   LedgerSchemaError,
   LEDGER_ENV_VAR,
   LEDGER_SCHEMA_VERSION,
+  DEFAULT_HISTORY_LIMIT,
+  MAX_HISTORY_LIMIT,
   ledgerConfigFromEnv,
   openLedger,
   PostgresLedger,
@@ -48,6 +48,17 @@ export type {
   LedgerRow,
   OpenLedgerOptions,
 } from '../ledger';
+export type {
+  ClaimRecord,
+  LedgerErrorCode,
+  RowClaim,
+  RowClaimRecord,
+  StatusRecord,
+  StatusWrite,
+} from '../ledger/action-ledger';
+export type { LedgerMigration, MigrationResult } from '../ledger/migrations';
+export type { PostgresLedgerOptions } from '../ledger/postgres-ledger';
+export type { SqliteLedgerOptions } from '../ledger/sqlite-ledger';
 
 // Payload encryption at rest.
 export {
@@ -60,6 +71,7 @@ export {
   payloadCodecFromEnv,
 } from '../codec/codec-config';
 export { AesGcmPayloadCodec, PayloadCodecError } from '../codec/aes-gcm-codec';
+export type { PayloadKeys } from '../codec/aes-gcm-codec';
 
 // Planners: the model (or a script) that agent runs plan with.
 export {
@@ -79,10 +91,11 @@ export type {
   Script,
   ScriptStep,
 } from '../activities/planners';
-export type { PlannerFacts, PlannerHistoryEntry } from '../policies/planner-contract';
+export type { PlannerFacts, PlannerHistoryEntry, PlannerPrompt, ToolSchema } from '../policies/planner-contract';
+export type { PlanActivityDeps } from '../activities/planners/plan-activity';
 
 // Provider events: the signed webhook router.
 export { createWebhookRouter, startWebhookServer } from '../workers/webhook-router';
-export type { WebhookRouterDeps } from '../workers/webhook-router';
+export type { DeliveryAnswer, WebhookDelivery, WebhookLog, WebhookRouterDeps } from '../workers/webhook-router';
 export { parseWebhookSecrets, signatureHeader, SIGNATURE_HEADER, verifySignature } from '../workers/webhook-signature';
-export type { WebhookSecrets } from '../workers/webhook-signature';
+export type { VerifyFailure, VerifyResult, WebhookSecrets } from '../workers/webhook-signature';

@@ -8,6 +8,8 @@
  */
 export { ActionRun, CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH, UNRESOLVED_STATUSES } from '../workflows/action-run';
 export type { ActOptions } from '../workflows/action-run';
+export type { DecisionGate } from '../workflows/signed-decisions';
+export type { PreparedAction } from '../activities/prepare-action';
 export { actionWorkflow, CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../workflows/action';
 export { agentRunWorkflow, MAX_INVALID_OUTPUTS_IN_A_ROW } from '../workflows/agent-run';
 

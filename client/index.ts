@@ -47,6 +47,7 @@ import {
 import { approveUpdate, REFRESHABLE_REFUSALS, refreshTrustUpdate, type ApprovalOutcome } from '../messages/approval';
 import type { SignedDecision } from '../policies/signed-decision';
 
+/** One action as a list shows it, read from its search attributes (no payloads are decoded). */
 export interface ActionListing {
   key: string;
   status: string;
@@ -57,6 +58,7 @@ export interface ActionListing {
   startTime: Date;
 }
 
+/** Which actions `listActions` returns: by status, tenant, operation, and how many. */
 export interface ActionFilter {
   status?: ActionStatus | ActionStatus[];
   tenant?: string;
@@ -66,6 +68,7 @@ export interface ActionFilter {
   limit?: number;
 }
 
+/** The task queue the workers poll, the tools, and optionally the ledger (for fast answers once a workflow is gone; the worker enforces it either way). */
 export interface RetrysafeClientOptions {
   taskQueue?: string;
   /** The tools actions are claimed with from application code: the same ones the workers register. */
@@ -79,6 +82,7 @@ export interface RetrysafeClientOptions {
   ledger?: ActionLedger;
 }
 
+/** Application code's way in: claims keyed actions (once per key, whoever asks again), waits for their outcome, reads their state, lists them, and submits signed decisions. Build it over a Temporal Client with the same tools the workers register. */
 export class RetrysafeClient {
   private readonly registry: ToolRegistry | undefined;
 

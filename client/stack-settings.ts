@@ -25,10 +25,13 @@ const KEYS = {
   ledger: 'retrysafe.ledger',
 } as const;
 
-type WorkflowService = {
+/** The two calls of a Temporal connection's workflow service that stack settings need (a Connection's or a NativeConnection's `workflowService`). */
+export type WorkflowService = {
+  /** Reads the namespace, with the settings a stack declared in its data. */
   describeNamespace(
     req: temporal.api.workflowservice.v1.IDescribeNamespaceRequest,
   ): Promise<temporal.api.workflowservice.v1.IDescribeNamespaceResponse>;
+  /** Writes the namespace's data (what `retrysafe dev` declares). */
   updateNamespace(
     req: temporal.api.workflowservice.v1.IUpdateNamespaceRequest,
   ): Promise<temporal.api.workflowservice.v1.IUpdateNamespaceResponse>;

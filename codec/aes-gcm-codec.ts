@@ -29,6 +29,7 @@ const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** The codec's keys: the active one and every key still needed to read older payloads. */
 export interface PayloadKeys {
   /** The key new payloads are encrypted with. */
   activeKeyId: string;
@@ -36,12 +37,14 @@ export interface PayloadKeys {
   keys: ReadonlyMap<string, Uint8Array>;
 }
 
+/** A payload cannot be decrypted: unknown key id, or the ciphertext fails authentication. */
 export class PayloadCodecError extends Error {
   override name = 'PayloadCodecError';
 }
 
 const utf8 = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(bytes).toString('utf8') : undefined);
 
+/** A Temporal payload codec that encrypts every payload with AES-256-GCM under the active key and decrypts with any known key, so keys can rotate. Payloads it did not encrypt pass through. */
 export class AesGcmPayloadCodec implements PayloadCodec {
   private readonly keys: ReadonlyMap<string, Buffer>;
   private readonly activeKeyId: string;

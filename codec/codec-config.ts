@@ -17,8 +17,10 @@ import { AesGcmPayloadCodec, type PayloadKeys } from './aes-gcm-codec';
  * processes can never disagree about which one counts. Errors name the variable and the field, never key material.
  */
 export const PAYLOAD_KEYS_FILE_ENV = 'RETRYSAFE_PAYLOAD_KEYS_FILE';
+/** The variable holding the payload keys inline as JSON (the file form, RETRYSAFE_PAYLOAD_KEYS_FILE, is preferred). */
 export const PAYLOAD_KEYS_ENV = 'RETRYSAFE_PAYLOAD_KEYS';
 
+/** The payload key setting is invalid or unreadable; the message names the variable or file. A worker exits 2 on it. */
 export class PayloadKeysError extends Error {
   override name = 'PayloadKeysError';
 }

@@ -70,6 +70,7 @@ export interface RowClaim {
 export type LedgerAlarmKind = 'not-holder' | 'audit-conflict';
 export const LEDGER_ALARM_KINDS: readonly LedgerAlarmKind[] = ['not-holder', 'audit-conflict'];
 
+/** A write the ledger refused because it disagreed with the row (a writer that no longer holds the key, or an audit entry that contradicts one recorded): kept for operators (`retrysafe ops alarms`). */
 export interface LedgerAlarm {
   id: number;
   key: string;
@@ -123,9 +124,12 @@ export interface HistoryFilter {
   limit?: number;
 }
 
+/** How many rows `history` returns when the filter names no limit. */
 export const DEFAULT_HISTORY_LIMIT = 100;
+/** The largest `limit` a history filter may ask for. */
 export const MAX_HISTORY_LIMIT = 10_000;
 
+/** The durable record of every action key, beside Temporal's history: the worker claims a key's row before its first send, and a key the ledger knows as settled or unresolved is never sent again, even after its workflow is gone. SQLite (one machine) or PostgreSQL (shared). */
 export interface ActionLedger {
   readonly kind: 'sqlite' | 'postgres';
   /** Applies the schema migrations this database lacks; throws {@link LedgerSchemaError} when it is newer. */
@@ -153,6 +157,7 @@ export interface ActionLedger {
   raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm>;
   /** Alarms, newest first: all of them, or one key's. */
   alarms(filter?: { key?: string; limit?: number }): Promise<LedgerAlarm[]>;
+  /** The key's row, or undefined when the ledger has never seen the key. */
   get(key: string): Promise<LedgerRow | undefined>;
   /** The action's audit entries in sequence order. */
   audit(key: string): Promise<LedgerAuditEntry[]>;
@@ -184,6 +189,7 @@ export class LedgerSchemaError extends Error {
   }
 }
 
+/** Why a ledger call failed: no such key, a record that fails validation, a bad configuration, or a closed ledger. */
 export type LedgerErrorCode = 'UnknownAction' | 'InvalidRecord' | 'InvalidConfig' | 'Closed';
 
 /** A ledger call that cannot succeed as asked: `code` says why. */

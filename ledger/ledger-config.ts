@@ -19,10 +19,12 @@ import { SqliteLedger } from './sqlite-ledger';
 
 export const LEDGER_ENV_VAR = 'RETRYSAFE_LEDGER';
 
+/** Which ledger to open: a SQLite file or a PostgreSQL database. */
 export type LedgerConfig =
   | { kind: 'sqlite'; /** absolute, or `:memory:` */ path: string }
   | { kind: 'postgres'; connectionString: string; poolSize?: number };
 
+/** Reads `RETRYSAFE_LEDGER` (`sqlite:PATH`, relative to `cwd`, or `postgres://…`); undefined when unset. Throws LedgerConfigError naming the variable on a bad value. */
 export function ledgerConfigFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
@@ -64,6 +66,7 @@ export function redact(value: string): string {
     .replace(/([?&;\s]password=)[^&;\s]*/gi, '$1***');
 }
 
+/** Options for `openLedger`. */
 export interface OpenLedgerOptions {
   /** The schema to migrate to (tests); default the code's. */
   migrations?: readonly LedgerMigration[];

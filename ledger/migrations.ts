@@ -140,6 +140,7 @@ export const LEDGER_MIGRATIONS: readonly LedgerMigration[] = [
 /** The schema version this code writes and reads: the last migration's. */
 export const LEDGER_SCHEMA_VERSION: number = LEDGER_MIGRATIONS[LEDGER_MIGRATIONS.length - 1].version;
 
+/** The schema versions a migration found and left. */
 export interface MigrationResult {
   /** The database's version before this call (0: no ledger tables yet). */
   from: number;

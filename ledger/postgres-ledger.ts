@@ -58,6 +58,7 @@ import {
 
 export const POSTGRES_POOL_SIZE = 4;
 
+/** How to reach the database and size the pool. */
 export interface PostgresLedgerOptions {
   /** `postgres://user:password@host:port/database` (see ledger-config.ts). */
   connectionString: string;
@@ -69,6 +70,7 @@ export interface PostgresLedgerOptions {
   onPoolError?: (err: Error) => void;
 }
 
+/** The ledger on PostgreSQL, shared by every worker and client of a deployment. Needs the optional `pg` package. */
 export class PostgresLedger implements ActionLedger {
   readonly kind = 'postgres' as const;
   private readonly pool: Pool;
@@ -226,6 +228,7 @@ export class PostgresLedger implements ActionLedger {
     return toAlarm(rows[0], ISO);
   }
 
+  /** The key's row, or undefined when the ledger has never seen the key. */
   async get(key: string): Promise<LedgerRow | undefined> {
     return this.select(key);
   }

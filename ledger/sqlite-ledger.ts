@@ -58,12 +58,14 @@ import {
 
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
+/** How long a writer waits for another's lock (5 s by default), and the schema to migrate to. */
 export interface SqliteLedgerOptions {
   busyTimeoutMs?: number;
   /** The schema to migrate to; tests pass a longer list to play a newer release. */
   migrations?: readonly LedgerMigration[];
 }
 
+/** The ledger in a SQLite file (WAL mode), for the workers of one machine; on node:sqlite or better-sqlite3. */
 export class SqliteLedger implements ActionLedger {
   readonly kind = 'sqlite' as const;
   private readonly db: SqliteDatabase;
@@ -206,6 +208,7 @@ export class SqliteLedger implements ActionLedger {
     return { id: Number(lastInsertRowid), key, at, kind, detail };
   }
 
+  /** The key's row, or undefined when the ledger has never seen the key. */
   async get(key: string): Promise<LedgerRow | undefined> {
     return this.select(key);
   }

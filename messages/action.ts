@@ -10,6 +10,7 @@ import type { ActionStatus } from '../policies/action-status';
 import type { DryRun } from '../policies/dry-run';
 import type { ProviderRequest } from '../policies/provider-requests';
 
+/** What starts an action workflow: its key, the persisted intent, its request hash, tenant and owner. The workflow ID is the key. */
 export interface ActionInput {
   key: string;
   intent: Intent;
@@ -32,6 +33,7 @@ export interface ActionInput {
   };
 }
 
+/** A claim of an action: the request hash it carries (a different one is refused) and who claims. */
 export interface ClaimRequest {
   requestHash: string;
   /** Who claims: a run's workflow ID, or `client:<name>` for application code. */
@@ -77,6 +79,7 @@ export type DispatchOutcome = (
   | { status: 'unknown'; reason: string }
 ) & { sends: number; requests?: ProviderRequest[] };
 
+/** One status change of an action: when, from and to which status, why, and who (an operator, for signed decisions). */
 export interface AuditEntry {
   at: string;
   from: ActionStatus | null;
@@ -90,6 +93,7 @@ export interface RecordedRequest extends ProviderRequest {
   dispatch: number;
 }
 
+/** One attempt to settle an unknown outcome: a lookup at the provider or a provider event, and what it found. */
 export interface ReconciliationCheck {
   at: string;
   kind: 'lookup' | 'evidence';
@@ -98,6 +102,7 @@ export interface ReconciliationCheck {
   detail?: string;
 }
 
+/** An action as its workflow knows it: status, request hash, provider reference, sends, audit trail, reconciliation checks and the provider requests made. */
 export interface ActionSnapshot {
   key: string;
   operation: string;
@@ -167,6 +172,7 @@ export interface OperatorResolution {
   providerRef?: string;
 }
 
+/** Claims the action (sent with update-with-start, so the first claim creates it): answers its state, or refuses another request hash. */
 export const claimUpdate = defineUpdate<ClaimAnswer, [ClaimRequest]>('retrysafe.claim');
 /** The owner's report of the dispatch it was granted (see ClaimRequest.send); a wrong token is ignored. */
 export const dispatchReportSignal =
@@ -175,9 +181,11 @@ export const dispatchReportSignal =
 export const watchUpdate = defineUpdate<ActionSnapshot, [{ watcher: string }]>('retrysafe.watch');
 /** A signed `resolve` decision (policies/signed-decision.ts); unsigned, forged or out-of-scope ones are refused. */
 export const resolveUpdate = defineUpdate<ActionSnapshot, [SignedDecision]>('retrysafe.resolve');
+/** The action's current snapshot. */
 export const statusQuery = defineQuery<ActionSnapshot>('retrysafe.status');
 /** Answers once the action has an outcome (OUTCOME_STATUSES), or at once when it already has one. */
 export const outcomeUpdate = defineUpdate<ActionSnapshot, []>('retrysafe.outcome');
+/** A provider's event about this action (a verified webhook, a settlement), taken as evidence when the outcome is unknown. */
 export const providerEventSignal = defineSignal<[ProviderEvent]>('retrysafe.providerEvent');
 /**
  * The owning run tells a confirmed, compensatable action what became of it: kept (the run finished),
@@ -188,6 +196,7 @@ export interface Settlement {
   state: 'kept' | 'compensating' | 'compensated' | 'compensation-failed';
   compensationKey?: string;
 }
+/** The settlement the owning run sends (see Settlement). */
 export const settleSignal = defineSignal<[Settlement]>('retrysafe.settle');
 /** Sent by an action to every waiting claimant on each status change. */
 export const actionUpdateSignal = defineSignal<[ActionSnapshot]>('retrysafe.actionUpdate');

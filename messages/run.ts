@@ -8,6 +8,7 @@ import type { SignedDecision } from '../policies/signed-decision';
 import type { PlannerHistoryEntry } from '../policies/planner-contract';
 import type { ActionSnapshot } from './action';
 
+/** A run's state: its stage, what it waits on, and its actions. */
 export interface RunStatus {
   stage: string;
   waitingOn?: string;
@@ -17,6 +18,7 @@ export interface RunStatus {
 /** Every run built on ActionRun answers this: its stage, what it waits for, and its actions. */
 export const runStatusQuery = defineQuery<RunStatus>('retrysafe.runStatus');
 
+/** An operator's signed acceptance that a re-planned action may run although its predecessor is unresolved or confirmed. */
 export interface RiskAcceptance {
   key: string;
   operator: string;
@@ -29,11 +31,13 @@ export interface RiskAcceptance {
  */
 export const acceptRiskUpdate = defineUpdate<{ accepted: string }, [SignedDecision]>('retrysafe.acceptRisk');
 
+/** A signed operator command as the run records it: who and why. */
 export interface OperatorCommand {
   operator: string;
   reason: string;
 }
 
+/** One model decision as recorded in history (never regenerated on replay): what it chose, with which model and prompt hash. */
 export interface DecisionRecord {
   kind: 'act' | 'stop' | 'ask-human' | 'invalid';
   modelId: string;
@@ -43,6 +47,7 @@ export interface DecisionRecord {
   key?: string;
 }
 
+/** An agent run's state for operators: stage, why it is paused, usage against ceilings, and its recorded decisions. */
 export interface AgentRunStatus {
   stage: string;
   pausedFor?: string;
@@ -59,6 +64,7 @@ export const raiseCeilingUpdate = defineUpdate<RunCeilings, [SignedDecision]>('r
 export const resumeRunUpdate = defineUpdate<string, [SignedDecision]>('retrysafe.resumeRun');
 /** End a paused run; its kept actions are compensated. */
 export const cancelRunUpdate = defineUpdate<string, [SignedDecision]>('retrysafe.cancelRun');
+/** An agent run's current status. */
 export const agentRunStatusQuery = defineQuery<AgentRunStatus>('retrysafe.agentRunStatus');
 
 /** Compensations a run ran, by the key each undoes. */
@@ -68,6 +74,7 @@ export interface CompensationResult {
   status: 'compensated' | 'nothing-to-undo' | 'left-to-owner' | 'needs_review';
 }
 
+/** What starts an agent run: tenant, business event, the goal, the facts the model plans from, and ceiling overrides. */
 export interface AgentRunInput {
   tenant: string;
   eventId: string;
@@ -79,6 +86,7 @@ export interface AgentRunInput {
   ceilings?: RunCeilingOverrides;
 }
 
+/** How an agent run ended, why, and the actions and compensations it made. */
 export interface AgentRunResult {
   status: 'done' | 'stopped' | 'compensated' | 'cancelled' | 'needs_review';
   reason: string;

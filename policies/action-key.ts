@@ -13,6 +13,7 @@ const MAX_PART_LENGTH = 80;
 /** Temporal workflow IDs may be far longer, but a key is also sent as a provider's Idempotency-Key header. */
 export const MAX_KEY_LENGTH = 255;
 
+/** The parts of an action key `operation:vN:tenant:event[:step]`. */
 export interface ActionKeyParts {
   operation: string;
   version: number;
@@ -29,9 +30,13 @@ function checkPart(field: keyof ActionKeyParts | 'runWorkflowId', value: unknown
     throw new RetrysafeError('InvalidActionKey', `${field} is longer than ${MAX_PART_LENGTH} characters`, { field });
   }
   if (value.includes(KEY_DELIMITER)) {
-    throw new RetrysafeError('InvalidActionKey', `${field} must not contain '${KEY_DELIMITER}': ${JSON.stringify(value)}`, {
-      field,
-    });
+    throw new RetrysafeError(
+      'InvalidActionKey',
+      `${field} must not contain '${KEY_DELIMITER}': ${JSON.stringify(value)}`,
+      {
+        field,
+      },
+    );
   }
   if (!PART_PATTERN.test(value)) {
     throw new RetrysafeError(
@@ -43,6 +48,7 @@ function checkPart(field: keyof ActionKeyParts | 'runWorkflowId', value: unknown
   return value;
 }
 
+/** Joins the parts into a key; throws InvalidActionKey naming the part that is empty, too long or holds the delimiter. */
 export function formatActionKey(parts: ActionKeyParts): string {
   if (!Number.isSafeInteger(parts.version) || parts.version < 1) {
     throw new RetrysafeError('InvalidActionKey', 'version must be a positive integer', { field: 'version' });
@@ -56,11 +62,14 @@ export function formatActionKey(parts: ActionKeyParts): string {
   if (parts.stepId !== undefined) segments.push(checkPart('stepId', parts.stepId));
   const key = segments.join(KEY_DELIMITER);
   if (key.length > MAX_KEY_LENGTH) {
-    throw new RetrysafeError('InvalidActionKey', `action key is longer than ${MAX_KEY_LENGTH} characters`, { field: 'key' });
+    throw new RetrysafeError('InvalidActionKey', `action key is longer than ${MAX_KEY_LENGTH} characters`, {
+      field: 'key',
+    });
   }
   return key;
 }
 
+/** Splits a key into its parts; throws InvalidActionKey naming what is wrong. */
 export function parseActionKey(key: string): ActionKeyParts {
   if (typeof key !== 'string') throw new RetrysafeError('InvalidActionKey', 'key must be a string', { field: 'key' });
   const segments = key.split(KEY_DELIMITER);
@@ -73,8 +82,17 @@ export function parseActionKey(key: string): ActionKeyParts {
   }
   const [operation, version, tenant, eventId, stepId] = segments;
   const match = /^v([1-9][0-9]*)$/.exec(version);
-  if (!match) throw new RetrysafeError('InvalidActionKey', `version segment must be vN, got ${JSON.stringify(version)}`, { field: 'version' });
-  const parts: ActionKeyParts = { operation, version: Number(match[1]), tenant, eventId, ...(stepId !== undefined ? { stepId } : {}) };
+  if (!match)
+    throw new RetrysafeError('InvalidActionKey', `version segment must be vN, got ${JSON.stringify(version)}`, {
+      field: 'version',
+    });
+  const parts: ActionKeyParts = {
+    operation,
+    version: Number(match[1]),
+    tenant,
+    eventId,
+    ...(stepId !== undefined ? { stepId } : {}),
+  };
   formatActionKey(parts); // validates every part with the same rules
   return parts;
 }
@@ -90,6 +108,7 @@ export function runWorkflowId(tenant: string, eventId: string, agent?: string): 
   return parts.join(KEY_DELIMITER);
 }
 
+/** The tenant, event and agent of a run's workflow ID (`run:tenant:event[:agent]`); throws InvalidActionKey otherwise. */
 export function parseRunWorkflowId(workflowId: string): { tenant: string; eventId: string; agent?: string } {
   const segments = workflowId.split(KEY_DELIMITER);
   if ((segments.length !== 3 && segments.length !== 4) || segments[0] !== 'run') {
@@ -101,17 +120,16 @@ export function parseRunWorkflowId(workflowId: string): { tenant: string; eventI
   }
   const tenant = checkPart('tenant', segments[1]);
   const eventId = checkPart('eventId', segments[2]);
-  return segments.length === 4 ? { tenant, eventId, agent: checkPart('agent' as keyof ActionKeyParts, segments[3]) } : { tenant, eventId };
+  return segments.length === 4
+    ? { tenant, eventId, agent: checkPart('agent' as keyof ActionKeyParts, segments[3]) }
+    : { tenant, eventId };
 }
 
 /**
  * The key of a step inside a run. The run's workflow ID carries tenant and event; the step ID is the
  * author's name for the step. A step whose operation is the run's only one of its kind may omit it.
  */
-export function actionKeyForStep(
-  runId: string,
-  step: { operation: string; version: number; stepId?: string },
-): string {
+export function actionKeyForStep(runId: string, step: { operation: string; version: number; stepId?: string }): string {
   const { tenant, eventId } = parseRunWorkflowId(runId);
   return formatActionKey({ operation: step.operation, version: step.version, tenant, eventId, stepId: step.stepId });
 }

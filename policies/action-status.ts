@@ -21,6 +21,7 @@ export const ACTION_STATUSES = [
   'compensating',
   'compensated',
 ] as const;
+/** Where an action is in its lifecycle; only the transitions of the status machine are legal. */
 export type ActionStatus = (typeof ACTION_STATUSES)[number];
 
 const LEGAL: Record<ActionStatus, readonly ActionStatus[]> = {

@@ -28,6 +28,7 @@ export const RISK_CLASSES = [
 // Fails to compile when policies/tool.ts gains a risk class that the list above (and so the table) lacks.
 const _everyRiskClassListed: Exclude<RiskClass, (typeof RISK_CLASSES)[number]> extends never ? true : never = true;
 
+/** How an action may proceed: at once, after a person confirms its dry run, or only by a person. */
 export type DecisionMode = 'automatic' | 'confirm' | 'human-only';
 const STRICTNESS: Record<DecisionMode, number> = { automatic: 0, confirm: 1, 'human-only': 2 };
 
@@ -183,6 +184,7 @@ export const DECISION_TABLE: readonly DecisionRow[] = [
   },
 ];
 
+/** What the decision table and tenant policy decided for one intent, with the rows that decided it. */
 export interface PolicyDecision {
   mode: DecisionMode;
   riskClass: RiskClass;

@@ -38,6 +38,7 @@ export const ERROR_CODES = {
   DecisionRejected: { retryable: false },
 } as const;
 
+/** The code of a RetrysafeError: the failure type of the ApplicationFailure it travels as. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** A typed retrysafe error. `details` carries structured context (field names, keys, hashes). */
@@ -72,6 +73,7 @@ export class RetrysafeError extends Error {
   }
 }
 
+/** Whether a string is one of retrysafe's error codes. */
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
 }

@@ -35,12 +35,14 @@ export const ASK_HUMAN_TOOL = 'ask_human';
 
 const runPart = z.string().trim().min(1).max(200);
 
+/** One earlier step of the run as the planner sees it: the action, its status and provider reference. */
 export const PlannerHistoryEntry = z.object({
   key: z.string().min(1),
   operation: z.string().min(1),
   status: z.enum(ACTION_STATUSES),
   providerRef: z.string().optional(),
 });
+/** One earlier step of the run as the planner sees it: the action, its status and provider reference. */
 export type PlannerHistoryEntry = z.infer<typeof PlannerHistoryEntry>;
 
 /** What a planner sees: the run's identity, its goal, facts gathered by reads, and the actions so far. */
@@ -153,6 +155,7 @@ export const PLANNER_SYSTEM_PROMPT = [
   `Call ${ASK_HUMAN_TOOL} when facts are missing or contradictory, or an action's outcome is unknown or needs review.`,
 ].join('\n');
 
+/** The prompt a planner sends: system and user text, hashed into the decision record. */
 export interface PlannerPrompt {
   system: string;
   user: string;

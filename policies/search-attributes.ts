@@ -6,11 +6,17 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
  * (the dev-server launcher does it at start; see docker-compose.yml for a self-hosted cluster).
  */
 export const SA_KIND = defineSearchAttributeKey('RetrysafeKind', SearchAttributeType.KEYWORD);
+/** An action's status, or a run's; `RetrysafeStatus="unknown"` finds what waits for reconciliation. */
 export const SA_STATUS = defineSearchAttributeKey('RetrysafeStatus', SearchAttributeType.KEYWORD);
+/** An action's operation (the tool's name). */
 export const SA_OPERATION = defineSearchAttributeKey('RetrysafeOperation', SearchAttributeType.KEYWORD);
+/** The tenant an action or run acts for. */
 export const SA_TENANT = defineSearchAttributeKey('RetrysafeTenant', SearchAttributeType.KEYWORD);
+/** The provider's ID of the effect once known (a charge ID). */
 export const SA_PROVIDER_REF = defineSearchAttributeKey('RetrysafeProviderRef', SearchAttributeType.KEYWORD);
+/** On a run: the newest action keys it holds that fit the server's 2 KiB value limit. */
 export const SA_ACTION_KEYS = defineSearchAttributeKey('RetrysafeActionKeys', SearchAttributeType.KEYWORD_LIST);
+/** On a run: the key of the action it waits for. */
 export const SA_WAITING_ON = defineSearchAttributeKey('RetrysafeWaitingOn', SearchAttributeType.KEYWORD);
 /** The business reference a provider knows the action by (shipment ref, ticket ref); webhooks are routed by it. */
 export const SA_REFERENCE = defineSearchAttributeKey('RetrysafeReference', SearchAttributeType.KEYWORD);

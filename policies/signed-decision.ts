@@ -33,8 +33,11 @@ export const DECISION_SIGNING_DOMAIN = 'retrysafe-decision-v1\n';
 
 /** Every command a person gives; each needs one role. */
 export const DECISIONS = ['approve', 'reject', 'resolve', 'accept-risk', 'raise-ceiling', 'resume', 'cancel'] as const;
+/** A command a person gives: approve, reject, resolve, accept-risk, raise-ceiling, resume or cancel. */
 export type Decision = (typeof DECISIONS)[number];
+/** The roles an operator may hold. */
 export const ROLES = ['approver', 'resolver', 'admin'] as const;
+/** An operator's role: approver, resolver or admin. */
 export type Role = (typeof ROLES)[number];
 /** approver: confirms or refuses a dry run; resolver: settles what the system could not; admin: steers runs. */
 export const ROLE_FOR: Record<Decision, Role> = {
@@ -50,6 +53,7 @@ export const ROLE_FOR: Record<Decision, Role> = {
 const hex = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
 const isoInstant = z.iso.datetime({ error: 'must be an ISO-8601 UTC timestamp like 2026-08-28T10:00:00.000Z' });
 
+/** What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry and nonce. */
 export const DecisionClaims = z.strictObject({
   decision: z.enum(DECISIONS, { error: `must be one of ${DECISIONS.join(', ')}` }),
   /** The action key, or the run's workflow ID for run decisions. */
@@ -71,8 +75,10 @@ export const DecisionClaims = z.strictObject({
     error: 'must be 16 to 128 letters, digits, "_" or "-"',
   }),
 });
+/** What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry and nonce. */
 export type DecisionClaims = z.infer<typeof DecisionClaims>;
 
+/** Decision claims with the approval service's Ed25519 signature and key id; verified inside the workflow. */
 export const SignedDecision = z.strictObject({
   claims: DecisionClaims,
   signature: z
@@ -80,6 +86,7 @@ export const SignedDecision = z.strictObject({
     .regex(hex(64), { error: 'must be a 64-byte hex Ed25519 signature' }),
   publicKeyId: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(100),
 });
+/** Decision claims with the approval service's Ed25519 signature and key id; verified inside the workflow. */
 export type SignedDecision = z.infer<typeof SignedDecision>;
 
 /** Key id → hex Ed25519 public key, as the workflow is given them. */
@@ -88,6 +95,7 @@ export const TrustedApprovalKeys = z
   .refine((keys) => Object.keys(keys).length > 0, { error: 'must list at least one key' });
 export type TrustedApprovalKeys = z.infer<typeof TrustedApprovalKeys>;
 
+/** Why a signed decision is refused: the reason a RetrysafeError carries to the client, the ops CLI and the approval page. */
 export const DECISION_REJECTION_REASONS = [
   'malformed',
   'unsigned',

@@ -36,16 +36,19 @@ export type RejectionReason = 'declined' | 'invalid' | 'unauthorized' | 'conflic
 export type LookupAnswer =
   { found: true; providerRef: string; result?: Json; detail?: string } | { found: false; detail?: string };
 
+/** The effect exists at the provider, with its ID; `replayed` only when the provider said it returned an earlier result for the key. */
 export const committed = (providerRef: string, result?: Json, replayed = false): ToolOutcome => ({
   outcome: 'committed',
   providerRef,
   ...(result !== undefined ? { result } : {}),
   ...(replayed ? { replayed } : {}),
 });
+/** Proof that nothing happened (a refused connection, 429, a status the provider documents so): retried inside the attempt. */
 export const notCommitted = (reason: string): Extract<ToolOutcome, { outcome: 'not-committed' }> => ({
   outcome: 'not-committed',
   reason,
 });
+/** The provider refused for good (declined, invalid, unauthorized, conflict): the action fails with a typed error. */
 export const rejected = (
   reason: RejectionReason,
   message: string,
@@ -56,16 +59,19 @@ export const rejected = (
   message,
   ...(status !== undefined ? { status } : {}),
 });
+/** The request may have reached the provider (reset, timeout, 5xx): the engine applies the tool's dedupe capability, never a blind resend. */
 export const ambiguous = (message: string): Extract<ToolOutcome, { outcome: 'ambiguous' }> => ({
   outcome: 'ambiguous',
   message,
 });
+/** A lookup's answer that the effect exists, with its ID. */
 export const found = (providerRef: string, result?: Json, detail?: string): LookupAnswer => ({
   found: true,
   providerRef,
   ...(result !== undefined ? { result } : {}),
   ...(detail ? { detail } : {}),
 });
+/** A lookup's answer that the provider has no effect for this key (only trusted after the tool's read-after-write lag). */
 export const absent = (detail?: string): LookupAnswer => ({ found: false, ...(detail ? { detail } : {}) });
 
 /**

@@ -30,8 +30,10 @@ export const MAX_INTENT_BYTES = 32 * 1024;
 /** Tool names become the first segment of action keys, so they follow the key part rules. */
 const TOOL_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
+/** The registered tools, checked when built: parses and hashes intents, and says what each tool declares. Build it with createToolRegistry. */
 export interface ToolRegistry {
   readonly names: readonly string[];
+  /** Whether a tool of this name is registered. */
   has(name: string): boolean;
   /** The tool, or `UnknownOperation` naming the registered ones. */
   get(name: string): AnyTool;
@@ -44,10 +46,13 @@ export interface ToolRegistry {
   parseIntent(raw: unknown, options?: ParseIntentOptions): Intent;
   /** SHA-256 of the intent's canonical JSON without the tool's secret fields. */
   hash(intent: Intent): string;
+  /** What the intent's tool declares (dedupe, risk class, lag, compensation…), without its code. */
   describe(intent: Intent): ToolDescriptor;
+  /** The one-line summary of the intent, for the Web UI and the review queue. */
   summarize(intent: Intent): string;
   /** A memo-safe view: secret fields dropped, email addresses masked. */
   preview(intent: Intent): Record<string, unknown>;
+  /** What an approver is shown before confirming: target, scope and the exact request. */
   dryRun(intent: Intent): DryRunDescription;
   /** The provider-side reference when it is not the key itself. */
   reference(intent: Intent, key: string): string | undefined;
@@ -55,6 +60,7 @@ export interface ToolRegistry {
   compensationFor(intent: Intent, done: { providerRef: string; result?: Json }): Intent | undefined;
 }
 
+/** How `parseIntent` treats an intent beyond its schema. */
 export interface ParseIntentOptions {
   /** What to do with card numbers in free text; `refuse` when absent. */
   cardNumbers?: CardNumberMode;

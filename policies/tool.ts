@@ -15,6 +15,7 @@ import type { ToolOutcome, LookupAnswer } from './tool-outcome';
  *                            action key); a resend finds the record or commits both, never one
  */
 export type DedupeCapability = 'idempotency-key' | 'lookup' | 'none' | 'transactional';
+/** Every dedupe capability a tool may declare. */
 export const DEDUPE_CAPABILITIES = [
   'idempotency-key',
   'lookup',
@@ -51,7 +52,9 @@ export interface ToolContext {
   /** Aborted when the activity is cancelled or the worker shuts down; pass it to fetch or the SDK. */
   readonly signal: AbortSignal;
   readonly log: {
+    /** Logs with the action's key and attempt attached. */
     info(msg: string, meta?: Record<string, unknown>): void;
+    /** Logs a warning with the action's key and attempt attached. */
     warn(msg: string, meta?: Record<string, unknown>): void;
   };
 }
@@ -70,6 +73,7 @@ export interface DryRunDescription {
   scope: string;
 }
 
+/** A tool as the engine runs it: every field filled in (defineTool fills in the defaults of ToolSpec). */
 export interface ToolDefinition<Name extends string = string, S extends z.ZodType = z.ZodType> {
   /** The operation name: the first segment of the action key and the `operation` field of an intent. */
   name: Name;
@@ -131,7 +135,8 @@ export type ToolSpec<Name extends string = string, S extends z.ZodType = z.ZodTy
 > &
   Partial<Pick<ToolDefinition<Name, S>, DefaultedField>>;
 
-type DefaultedField = 'version' | 'description' | 'kind' | 'readAfterWriteLagMs' | 'riskClass' | 'summarize';
+/** The fields of a tool definition that {@link defineTool} fills in when the author leaves them out. */
+export type DefaultedField = 'version' | 'description' | 'kind' | 'readAfterWriteLagMs' | 'riskClass' | 'summarize';
 
 /**
  * Declares a tool, filling in the defaults of {@link ToolSpec}. The value is checked when the registry is built

@@ -9,10 +9,12 @@ export interface FieldIssue {
   message: string;
 }
 
+/** The first issue of a zod error with its field path, for a one-line message naming the field. */
 export function firstIssue(error: z.ZodError, prefix: readonly (string | number)[] = []): FieldIssue {
   return describeIssue(error.issues[0], prefix);
 }
 
+/** Every issue of a zod error, each with its field path. */
 export function allIssues(error: z.ZodError, prefix: readonly (string | number)[] = []): FieldIssue[] {
   return error.issues.map((issue) => describeIssue(issue, prefix));
 }

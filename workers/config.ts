@@ -27,6 +27,7 @@ export const WorkerEnv = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
 });
 
+/** The engine's worker settings, parsed from the environment (see WorkerEnv). */
 export interface WorkerConfig {
   taskQueue: string;
   crashAt: CrashSpec[];
@@ -38,10 +39,12 @@ export interface WorkerConfig {
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
 }
 
+/** A worker setting is invalid; the message names the variable. A worker exits 2 on it. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Parses and validates the worker settings of `env`; throws ConfigError naming each bad variable. */
 export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const parsed = WorkerEnv.safeParse(env);
   if (!parsed.success) {

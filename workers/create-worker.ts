@@ -12,6 +12,7 @@ import { retrysafePlugin } from './plugin';
 
 export { STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT } from './plugin';
 
+/** Everything createWorker needs: connection, configuration, tools, and what the entry point loaded (policies, operators, codec, ledger). */
 export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace: string;
@@ -26,6 +27,7 @@ export interface CreateWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** The application's own activities (reads, baselines), registered beside the engine's. */
   activities?: Record<string, (...args: never[]) => unknown>;
+  /** Called just before a crash point SIGKILLs the worker (tests log it). */
   onCrash?: (point: string, operation: string) => void;
   identity?: string;
   /** Loaded from config.tenantPolicyFile by the entry point. */

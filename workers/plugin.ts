@@ -29,6 +29,7 @@ import { withEnginePreloads } from './workflow-preload';
  */
 export const STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT = '2s';
 
+/** What retrysafePlugin adds to a worker: the tools, and the trust, policies and ledger that guard them. */
 export interface RetrysafePluginOptions {
   /** The tools this worker runs: the only place the engine learns of them. A malformed tool stops the worker. */
   tools: readonly AnyTool[] | ToolRegistry;
@@ -43,9 +44,11 @@ export interface RetrysafePluginOptions {
   planner?: Planner;
   /** Crash injection (retrysafe/testing): the worker SIGKILLs itself at these points. */
   crashAt?: CrashSpec[];
+  /** Called just before a crash point SIGKILLs the worker. */
   onCrash?: (point: CrashPoint, operation: string) => void;
 }
 
+/** retrysafe as a Temporal worker plugin (see the module comment). Checks the worker's settings against its stack's when the worker is created, throwing StackSettingsMismatch naming the setting. */
 export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin & BundlerPlugin {
   const tools =
     'parseIntent' in options.tools ? options.tools : createToolRegistry(options.tools as readonly AnyTool[]);

@@ -12,6 +12,7 @@ export const INCOMPLETE_STATUSES = [
   'compensating',
 ];
 
+/** The actions not yet final, counted by status, with the oldest ones listed. */
 export interface IncompleteSummary {
   total: number;
   byStatus: Record<string, number>;

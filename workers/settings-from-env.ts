@@ -26,6 +26,7 @@ import { OperatorsFileError, operatorScopesReader } from './operators-file';
 import { retrysafePlugin, type RetrysafePluginOptions } from './plugin';
 import { loadTenantPolicyFile } from './tenant-policy-file';
 
+/** A worker's settings read from the environment, ready for Worker.create. */
 export interface RetrysafeEnvSettings {
   config: WorkerConfig;
   taskQueue: string;
@@ -63,6 +64,7 @@ export function isSettingsError(err: unknown): err is Error {
   );
 }
 
+/** Reads the worker settings of `env` (see the module comment). Throws an error naming the setting (isSettingsError) when one is bad. */
 export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<RetrysafeEnvSettings> {
   const config = parseWorkerConfig(env);
   const { connectionOptions, namespace } = loadConnectConfig(env);

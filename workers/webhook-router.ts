@@ -44,6 +44,7 @@ export interface DeliveryAnswer {
   body: { routed: boolean; key?: string; reason: string };
 }
 
+/** One webhook as it arrived: the provider, its signature header and raw body. */
 export interface WebhookDelivery {
   /** The provider named by the path, /webhooks/<provider>. */
   provider: string;
@@ -55,10 +56,13 @@ export interface WebhookDelivery {
 
 /** What the router logs through (a pino logger fits): structured fields, never a body. */
 export interface WebhookLog {
+  /** An accepted delivery. */
   info(fields: Record<string, unknown>, msg: string): void;
+  /** A refused delivery, with why. */
   warn(fields: Record<string, unknown>, msg: string): void;
 }
 
+/** What the router needs: a Temporal client, the signing secrets, and how to map an event to its action. */
 export interface WebhookRouterDeps {
   client: Client;
   /** Signing secrets by provider name; a function is read on every delivery, so a rotation needs no restart. */
@@ -75,7 +79,11 @@ const REFERENCE_MATCH_LIMIT = 10;
 /** References go into a visibility query; anything else is refused rather than escaped. */
 const QUERYABLE_REFERENCE = /^[\w.:@/#+-]{1,255}$/;
 
-export function createWebhookRouter(deps: WebhookRouterDeps) {
+/** The webhook router: verifies each delivery's signature and age, finds its action by key or provider reference, and signals it as evidence. Refusals never reach a workflow. */
+export function createWebhookRouter(deps: WebhookRouterDeps): {
+  /** Handles one delivery and answers the HTTP status and body to send back. */
+  receive(delivery: WebhookDelivery): Promise<DeliveryAnswer>;
+} {
   const { client } = deps;
   const now = deps.now ?? Date.now;
   const secretsOf = (provider: string): readonly string[] | undefined => {
@@ -238,7 +246,16 @@ const MAX_BODY_BYTES = 256 * 1024;
 export async function startWebhookServer(
   router: ReturnType<typeof createWebhookRouter>,
   opts: { port?: number; host?: string } = {},
-): Promise<{ url: string; urlFor(provider: string): string; close(): Promise<void>; received(): number }> {
+): Promise<{
+  /** The server's base URL (`http://host:port/webhooks`). */
+  url: string;
+  /** The URL a provider posts its webhooks to. */
+  urlFor(provider: string): string;
+  /** Stops the server. */
+  close(): Promise<void>;
+  /** How many deliveries arrived, accepted or not. */
+  received(): number;
+}> {
   let received = 0;
   const answer = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));

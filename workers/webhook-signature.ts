@@ -20,6 +20,7 @@ export const DEFAULT_TOLERANCE_SECONDS = 300;
 /** A shorter secret is guessable or a configuration mistake (an empty string would let anyone sign). */
 export const MIN_SECRET_LENGTH = 16;
 
+/** Why a webhook signature is refused. */
 export type VerifyFailure =
   /** No Retrysafe-Signature header at all. */
   | 'unsigned'
@@ -32,6 +33,7 @@ export type VerifyFailure =
   /** The router holds no secret for this provider. */
   | 'no-secret';
 
+/** A verified signature's timestamp, or why it was refused. */
 export type VerifyResult = { ok: true; timestamp: number } | { ok: false; failure: VerifyFailure; reason: string };
 
 export interface ParsedSignature {
@@ -76,6 +78,7 @@ export function signatureHeader(
   return [`t=${timestamp}`, ...list.map((s) => `v1=${computeSignature(s, timestamp, rawBody)}`)].join(',');
 }
 
+/** Checks a Retrysafe-Signature header (HMAC-SHA256 over timestamp and raw body, constant-time) and its age against the tolerance. */
 export function verifySignature(input: {
   header: string | undefined;
   rawBody: Buffer;

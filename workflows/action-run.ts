@@ -77,6 +77,7 @@ export const OWNER_SENDS_PATCH = 'owner-sends';
 
 type Activities = ReturnType<typeof createActivities>;
 
+/** How one step of a run acts: its step name (part of the key) and what it may do. */
 export interface ActOptions {
   /**
    * The workflow's name for this step; part of the key. Defaults to the operation, so a run's only
@@ -111,6 +112,7 @@ interface Registered {
   prepared: PreparedAction;
 }
 
+/** A run's actions, from workflow code: `act` claims the step's keyed action and waits for its outcome, steps wait while an upstream effect is unresolved, and registered compensations run newest first with their own keys. Construct it first in the run's workflow. */
 export class ActionRun {
   readonly runId: string;
   readonly tenant: string;
@@ -214,6 +216,7 @@ export class ActionRun {
     return [...this.actions.values()];
   }
 
+  /** The snapshot of one of this run's actions by its key, as last reported. */
   find(key: string): ActionSnapshot | undefined {
     return this.actions.get(key);
   }

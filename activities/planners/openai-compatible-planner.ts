@@ -26,6 +26,7 @@ export interface OpenAiPlannerConfig {
   timeoutMs: number;
 }
 
+/** A planner setting is missing or invalid; the message names the variable. A worker exits 2 on it. */
 export class PlannerConfigError extends Error {
   override name = 'PlannerConfigError';
 }
@@ -104,6 +105,7 @@ export class OpenAiCompatiblePlanner implements Planner {
     this.modelId = config.model;
   }
 
+  /** Asks the model (one chat completion with the tools as functions) for the next step; its answer is validated by the caller. */
   async plan(input: PlannerFacts, tools: ToolSchema[], options: PlanOptions = {}): Promise<PlannerOutput> {
     const prompt = options.prompt ?? buildPlannerPrompt(input);
     const url = `${this.#config.baseUrl.replace(/\/+$/, '')}/chat/completions`;

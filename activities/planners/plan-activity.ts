@@ -35,6 +35,7 @@ export interface PlanActivityDeps {
   now?: () => number;
 }
 
+/** The `planNextAction` activity over a planner: builds and hashes the prompt, asks the planner, validates its output against the tools and records usage. Its result is history, so replay never asks the model again. */
 export function createPlanActivity(deps: PlanActivityDeps) {
   const now = deps.now ?? Date.now;
   const tools = toolSchemas(deps.tools);

@@ -17,6 +17,7 @@ export interface PlannerOutput {
   usage: PlannerUsage;
 }
 
+/** What the plan activity passes a planner beside the facts and tools. */
 export interface PlanOptions {
   /** The prompt the activity hashed; planners that talk to a model send exactly this. */
   prompt?: PlannerPrompt;
@@ -30,5 +31,6 @@ export interface PlanOptions {
  */
 export interface Planner {
   readonly modelId: string;
+  /** The next step for these facts: an intent for one of the tools, stop, or ask a human. Called from an activity only. */
   plan(input: PlannerFacts, tools: ToolSchema[], options?: PlanOptions): Promise<PlannerOutput>;
 }

@@ -39,6 +39,7 @@ export class ScriptedPlanner implements Planner {
     return this.#calls;
   }
 
+  /** The script's next step (or the function's answer for this call); `SCRIPT_EXHAUSTED` once it has none left. */
   async plan(input: PlannerFacts): Promise<PlannerOutput> {
     const call = this.#calls++;
     const step = typeof this.script === 'function' ? this.script(input, call) : this.script[call];

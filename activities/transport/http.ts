@@ -24,6 +24,7 @@ export interface ProviderResponse {
   headers: Headers;
 }
 
+/** A request that got no HTTP answer. `certainty` says whether it surely never left (`not-sent`: refused connection, unknown host) or may have arrived (`ambiguous`: reset, timeout). */
 export class ProviderTransportError extends Error {
   constructor(
     readonly certainty: 'not-sent' | 'ambiguous',
@@ -34,6 +35,7 @@ export class ProviderTransportError extends Error {
   }
 }
 
+/** One JSON request to a provider: where, what, the idempotency key header when the tool sends one, and how long to wait. */
 export interface ProviderRequest {
   baseUrl: string;
   method: 'GET' | 'POST';
@@ -47,11 +49,15 @@ export interface ProviderRequest {
 
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** Sends one request with fetch and reads the JSON answer. Throws ProviderTransportError when no HTTP answer arrives, so `outcomeOfError` can tell "never sent" from "may have arrived". */
 export async function providerRequest(req: ProviderRequest): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.idempotencyKey) headers['idempotency-key'] = req.idempotencyKey;
-  const signals = [AbortSignal.timeout(req.timeoutMs ?? PROVIDER_REQUEST_TIMEOUT_MS), ...(req.signal ? [req.signal] : [])];
+  const signals = [
+    AbortSignal.timeout(req.timeoutMs ?? PROVIDER_REQUEST_TIMEOUT_MS),
+    ...(req.signal ? [req.signal] : []),
+  ];
   let res: Response;
   try {
     res = await fetch(new URL(req.path, req.baseUrl), {
@@ -91,11 +97,13 @@ function classifyTransportError(err: unknown, what: string, force?: 'ambiguous')
   return new ProviderTransportError('ambiguous', message);
 }
 
+/** The `error.code` string of a JSON error body (Stripe-style), if there is one. */
 export function errorCodeFromBody(body: unknown): string | undefined {
   const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
   return typeof code === 'string' ? code : undefined;
 }
 
+/** The `error.message` string of a JSON error body, if there is one. */
 export function errorMessageFromBody(body: unknown): string | undefined {
   const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
   return typeof message === 'string' ? message : undefined;

@@ -13,6 +13,7 @@ import { claimForAgent, type AgentToolOptions } from '../agent-claim';
  */
 export type RetrysafeToolOptions = AgentToolOptions;
 
+/** The registered tool `name` as an AI SDK tool whose calls claim keyed actions (see {@link RetrysafeToolOptions}). */
 export function retrysafeTool(name: string, opts: RetrysafeToolOptions): Tool<unknown, ActionResult | RefusalResult> {
   const tool = opts.registry.get(name);
   return {

@@ -11,19 +11,24 @@ export { tokenSha256 };
  * "tenant", "tokenSha256" }] }`. Only the token's SHA-256 is stored; the token itself is shown once when an agent
  * is added. An agent's token is not an operator's: it claims actions for its tenant and can decide nothing.
  */
-const Agent = z.strictObject({
+/** One agent of the agents file: its name, its one tenant, and its token's SHA-256 (never the token). */
+export const AgentEntry = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lower-case letters, digits, . _ - (at most 64)'),
   tenant: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'a tenant ID as action keys spell it'),
   tokenSha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits'),
   addedAt: z.string().optional(),
 });
-export const AgentsFile = z.strictObject({ agents: z.array(Agent) });
-export type Agent = z.infer<typeof Agent>;
+/** The agents file's schema: `{ "agents": [AgentEntry, …] }`. */
+export const AgentsFile = z.strictObject({ agents: z.array(AgentEntry) });
+/** An agent allowed to call the MCP server over HTTP. */
+export type Agent = z.infer<typeof AgentEntry>;
 
+/** The agents file cannot be read or does not match its schema; the message names the file and the field. */
 export class AgentsFileError extends Error {
   override name = 'AgentsFileError';
 }
 
+/** Reads and validates the agents file (unique names); throws AgentsFileError naming the file and field when it cannot. */
 export async function readAgentsFile(file: string): Promise<Agent[]> {
   let raw: unknown;
   try {

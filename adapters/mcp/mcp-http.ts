@@ -8,6 +8,7 @@ import { originPolicy, originProblem } from './request-origin';
 /** The largest request body accepted: a tool call is an intent (32 KB at most) and its envelope. */
 const MAX_BODY_BYTES = 256 * 1024;
 
+/** Where and for whom the MCP Streamable HTTP server listens, and which Host and Origin headers it accepts. */
 export interface McpHttpOptions {
   host: string;
   port: number;
@@ -22,11 +23,14 @@ export interface McpHttpOptions {
   allowedHosts?: readonly string[];
   /** Origins a browser page may call from (an Origin header not listed gets 403). Default: the loopback origins. */
   allowedOrigins?: readonly string[];
+  /** Where request failures are written (one line each); nothing is logged without it. */
   log?: (line: string) => void;
 }
 
+/** A running MCP HTTP server: its endpoint URL (`http://host:port/mcp`) and how to stop it. */
 export interface McpHttpServer {
   url: string;
+  /** Stops accepting requests and closes the listening socket. */
   close(): Promise<void>;
 }
 

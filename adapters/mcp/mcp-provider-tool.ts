@@ -28,12 +28,14 @@ export interface McpProviderToolConfig<Name extends string, S extends z.ZodType>
   readAfterWriteLagMs: number;
   keyRetentionMs?: number;
   riskClass: RiskClass;
+  /** The one-line summary operators see in the Web UI and the review queue. */
   summarize(input: z.output<S>): string;
   /** The effect's ID in the call's result (its structured content); undefined when the result names none. */
   providerRef(result: Record<string, unknown>): string | undefined;
   /** Another of the server's tools that finds an earlier effect; required for `lookup`. */
   lookup?: {
     call: string;
+    /** The lookup call's arguments for an action's input and key. */
     args(input: z.output<S>, key: string): Record<string, unknown>;
     /** The effect's ID when the lookup's result shows one, undefined when it shows none. */
     found(result: Record<string, unknown>): string | undefined;
@@ -48,6 +50,10 @@ export interface McpProviderToolConfig<Name extends string, S extends z.ZodType>
   timeoutMs?: number;
 }
 
+/**
+ * A retrysafe tool whose effect is a call of a remote MCP server's tool, with the contract the operator declares in
+ * `config`. Throws when the contract is incomplete (a key argument for `idempotency-key`, a lookup for `lookup`).
+ */
 export function mcpProviderTool<const Name extends string, S extends z.ZodType>(
   config: McpProviderToolConfig<Name, S>,
 ): ToolDefinition<Name, S> {

@@ -99,6 +99,7 @@ export interface McpToolResult {
   isError?: boolean;
 }
 
+/** What an MCP tool call needs: the client to claim with, the tools, and who calls for which tenant. */
 export interface McpCallDeps {
   retrysafe: RetrysafeClient;
   registry: ToolRegistry;

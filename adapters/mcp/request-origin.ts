@@ -9,10 +9,12 @@ import type http from 'node:http';
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
 
+/** Whether a host name (without port) is loopback: localhost, 127.x.x.x or ::1. */
 export function isLoopbackHost(host: string): boolean {
   return LOOPBACK_HOST.test(host);
 }
 
+/** The Host and Origin headers an MCP HTTP server accepts, against DNS rebinding and foreign pages. */
 export interface OriginPolicy {
   /** `host:port` values the Host header may carry. */
   allowedHosts: readonly string[];

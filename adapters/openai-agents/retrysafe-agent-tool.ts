@@ -15,6 +15,7 @@ import { claimForAgent, type AgentToolOptions } from '../agent-claim';
  */
 export type RetrysafeAgentToolOptions = AgentToolOptions;
 
+/** The registered tool `name` as an OpenAI Agents SDK function tool whose calls claim keyed actions. */
 export function retrysafeAgentTool(name: string, opts: RetrysafeAgentToolOptions): FunctionTool {
   const registered = opts.registry.get(name);
   // The SDK takes a JSON Schema object for parameters: the registry's, as the planner sees it.

@@ -29,8 +29,10 @@ export const MAX_APPROVAL_BODY_BYTES = 16 * 1024;
 
 export type { SignedEvent } from './approval-signer';
 
+/** A running approval service: its base URL (the page is at `/sign-in`) and how to stop it. */
 export interface ApprovalServer {
   url: string;
+  /** Stops accepting requests and closes the listening socket. */
   close(): Promise<void>;
 }
 

@@ -32,6 +32,7 @@ export interface DevServer {
   restart(): Promise<void>;
 }
 
+/** How to start the Temporal CLI's dev server; every field has a default (see each). */
 export interface StartDevServerOptions {
   /** SQLite file; default `.data/temporal.sqlite` in the project root. Its folder is created. */
   dbFile?: string;
@@ -54,6 +55,7 @@ export interface StartDevServerOptions {
   dynamicConfig?: Record<string, number | string | boolean>;
   /** Where the Temporal CLI is installed when no other is found (see resolveTemporalCli). */
   toolsDir?: string;
+  /** Where progress lines go (ready, retention raised); nothing is printed without it. */
   log?: (msg: string) => void;
 }
 

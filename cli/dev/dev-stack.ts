@@ -23,6 +23,7 @@ import { ensureDemoOperator, type DemoOperator } from './local-operator';
 import { writeStackFiles, type StackFile } from './stack-file';
 import { writeFile } from 'node:fs/promises';
 
+/** Where a dev stack keeps its state, its ports, namespace and task queue, and whether payloads are encrypted. */
 export interface DevStackOptions {
   /** The stack's folder: state and settings; default `.retrysafe` in the working directory. */
   dir?: string;
@@ -42,9 +43,11 @@ export interface DevStackOptions {
   toolsDir?: string;
   /** More settings to write into dev.env and stack.json (the demo's provider URLs). */
   extraEnv?: Record<string, string>;
+  /** Where progress lines go; nothing is printed without it. */
   log?: (line: string) => void;
 }
 
+/** A running dev stack: its servers, its operator, the settings its workers and clients load, and how to stop it. */
 export interface DevStack {
   dir: string;
   server: DevServer;
@@ -57,6 +60,7 @@ export interface DevStack {
   settingsFile: string;
   /** What stack.json holds while it runs (write it again with writeStackFiles to add to it). */
   stackFile: StackFile;
+  /** Stops the approval service and the dev server and removes stack.json; the state in `dir` is kept. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -65,6 +69,10 @@ export const LOCAL_PAYLOAD_KEYS_FILE_NAME = 'payload-keys.json';
 export const LOCAL_LEDGER_FILE_NAME = 'ledger.sqlite';
 export const APPROVAL_PUBLIC_KEYS_FILE_NAME = 'approval-public-keys.json';
 
+/**
+ * Starts the dev server, the approval service and the stack's state in `opts.dir` (see the module comment), declares
+ * its settings and writes them to dev.env and stack.json. Throws, having stopped what it started, when a part fails.
+ */
 export async function startDevStack(opts: DevStackOptions = {}): Promise<DevStack> {
   const log = opts.log ?? (() => undefined);
   const dir = path.resolve(opts.dir ?? '.retrysafe');

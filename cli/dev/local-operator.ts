@@ -24,6 +24,7 @@ const SigningKeyFile = z.strictObject({
 });
 export type SigningKeyFile = z.infer<typeof SigningKeyFile>;
 
+/** The stack's local operator (every tenant; approver, resolver, admin): its signing key, its token and their files. */
 export interface DemoOperator {
   signingKey: SigningKeyFile;
   signingKeyFile: string;

