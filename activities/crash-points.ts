@@ -4,7 +4,10 @@
  * Configured from RETRYSAFE_CRASH_AT at the worker entry point, e.g. `after-commit:charge`.
  */
 export const CRASH_POINTS = ['before-send', 'after-commit', 'before-lookup'] as const;
-/** A dangerous point in the executor: before the provider is called, after it committed (before the reply is recorded), or before a lookup. */
+/**
+ * A dangerous point in the executor: before the provider is called, after it committed (before the reply is recorded),
+ * or before a lookup.
+ */
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** Where to crash: a point, optionally only for one operation (`after-commit:charge` in `RETRYSAFE_CRASH_AT`). */
@@ -14,13 +17,17 @@ export interface CrashSpec {
   operation?: string;
 }
 
-/** Called at each crash point an activity passes; `killAt` returns one that SIGKILLs the process when a spec matches. */
+/**
+ * Called at each crash point an activity passes; `killAt` returns one that SIGKILLs the process when a spec matches.
+ */
 export type CrashHook = (point: CrashPoint, operation: string) => void;
 
 /** The crash hook of a normal worker: does nothing. */
 export const noCrashes: CrashHook = () => undefined;
 
-/** Parses `RETRYSAFE_CRASH_AT` (`point[:operation]`, comma-separated; empty for none). Throws naming an unknown point. */
+/**
+ * Parses `RETRYSAFE_CRASH_AT` (`point[:operation]`, comma-separated; empty for none). Throws naming an unknown point.
+ */
 export function parseCrashSpecs(value: string | undefined): CrashSpec[] {
   if (!value) return [];
   return value

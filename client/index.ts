@@ -68,7 +68,10 @@ export interface ActionFilter {
   limit?: number;
 }
 
-/** The task queue the workers poll, the tools, and optionally the ledger (for fast answers once a workflow is gone; the worker enforces it either way). */
+/**
+ * The task queue the workers poll, the tools, and optionally the ledger (for fast answers once a workflow is gone; the
+ * worker enforces it either way).
+ */
 export interface RetrysafeClientOptions {
   taskQueue?: string;
   /** The tools actions are claimed with from application code: the same ones the workers register. */
@@ -82,7 +85,11 @@ export interface RetrysafeClientOptions {
   ledger?: ActionLedger;
 }
 
-/** Application code's way in: claims keyed actions (once per key, whoever asks again), waits for their outcome, reads their state, lists them, and submits signed decisions. Build it over a Temporal Client with the same tools the workers register. */
+/**
+ * Application code's way in: claims keyed actions (once per key, whoever asks again), waits for their outcome, reads
+ * their state, lists them, and submits signed decisions. Build it over a Temporal Client with the same tools the
+ * workers register.
+ */
 export class RetrysafeClient {
   private readonly registry: ToolRegistry | undefined;
 

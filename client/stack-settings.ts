@@ -25,7 +25,10 @@ const KEYS = {
   ledger: 'retrysafe.ledger',
 } as const;
 
-/** The two calls of a Temporal connection's workflow service that stack settings need (a Connection's or a NativeConnection's `workflowService`). */
+/**
+ * The two calls of a Temporal connection's workflow service that stack settings need (a Connection's or a
+ * NativeConnection's `workflowService`).
+ */
 export type WorkflowService = {
   /** Reads the namespace, with the settings a stack declared in its data. */
   describeNamespace(

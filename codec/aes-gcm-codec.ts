@@ -44,7 +44,10 @@ export class PayloadCodecError extends Error {
 
 const utf8 = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(bytes).toString('utf8') : undefined);
 
-/** A Temporal payload codec that encrypts every payload with AES-256-GCM under the active key and decrypts with any known key, so keys can rotate. Payloads it did not encrypt pass through. */
+/**
+ * A Temporal payload codec that encrypts every payload with AES-256-GCM under the active key and decrypts with any
+ * known key, so keys can rotate. Payloads it did not encrypt pass through.
+ */
 export class AesGcmPayloadCodec implements PayloadCodec {
   private readonly keys: ReadonlyMap<string, Buffer>;
   private readonly activeKeyId: string;

@@ -70,7 +70,10 @@ export interface RowClaim {
 export type LedgerAlarmKind = 'not-holder' | 'audit-conflict';
 export const LEDGER_ALARM_KINDS: readonly LedgerAlarmKind[] = ['not-holder', 'audit-conflict'];
 
-/** A write the ledger refused because it disagreed with the row (a writer that no longer holds the key, or an audit entry that contradicts one recorded): kept for operators (`retrysafe ops alarms`). */
+/**
+ * A write the ledger refused because it disagreed with the row (a writer that no longer holds the key, or an audit
+ * entry that contradicts one recorded): kept for operators (`retrysafe ops alarms`).
+ */
 export interface LedgerAlarm {
   id: number;
   key: string;
@@ -120,7 +123,10 @@ export interface HistoryFilter {
   since?: Date;
   until?: Date;
   status?: LedgerStatus[];
-  /** At most this many rows, newest claim first; default {@link DEFAULT_HISTORY_LIMIT}, at most {@link MAX_HISTORY_LIMIT}. */
+  /**
+   * At most this many rows, newest claim first; default {@link DEFAULT_HISTORY_LIMIT}, at most {@link
+   * MAX_HISTORY_LIMIT}.
+   */
   limit?: number;
 }
 
@@ -129,7 +135,11 @@ export const DEFAULT_HISTORY_LIMIT = 100;
 /** The largest `limit` a history filter may ask for. */
 export const MAX_HISTORY_LIMIT = 10_000;
 
-/** The durable record of every action key, beside Temporal's history: the worker claims a key's row before its first send, and a key the ledger knows as settled or unresolved is never sent again, even after its workflow is gone. SQLite (one machine) or PostgreSQL (shared). */
+/**
+ * The durable record of every action key, beside Temporal's history: the worker claims a key's row before its first
+ * send, and a key the ledger knows as settled or unresolved is never sent again, even after its workflow is gone.
+ * SQLite (one machine) or PostgreSQL (shared).
+ */
 export interface ActionLedger {
   readonly kind: 'sqlite' | 'postgres';
   /** Applies the schema migrations this database lacks; throws {@link LedgerSchemaError} when it is newer. */
@@ -204,7 +214,10 @@ export class LedgerError extends Error {
   }
 }
 
-/** RETRYSAFE_LEDGER (or a LedgerConfig) does not say where a ledger is; the message names the variable, never a password. */
+/**
+ * RETRYSAFE_LEDGER (or a LedgerConfig) does not say where a ledger is; the message names the variable, never a
+ * password.
+ */
 export class LedgerConfigError extends LedgerError {
   override readonly name: string = 'LedgerConfigError';
 

@@ -24,7 +24,10 @@ export type LedgerConfig =
   | { kind: 'sqlite'; /** absolute, or `:memory:` */ path: string }
   | { kind: 'postgres'; connectionString: string; poolSize?: number };
 
-/** Reads `RETRYSAFE_LEDGER` (`sqlite:PATH`, relative to `cwd`, or `postgres://…`); undefined when unset. Throws LedgerConfigError naming the variable on a bad value. */
+/**
+ * Reads `RETRYSAFE_LEDGER` (`sqlite:PATH`, relative to `cwd`, or `postgres://…`); undefined when unset. Throws
+ * LedgerConfigError naming the variable on a bad value.
+ */
 export function ledgerConfigFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),

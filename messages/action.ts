@@ -10,7 +10,10 @@ import type { ActionStatus } from '../policies/action-status';
 import type { DryRun } from '../policies/dry-run';
 import type { ProviderRequest } from '../policies/provider-requests';
 
-/** What starts an action workflow: its key, the persisted intent, its request hash, tenant and owner. The workflow ID is the key. */
+/**
+ * What starts an action workflow: its key, the persisted intent, its request hash, tenant and owner. The workflow ID is
+ * the key.
+ */
 export interface ActionInput {
   key: string;
   intent: Intent;
@@ -102,7 +105,10 @@ export interface ReconciliationCheck {
   detail?: string;
 }
 
-/** An action as its workflow knows it: status, request hash, provider reference, sends, audit trail, reconciliation checks and the provider requests made. */
+/**
+ * An action as its workflow knows it: status, request hash, provider reference, sends, audit trail, reconciliation
+ * checks and the provider requests made.
+ */
 export interface ActionSnapshot {
   key: string;
   operation: string;
@@ -132,7 +138,9 @@ export interface ActionSnapshot {
   approvedBy?: string;
   checks: ReconciliationCheck[];
   audit: AuditEntry[];
-  /** Provider events received, one per event ID, in arrival order (evidence only: see `checks` for what they proved). */
+  /**
+   * Provider events received, one per event ID, in arrival order (evidence only: see `checks` for what they proved).
+   */
   events?: ProviderEvent[];
   /** Events that contradict the action's outcome or each other, kept for a person to decide (`ops show`). */
   conflicts?: EventConflict[];
@@ -172,7 +180,10 @@ export interface OperatorResolution {
   providerRef?: string;
 }
 
-/** Claims the action (sent with update-with-start, so the first claim creates it): answers its state, or refuses another request hash. */
+/**
+ * Claims the action (sent with update-with-start, so the first claim creates it): answers its state, or refuses another
+ * request hash.
+ */
 export const claimUpdate = defineUpdate<ClaimAnswer, [ClaimRequest]>('retrysafe.claim');
 /** The owner's report of the dispatch it was granted (see ClaimRequest.send); a wrong token is ignored. */
 export const dispatchReportSignal =
@@ -185,7 +196,10 @@ export const resolveUpdate = defineUpdate<ActionSnapshot, [SignedDecision]>('ret
 export const statusQuery = defineQuery<ActionSnapshot>('retrysafe.status');
 /** Answers once the action has an outcome (OUTCOME_STATUSES), or at once when it already has one. */
 export const outcomeUpdate = defineUpdate<ActionSnapshot, []>('retrysafe.outcome');
-/** A provider's event about this action (a verified webhook, a settlement), taken as evidence when the outcome is unknown. */
+/**
+ * A provider's event about this action (a verified webhook, a settlement), taken as evidence when the outcome is
+ * unknown.
+ */
 export const providerEventSignal = defineSignal<[ProviderEvent]>('retrysafe.providerEvent');
 /**
  * The owning run tells a confirmed, compensatable action what became of it: kept (the run finished),

@@ -18,7 +18,9 @@ export interface RunStatus {
 /** Every run built on ActionRun answers this: its stage, what it waits for, and its actions. */
 export const runStatusQuery = defineQuery<RunStatus>('retrysafe.runStatus');
 
-/** An operator's signed acceptance that a re-planned action may run although its predecessor is unresolved or confirmed. */
+/**
+ * An operator's signed acceptance that a re-planned action may run although its predecessor is unresolved or confirmed.
+ */
 export interface RiskAcceptance {
   key: string;
   operator: string;
@@ -37,7 +39,10 @@ export interface OperatorCommand {
   reason: string;
 }
 
-/** One model decision as recorded in history (never regenerated on replay): what it chose, with which model and prompt hash. */
+/**
+ * One model decision as recorded in history (never regenerated on replay): what it chose, with which model and prompt
+ * hash.
+ */
 export interface DecisionRecord {
   kind: 'act' | 'stop' | 'ask-human' | 'invalid';
   modelId: string;
@@ -74,7 +79,9 @@ export interface CompensationResult {
   status: 'compensated' | 'nothing-to-undo' | 'left-to-owner' | 'needs_review';
 }
 
-/** What starts an agent run: tenant, business event, the goal, the facts the model plans from, and ceiling overrides. */
+/**
+ * What starts an agent run: tenant, business event, the goal, the facts the model plans from, and ceiling overrides.
+ */
 export interface AgentRunInput {
   tenant: string;
   eventId: string;

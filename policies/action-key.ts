@@ -48,7 +48,9 @@ function checkPart(field: keyof ActionKeyParts | 'runWorkflowId', value: unknown
   return value;
 }
 
-/** Joins the parts into a key; throws InvalidActionKey naming the part that is empty, too long or holds the delimiter. */
+/**
+ * Joins the parts into a key; throws InvalidActionKey naming the part that is empty, too long or holds the delimiter.
+ */
 export function formatActionKey(parts: ActionKeyParts): string {
   if (!Number.isSafeInteger(parts.version) || parts.version < 1) {
     throw new RetrysafeError('InvalidActionKey', 'version must be a positive integer', { field: 'version' });
@@ -108,7 +110,9 @@ export function runWorkflowId(tenant: string, eventId: string, agent?: string): 
   return parts.join(KEY_DELIMITER);
 }
 
-/** The tenant, event and agent of a run's workflow ID (`run:tenant:event[:agent]`); throws InvalidActionKey otherwise. */
+/**
+ * The tenant, event and agent of a run's workflow ID (`run:tenant:event[:agent]`); throws InvalidActionKey otherwise.
+ */
 export function parseRunWorkflowId(workflowId: string): { tenant: string; eventId: string; agent?: string } {
   const segments = workflowId.split(KEY_DELIMITER);
   if ((segments.length !== 3 && segments.length !== 4) || segments[0] !== 'run') {

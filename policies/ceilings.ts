@@ -25,7 +25,10 @@ export const PerActionCeilings = z.strictObject({
 });
 export type PerActionCeilings = z.infer<typeof PerActionCeilings>;
 
-/** A run's hard limits: steps, deadline, spend, side effects, tokens and per-action limits. Reaching one pauses the run in `needs_review`. */
+/**
+ * A run's hard limits: steps, deadline, spend, side effects, tokens and per-action limits. Reaching one pauses the run
+ * in `needs_review`.
+ */
 export const RunCeilings = z.strictObject({
   maxSteps: positiveInt,
   /** Wall-clock budget measured from the run's start. */
@@ -37,7 +40,10 @@ export const RunCeilings = z.strictObject({
   maxSideEffects: positiveInt,
   perAction: PerActionCeilings,
 });
-/** A run's hard limits: steps, deadline, spend, side effects, tokens and per-action limits. Reaching one pauses the run in `needs_review`. */
+/**
+ * A run's hard limits: steps, deadline, spend, side effects, tokens and per-action limits. Reaching one pauses the run
+ * in `needs_review`.
+ */
 export type RunCeilings = z.infer<typeof RunCeilings>;
 
 /** Partial overrides, as a tenant's policy file gives them; per-action limits may be overridden one by one. */

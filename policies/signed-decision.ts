@@ -53,7 +53,10 @@ export const ROLE_FOR: Record<Decision, Role> = {
 const hex = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
 const isoInstant = z.iso.datetime({ error: 'must be an ISO-8601 UTC timestamp like 2026-08-28T10:00:00.000Z' });
 
-/** What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry and nonce. */
+/**
+ * What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry
+ * and nonce.
+ */
 export const DecisionClaims = z.strictObject({
   decision: z.enum(DECISIONS, { error: `must be one of ${DECISIONS.join(', ')}` }),
   /** The action key, or the run's workflow ID for run decisions. */
@@ -75,7 +78,10 @@ export const DecisionClaims = z.strictObject({
     error: 'must be 16 to 128 letters, digits, "_" or "-"',
   }),
 });
-/** What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry and nonce. */
+/**
+ * What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry
+ * and nonce.
+ */
 export type DecisionClaims = z.infer<typeof DecisionClaims>;
 
 /** Decision claims with the approval service's Ed25519 signature and key id; verified inside the workflow. */
@@ -95,7 +101,10 @@ export const TrustedApprovalKeys = z
   .refine((keys) => Object.keys(keys).length > 0, { error: 'must list at least one key' });
 export type TrustedApprovalKeys = z.infer<typeof TrustedApprovalKeys>;
 
-/** Why a signed decision is refused: the reason a RetrysafeError carries to the client, the ops CLI and the approval page. */
+/**
+ * Why a signed decision is refused: the reason a RetrysafeError carries to the client, the ops CLI and the approval
+ * page.
+ */
 export const DECISION_REJECTION_REASONS = [
   'malformed',
   'unsigned',

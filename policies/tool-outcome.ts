@@ -36,14 +36,20 @@ export type RejectionReason = 'declined' | 'invalid' | 'unauthorized' | 'conflic
 export type LookupAnswer =
   { found: true; providerRef: string; result?: Json; detail?: string } | { found: false; detail?: string };
 
-/** The effect exists at the provider, with its ID; `replayed` only when the provider said it returned an earlier result for the key. */
+/**
+ * The effect exists at the provider, with its ID; `replayed` only when the provider said it returned an earlier result
+ * for the key.
+ */
 export const committed = (providerRef: string, result?: Json, replayed = false): ToolOutcome => ({
   outcome: 'committed',
   providerRef,
   ...(result !== undefined ? { result } : {}),
   ...(replayed ? { replayed } : {}),
 });
-/** Proof that nothing happened (a refused connection, 429, a status the provider documents so): retried inside the attempt. */
+/**
+ * Proof that nothing happened (a refused connection, 429, a status the provider documents so): retried inside the
+ * attempt.
+ */
 export const notCommitted = (reason: string): Extract<ToolOutcome, { outcome: 'not-committed' }> => ({
   outcome: 'not-committed',
   reason,
@@ -59,7 +65,10 @@ export const rejected = (
   message,
   ...(status !== undefined ? { status } : {}),
 });
-/** The request may have reached the provider (reset, timeout, 5xx): the engine applies the tool's dedupe capability, never a blind resend. */
+/**
+ * The request may have reached the provider (reset, timeout, 5xx): the engine applies the tool's dedupe capability,
+ * never a blind resend.
+ */
 export const ambiguous = (message: string): Extract<ToolOutcome, { outcome: 'ambiguous' }> => ({
   outcome: 'ambiguous',
   message,
@@ -71,7 +80,9 @@ export const found = (providerRef: string, result?: Json, detail?: string): Look
   ...(result !== undefined ? { result } : {}),
   ...(detail ? { detail } : {}),
 });
-/** A lookup's answer that the provider has no effect for this key (only trusted after the tool's read-after-write lag). */
+/**
+ * A lookup's answer that the provider has no effect for this key (only trusted after the tool's read-after-write lag).
+ */
 export const absent = (detail?: string): LookupAnswer => ({ found: false, ...(detail ? { detail } : {}) });
 
 /**

@@ -30,7 +30,10 @@ export const MAX_INTENT_BYTES = 32 * 1024;
 /** Tool names become the first segment of action keys, so they follow the key part rules. */
 const TOOL_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
-/** The registered tools, checked when built: parses and hashes intents, and says what each tool declares. Build it with createToolRegistry. */
+/**
+ * The registered tools, checked when built: parses and hashes intents, and says what each tool declares. Build it with
+ * createToolRegistry.
+ */
 export interface ToolRegistry {
   readonly names: readonly string[];
   /** Whether a tool of this name is registered. */

@@ -92,7 +92,9 @@ export interface ToolDefinition<Name extends string = string, S extends z.ZodTyp
   riskClass: RiskClass;
   /** Refines the risk class per intent (a pre-approved template is routine, free text is not). */
   riskClassFor?(input: z.output<S>): RiskClass;
-  /** The field that carries an amount in minor units: the decision table, spend ceiling and per-action limits read it. */
+  /**
+   * The field that carries an amount in minor units: the decision table, spend ceiling and per-action limits read it.
+   */
   amountField?: string;
   currencyField?: string;
   /** Per-action limits on numeric fields of the input; a breach sends the action to a person. */
@@ -111,7 +113,9 @@ export interface ToolDefinition<Name extends string = string, S extends z.ZodTyp
   compensation?: Compensation<z.output<S>>;
   /** Performs the effect once, sending `ctx.key`; answers with one of the four outcomes (tool-outcome.ts). */
   execute(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
-  /** Finds a committed effect by key or reference; required for `lookup`, optional otherwise. Throw when it cannot tell. */
+  /**
+   * Finds a committed effect by key or reference; required for `lookup`, optional otherwise. Throw when it cannot tell.
+   */
   lookup?(input: z.output<S>, ctx: ToolContext): Promise<LookupAnswer>;
 }
 

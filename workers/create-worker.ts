@@ -12,7 +12,10 @@ import { retrysafePlugin } from './plugin';
 
 export { STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT } from './plugin';
 
-/** Everything createWorker needs: connection, configuration, tools, and what the entry point loaded (policies, operators, codec, ledger). */
+/**
+ * Everything createWorker needs: connection, configuration, tools, and what the entry point loaded (policies,
+ * operators, codec, ledger).
+ */
 export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace: string;

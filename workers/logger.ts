@@ -25,7 +25,10 @@ export const REDACT_PATHS = [
 
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
 
-/** A pino logger that redacts secrets, card numbers and email addresses; pretty-printed on a terminal unless `pretty` says otherwise. */
+/**
+ * A pino logger that redacts secrets, card numbers and email addresses; pretty-printed on a terminal unless `pretty`
+ * says otherwise.
+ */
 export function createLogger(
   options: { level?: string; pretty?: boolean; name?: string; destination?: NodeJS.WritableStream } = {},
 ): PinoLogger {

@@ -48,7 +48,10 @@ export interface RetrysafePluginOptions {
   onCrash?: (point: CrashPoint, operation: string) => void;
 }
 
-/** retrysafe as a Temporal worker plugin (see the module comment). Checks the worker's settings against its stack's when the worker is created, throwing StackSettingsMismatch naming the setting. */
+/**
+ * retrysafe as a Temporal worker plugin (see the module comment). Checks the worker's settings against its stack's when
+ * the worker is created, throwing StackSettingsMismatch naming the setting.
+ */
 export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin & BundlerPlugin {
   const tools =
     'parseIntent' in options.tools ? options.tools : createToolRegistry(options.tools as readonly AnyTool[]);

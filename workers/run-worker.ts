@@ -13,7 +13,9 @@ import { createLogger, installRuntimeLogger } from './logger';
 import { reportIncompleteActions } from './recovery-report';
 import { isSettingsError, retrysafeSettingsFromEnv, type RetrysafeEnvSettings } from './settings-from-env';
 
-/** What an entry point adds to the environment's settings: its tools, workflow module, activities, planner and tuning. */
+/**
+ * What an entry point adds to the environment's settings: its tools, workflow module, activities, planner and tuning.
+ */
 export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner' | 'tuning'>;
 
 /** Thrown by an entry point's setup for a bad setting; the process exits 2 with the message. */
@@ -21,7 +23,10 @@ export class SetupError extends Error {
   override name = 'SetupError';
 }
 
-/** Runs a whole worker process from the environment until SIGINT or SIGTERM. A bad setting exits 2 with one line naming it, before anything connects. */
+/**
+ * Runs a whole worker process from the environment until SIGINT or SIGTERM. A bad setting exits 2 with one line naming
+ * it, before anything connects.
+ */
 export async function runWorkerProcess(
   setup: (env: NodeJS.ProcessEnv, config: WorkerConfig) => WorkerSetup | Promise<WorkerSetup>,
 ): Promise<void> {

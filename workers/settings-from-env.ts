@@ -64,7 +64,10 @@ export function isSettingsError(err: unknown): err is Error {
   );
 }
 
-/** Reads the worker settings of `env` (see the module comment). Throws an error naming the setting (isSettingsError) when one is bad. */
+/**
+ * Reads the worker settings of `env` (see the module comment). Throws an error naming the setting (isSettingsError)
+ * when one is bad.
+ */
 export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<RetrysafeEnvSettings> {
   const config = parseWorkerConfig(env);
   const { connectionOptions, namespace } = loadConnectConfig(env);

@@ -79,7 +79,10 @@ const REFERENCE_MATCH_LIMIT = 10;
 /** References go into a visibility query; anything else is refused rather than escaped. */
 const QUERYABLE_REFERENCE = /^[\w.:@/#+-]{1,255}$/;
 
-/** The webhook router: verifies each delivery's signature and age, finds its action by key or provider reference, and signals it as evidence. Refusals never reach a workflow. */
+/**
+ * The webhook router: verifies each delivery's signature and age, finds its action by key or provider reference, and
+ * signals it as evidence. Refusals never reach a workflow.
+ */
 export function createWebhookRouter(deps: WebhookRouterDeps): {
   /** Handles one delivery and answers the HTTP status and body to send back. */
   receive(delivery: WebhookDelivery): Promise<DeliveryAnswer>;

@@ -28,7 +28,9 @@ export type VerifyFailure =
   | 'malformed'
   /** Signed, but too long ago (or too far in the future). */
   | 'stale'
-  /** Well-formed and fresh, but no v1 matches any current secret: forged, or signed with a retired or unknown secret. */
+  /**
+   * Well-formed and fresh, but no v1 matches any current secret: forged, or signed with a retired or unknown secret.
+   */
   | 'mismatch'
   /** The router holds no secret for this provider. */
   | 'no-secret';
@@ -78,7 +80,10 @@ export function signatureHeader(
   return [`t=${timestamp}`, ...list.map((s) => `v1=${computeSignature(s, timestamp, rawBody)}`)].join(',');
 }
 
-/** Checks a Retrysafe-Signature header (HMAC-SHA256 over timestamp and raw body, constant-time) and its age against the tolerance. */
+/**
+ * Checks a Retrysafe-Signature header (HMAC-SHA256 over timestamp and raw body, constant-time) and its age against the
+ * tolerance.
+ */
 export function verifySignature(input: {
   header: string | undefined;
   rawBody: Buffer;
@@ -173,7 +178,9 @@ export class SeenEvents {
     private readonly capacity = 100_000,
   ) {}
 
-  /** Claims an ID; false when it was already claimed (a replay). Synchronous, so two concurrent copies cannot both pass. */
+  /**
+   * Claims an ID; false when it was already claimed (a replay). Synchronous, so two concurrent copies cannot both pass.
+   */
   claim(provider: string, eventId: string, nowMs: number): boolean {
     let seen = this.byProvider.get(provider);
     if (!seen) this.byProvider.set(provider, (seen = new Map()));

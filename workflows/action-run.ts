@@ -112,7 +112,11 @@ interface Registered {
   prepared: PreparedAction;
 }
 
-/** A run's actions, from workflow code: `act` claims the step's keyed action and waits for its outcome, steps wait while an upstream effect is unresolved, and registered compensations run newest first with their own keys. Construct it first in the run's workflow. */
+/**
+ * A run's actions, from workflow code: `act` claims the step's keyed action and waits for its outcome, steps wait while
+ * an upstream effect is unresolved, and registered compensations run newest first with their own keys. Construct it
+ * first in the run's workflow.
+ */
 export class ActionRun {
   readonly runId: string;
   readonly tenant: string;

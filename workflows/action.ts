@@ -66,7 +66,10 @@ export const CURRENT_CLAIM_ANSWERS_PATCH = 'current-claim-answers';
 /** Lookups tried for an event that arrives during review before it is left to the person. */
 const LATE_EVENT_LOOKUPS = 3;
 
-/** One action's lifecycle, under its key as workflow ID: the ledger check, the claim, policy and confirmation, dispatch, reconciliation of an unknown outcome, compensation. Export it from your workflow module. */
+/**
+ * One action's lifecycle, under its key as workflow ID: the ledger check, the claim, policy and confirmation, dispatch,
+ * reconciliation of an unknown outcome, compensation. Export it from your workflow module.
+ */
 export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot> {
   const state = new ActionState(input);
   // Decided before the first await: the claim that started this workflow is handled right after it.

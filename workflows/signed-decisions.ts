@@ -32,7 +32,10 @@ import {
 
 type Activities = ReturnType<typeof createActivities>;
 
-/** Where a workflow verifies signed decisions: the trusted keys and operator scopes it loaded, and the nonces already taken. */
+/**
+ * Where a workflow verifies signed decisions: the trusted keys and operator scopes it loaded, and the nonces already
+ * taken.
+ */
 export class DecisionGate {
   /** The approval keys and operator scopes, from the worker's configuration (never from a message). */
   trust: DecisionTrust | undefined;

@@ -105,7 +105,10 @@ export class OpenAiCompatiblePlanner implements Planner {
     this.modelId = config.model;
   }
 
-  /** Asks the model (one chat completion with the tools as functions) for the next step; its answer is validated by the caller. */
+  /**
+   * Asks the model (one chat completion with the tools as functions) for the next step; its answer is validated by the
+   * caller.
+   */
   async plan(input: PlannerFacts, tools: ToolSchema[], options: PlanOptions = {}): Promise<PlannerOutput> {
     const prompt = options.prompt ?? buildPlannerPrompt(input);
     const url = `${this.#config.baseUrl.replace(/\/+$/, '')}/chat/completions`;

@@ -35,7 +35,10 @@ export interface PlanActivityDeps {
   now?: () => number;
 }
 
-/** The `planNextAction` activity over a planner: builds and hashes the prompt, asks the planner, validates its output against the tools and records usage. Its result is history, so replay never asks the model again. */
+/**
+ * The `planNextAction` activity over a planner: builds and hashes the prompt, asks the planner, validates its output
+ * against the tools and records usage. Its result is history, so replay never asks the model again.
+ */
 export function createPlanActivity(deps: PlanActivityDeps) {
   const now = deps.now ?? Date.now;
   const tools = toolSchemas(deps.tools);

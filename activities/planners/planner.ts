@@ -31,6 +31,8 @@ export interface PlanOptions {
  */
 export interface Planner {
   readonly modelId: string;
-  /** The next step for these facts: an intent for one of the tools, stop, or ask a human. Called from an activity only. */
+  /**
+   * The next step for these facts: an intent for one of the tools, stop, or ask a human. Called from an activity only.
+   */
   plan(input: PlannerFacts, tools: ToolSchema[], options?: PlanOptions): Promise<PlannerOutput>;
 }

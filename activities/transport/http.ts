@@ -24,7 +24,10 @@ export interface ProviderResponse {
   headers: Headers;
 }
 
-/** A request that got no HTTP answer. `certainty` says whether it surely never left (`not-sent`: refused connection, unknown host) or may have arrived (`ambiguous`: reset, timeout). */
+/**
+ * A request that got no HTTP answer. `certainty` says whether it surely never left (`not-sent`: refused connection,
+ * unknown host) or may have arrived (`ambiguous`: reset, timeout).
+ */
 export class ProviderTransportError extends Error {
   constructor(
     readonly certainty: 'not-sent' | 'ambiguous',
@@ -35,7 +38,10 @@ export class ProviderTransportError extends Error {
   }
 }
 
-/** One JSON request to a provider: where, what, the idempotency key header when the tool sends one, and how long to wait. */
+/**
+ * One JSON request to a provider: where, what, the idempotency key header when the tool sends one, and how long to
+ * wait.
+ */
 export interface ProviderRequest {
   baseUrl: string;
   method: 'GET' | 'POST';
@@ -49,7 +55,10 @@ export interface ProviderRequest {
 
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-/** Sends one request with fetch and reads the JSON answer. Throws ProviderTransportError when no HTTP answer arrives, so `outcomeOfError` can tell "never sent" from "may have arrived". */
+/**
+ * Sends one request with fetch and reads the JSON answer. Throws ProviderTransportError when no HTTP answer arrives, so
+ * `outcomeOfError` can tell "never sent" from "may have arrived".
+ */
 export async function providerRequest(req: ProviderRequest): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';

@@ -20,7 +20,10 @@ export class AiSdkPlanner implements Planner {
     this.modelId = config.model;
   }
 
-  /** Asks the model for the next step over the run's facts and tools; the answer is recorded by the caller, never regenerated on replay. */
+  /**
+   * Asks the model for the next step over the run's facts and tools; the answer is recorded by the caller, never
+   * regenerated on replay.
+   */
   async plan(input: PlannerFacts, tools: ToolSchema[], options: PlanOptions = {}): Promise<PlannerOutput> {
     const { generateText, jsonSchema, APICallError, InvalidToolInputError, NoSuchToolError } = await import('ai');
     const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');

@@ -28,7 +28,9 @@ export class AgentsFileError extends Error {
   override name = 'AgentsFileError';
 }
 
-/** Reads and validates the agents file (unique names); throws AgentsFileError naming the file and field when it cannot. */
+/**
+ * Reads and validates the agents file (unique names); throws AgentsFileError naming the file and field when it cannot.
+ */
 export async function readAgentsFile(file: string): Promise<Agent[]> {
   let raw: unknown;
   try {

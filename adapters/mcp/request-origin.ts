@@ -44,7 +44,9 @@ export function originPolicy(
   };
 }
 
-/** Why the request is refused, with its HTTP status (421: not this server's name; 403: a foreign page), or undefined. */
+/**
+ * Why the request is refused, with its HTTP status (421: not this server's name; 403: a foreign page), or undefined.
+ */
 export function originProblem(
   req: http.IncomingMessage,
   policy: OriginPolicy,
