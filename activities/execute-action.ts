@@ -8,6 +8,7 @@ import type { CrashHook } from './crash-points';
 import { RequestLog } from './request-log';
 import type { DispatchOutcome } from '../messages/action';
 import { outcomeOfError } from './transport/http';
+import { noRetrysafeMetrics, secondsSince, type RetrysafeMetrics } from '../metrics/instruments';
 
 /**
  * The executor: one narrow path from a persisted intent to its tool, with the action's key. This table
@@ -60,6 +61,8 @@ export interface ExecuteDeps {
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   now?: () => number;
+  /** What the executor counts (metrics/instruments.ts): attempts, requests and their answers, sends per dispatch. */
+  metrics?: RetrysafeMetrics;
 }
 
 const REJECTION_CODES: Record<RejectionReason, ErrorCode> = {
@@ -91,11 +94,36 @@ export function createExecuteAction(deps: ExecuteDeps) {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const random = deps.random ?? Math.random;
   const now = deps.now ?? Date.now;
+  const metrics = deps.metrics ?? noRetrysafeMetrics;
 
   return async function executeAction(input: ExecuteInput): Promise<ExecuteOutcome> {
     const ctx = Context.current();
+    const verified = verifiedInput(deps.tools, input);
+    const { tool } = verified;
+    metrics.executorAttempt(tool.name);
+    const requests = RequestLog.resume(ctx, now);
+    let ended = false;
+    try {
+      const outcome = await dispatch(ctx, input, verified, requests);
+      ended = true;
+      return outcome;
+    } catch (err) {
+      // A failure this attempt raises ends the dispatch; a heartbeat timeout or a crash does not (the next
+      // attempt resumes the request log and counts them all when the dispatch ends).
+      ended = true;
+      throw err;
+    } finally {
+      if (ended) metrics.dispatchSends(tool.name, requests.sends);
+    }
+  };
+
+  async function dispatch(
+    ctx: Context,
+    input: ExecuteInput,
+    { tool, toolInput }: ReturnType<typeof verifiedInput>,
+    requests: RequestLog,
+  ): Promise<ExecuteOutcome> {
     const { key } = input;
-    const { tool, toolInput } = verifiedInput(deps.tools, input);
     const attempt: Attempt = {
       // An operator's clearance counts only for the first attempt: if that attempt dies, the rules apply again.
       // A read has no effect to duplicate, so it is never "maybe sent".
@@ -104,7 +132,6 @@ export function createExecuteAction(deps: ExecuteDeps) {
           ? 'maybe-sent'
           : 'not-sent',
     };
-    const requests = RequestLog.resume(ctx, now);
     const log_ = () => requests.details();
     /** What every outcome and failure reports of the requests made. */
     const made = () => ({ sends: requests.sends, requests: requests.details().requests });
@@ -174,6 +201,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
       }
       deps.crash('before-send', tool.name);
       const request = requests.start('send');
+      const sentAtMs = now();
       let outcome: ToolOutcome;
       try {
         outcome = await withHeartbeat(ctx, () => tool.execute(toolInput, toolCtx), log_);
@@ -181,6 +209,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
         outcome = outcomeOfError(err, tool.name);
       }
       requests.answered(request, answerOf(outcome));
+      metrics.providerRequest(tool.name, 'send', outcome.outcome, secondsSince(sentAtMs, now));
       ctx.heartbeat(log_());
       deps.crash('after-commit', tool.name);
       switch (outcome.outcome) {
@@ -264,14 +293,22 @@ export function createExecuteAction(deps: ExecuteDeps) {
       for (;;) {
         deps.crash('before-lookup', tool.name);
         const request = requests.start('lookup');
+        const askedAtMs = now();
         let answer: LookupAnswer;
         try {
           answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolCtx), log_);
         } catch (err) {
           requests.answered(request, `lookup failed: ${(err as Error).message}`);
+          metrics.providerRequest(tool.name, 'lookup', 'failed', secondsSince(askedAtMs, now));
           throw err;
         }
         requests.answered(request, answer.found ? `found ${answer.providerRef}` : 'not found');
+        metrics.providerRequest(
+          tool.name,
+          'lookup',
+          answer.found ? 'found' : 'not-found',
+          secondsSince(askedAtMs, now),
+        );
         if (answer.found) return answer;
         const wait = trustworthyAfter - now();
         if (wait <= 0) return answer;
@@ -284,7 +321,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
       const cap = Math.min(TRANSIENT_BACKOFF.maxMs, TRANSIENT_BACKOFF.initialMs * 2 ** (tries - 1));
       await withHeartbeat(ctx, () => sleep(Math.round(cap / 2 + (random() * cap) / 2)), log_);
     }
-  };
+  }
 }
 
 /** A duration for a reason: hours with one decimal from an hour on, else seconds. */

@@ -16,6 +16,7 @@ import { createPlanActivity } from './planners/plan-activity';
 import type { Planner } from './planners/planner';
 import { createPrepareAction } from './prepare-action';
 import { createWatchAction } from './watch-action';
+import type { RetrysafeMetrics } from '../metrics/instruments';
 
 export interface ActivityDeps {
   client: Client;
@@ -35,11 +36,14 @@ export interface ActivityDeps {
    * claim whose workflow is gone (deleted, past retention) is answered from it instead of sending again.
    */
   ledger?: ActionLedger;
+  /** What the activities count (metrics/instruments.ts); nothing when absent. */
+  metrics?: RetrysafeMetrics;
 }
 
 /** The engine's activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
 export function createActivities(deps: ActivityDeps) {
-  const executeAction = createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes });
+  const metrics = deps.metrics ? { metrics: deps.metrics } : {};
+  const executeAction = createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes, ...metrics });
   const claimDeps = {
     client: deps.client,
     taskQueue: deps.taskQueue,
@@ -48,11 +52,11 @@ export function createActivities(deps: ActivityDeps) {
   };
   return {
     executeAction,
-    lookupAction: createLookupAction({ tools: deps.tools }),
+    lookupAction: createLookupAction({ tools: deps.tools, ...metrics }),
     claimAction: createClaimActionActivity(claimDeps),
     claimAndSend: createClaimAndSendActivity({ ...claimDeps, execute: executeAction }),
     ...createLoadActionPolicy(deps),
-    ...createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
+    ...createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}), ...metrics }),
     watchAction: createWatchAction({ client: deps.client }),
     ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies }),
     planNextAction: deps.planner

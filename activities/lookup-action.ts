@@ -3,6 +3,7 @@ import { RetrysafeError } from '../policies/errors';
 import type { Json } from '../policies/tool';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import { toolContext, verifiedInput, withHeartbeat } from './execute-action';
+import { noRetrysafeMetrics, secondsSince, type RetrysafeMetrics } from '../metrics/instruments';
 
 export interface LookupResult {
   found: boolean;
@@ -16,7 +17,8 @@ export interface LookupResult {
  * workflow decides whether an empty answer is trustworthy (it waits out the contract's lag first); a
  * lookup that cannot tell throws, and the workflow asks again later.
  */
-export function createLookupAction(deps: { tools: ToolRegistry }) {
+export function createLookupAction(deps: { tools: ToolRegistry; metrics?: RetrysafeMetrics }) {
+  const metrics = deps.metrics ?? noRetrysafeMetrics;
   return async function lookupAction(input: {
     key: string;
     intent: Intent;
@@ -27,7 +29,15 @@ export function createLookupAction(deps: { tools: ToolRegistry }) {
     if (!tool.lookup) {
       throw new RetrysafeError('OutcomeUnknown', `${tool.name} offers no lookup`, { key: input.key }).toFailure();
     }
-    const answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolContext(ctx, input.key)));
+    const askedAtMs = Date.now();
+    let answer;
+    try {
+      answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolContext(ctx, input.key)));
+    } catch (err) {
+      metrics.providerRequest(tool.name, 'lookup', 'failed', secondsSince(askedAtMs));
+      throw err;
+    }
+    metrics.providerRequest(tool.name, 'lookup', answer.found ? 'found' : 'not-found', secondsSince(askedAtMs));
     if (!answer.found) return { found: false, detail: `${tool.name} lookup: ${answer.detail ?? 'empty'}` };
     return {
       found: true,

@@ -3,6 +3,7 @@ import { isFinal } from '../policies/action-status';
 import { parseActionKey } from '../policies/action-key';
 import type { ActionInput, ActionSnapshot } from '../messages/action';
 import { snapshotFromLedger } from './claim-action';
+import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
 
 /**
  * The action workflow's writes to the durable ledger (ledger/): its claim of the key's row before it acts, then
@@ -44,29 +45,46 @@ export type LedgerClaim =
 /** How often a takeover is tried when another holder moves the row at the same moment. */
 const TAKEOVER_TRIES = 5;
 
-export function createRecordLedger(deps: { ledger?: ActionLedger }) {
+export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: RetrysafeMetrics }) {
+  const metrics = deps.metrics ?? noRetrysafeMetrics;
+  /** A ledger write, its latency counted by operation (failed writes too: a slow database shows either way). */
+  async function timed<T>(op: 'claim' | 'status' | 'takeover', write: () => Promise<T>): Promise<T> {
+    const startedMs = performance.now();
+    try {
+      return await write();
+    } finally {
+      metrics.ledgerWrite(op, (performance.now() - startedMs) / 1000);
+    }
+  }
+
   async function recordLedger(input: RecordLedgerInput): Promise<void> {
     const { ledger } = deps;
     if (!ledger) return;
     // Insert-if-absent: the first write makes the row; every later one finds it.
-    if (input.holder === undefined) await ledger.recordClaim(claimRecordOf(input));
+    if (input.holder === undefined) await timed('claim', () => ledger.recordClaim(claimRecordOf(input)));
     // A refused write raised an alarm in the ledger (ops alarms); the action goes on from its own history.
-    await ledger.recordStatus({
-      key: input.key,
-      ...input.status,
-      ...(input.holder !== undefined ? { holder: input.holder } : {}),
-    });
+    const write = await timed('status', () =>
+      ledger.recordStatus({
+        key: input.key,
+        ...input.status,
+        ...(input.holder !== undefined ? { holder: input.holder } : {}),
+      }),
+    );
+    // Counted here, where an entry is recorded once however often the workflow task that wrote it ran.
+    if (write.applied && !write.repeat) {
+      metrics.statusChange(parseActionKey(input.key).operation, input.tenant, input.status.status);
+    }
   }
 
   async function claimLedgerRow(input: ClaimLedgerRowInput): Promise<LedgerClaim> {
     const { ledger } = deps;
     if (!ledger) return { kind: 'held' };
-    let claim = await ledger.claimRow({ ...claimRecordOf(input), holder: input.holder });
+    let claim = await timed('claim', () => ledger.claimRow({ ...claimRecordOf(input), holder: input.holder }));
     for (let tries = 0; claim.kind === 'other'; tries++) {
       const { row } = claim;
       if (row.requestHash !== input.requestHash) return { kind: 'mismatch', recordedHash: row.requestHash };
       if (isFinal(row.status)) return { kind: 'settled', snapshot: await snapshotFromLedger(ledger, row) };
-      const taken = await ledger.takeOver(input.key, row.epoch, input.holder);
+      const taken = await timed('takeover', () => ledger.takeOver(input.key, row.epoch, input.holder));
       if (taken) return { kind: 'unresolved', recovered: recoveredFrom(row) };
       if (tries >= TAKEOVER_TRIES) throw new Error(`the ledger row of ${input.key} kept moving during its takeover`);
       const now = await ledger.get(input.key);

@@ -8,7 +8,7 @@
  */
 export { createWorker, STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT } from '../workers/create-worker';
 export { retrysafePlugin } from '../workers/plugin';
-export type { RetrysafePluginOptions } from '../workers/plugin';
+export type { RetrysafeMetricsOptions, RetrysafePluginOptions } from '../workers/plugin';
 export { isSettingsError, retrysafeSettingsFromEnv } from '../workers/settings-from-env';
 export type { PluginChoices, RetrysafeEnvSettings } from '../workers/settings-from-env';
 export type { CreateWorkerOptions, WorkerTuning } from '../workers/create-worker';
@@ -18,7 +18,8 @@ export { ConfigError, parseWorkerConfig, WorkerEnv } from '../workers/config';
 export type { WorkerConfig } from '../workers/config';
 export { connectWorker } from '../workers/connection';
 export { WORKFLOW_PRELOAD_MODULES, withEnginePreloads } from '../workers/workflow-preload';
-export { createLogger, installRuntimeLogger, REDACT_PATHS } from '../workers/logger';
+export { createLogger, installRuntimeLogger, REDACT_PATHS, runtimeLogger } from '../workers/logger';
+export { installWorkerRuntime, MetricsAddressError, prometheusMetricsExporter } from '../workers/runtime';
 export { listIncompleteActions } from '../workers/recovery-report';
 export type { IncompleteSummary } from '../workers/recovery-report';
 export { loadTenantPolicyFile } from '../workers/tenant-policy-file';
@@ -46,6 +47,8 @@ export type {
   LedgerAuditEntry,
   LedgerConfig,
   LedgerRow,
+  OpenActionGroup,
+  OpenActionStats,
   OpenLedgerOptions,
 } from '../ledger';
 export type {
@@ -59,6 +62,18 @@ export type {
 export type { LedgerMigration, MigrationResult } from '../ledger/migrations';
 export type { PostgresLedgerOptions } from '../ledger/postgres-ledger';
 export type { SqliteLedgerOptions } from '../ledger/sqlite-ledger';
+
+// Metrics: what a worker counts, and the open-action gauges it reads from the ledger.
+export { createRetrysafeMetrics, noRetrysafeMetrics, RETRYSAFE_HISTOGRAM_BUCKETS } from '../metrics/instruments';
+export type { ProviderRequestOutcome, RetrysafeMetrics } from '../metrics/instruments';
+export {
+  DEFAULT_ESCALATION_WINDOW_SECONDS,
+  DEFAULT_LEDGER_POLL_MS,
+  ledgerGaugeSetter,
+  parseEscalationWindows,
+  pollLedgerGauges,
+} from '../metrics/ledger-gauges';
+export type { EscalationWindows, LedgerGaugeOptions } from '../metrics/ledger-gauges';
 
 // Payload encryption at rest.
 export {

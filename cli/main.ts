@@ -11,6 +11,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runDev } from './dev/dev-command';
+import { DEFAULT_METRICS_PORT } from './dev/dev-stack';
 import { VERSION } from './version';
 
 /** Exit codes: 0 ok, 1 failed, 2 bad arguments (nothing started), 3 not authorized (ops). */
@@ -57,13 +58,29 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
         .argParser(port('--approvals-port'))
         .default(4180),
     )
+    .addOption(
+      new Option('--metrics-port <port>', "the worker's Prometheus metrics port (0: any free port; none: no metrics)")
+        .argParser(port('--metrics-port', true))
+        .default(DEFAULT_METRICS_PORT),
+    )
     .addOption(new Option('--namespace <name>', 'the Temporal namespace').default('default'))
     .addOption(new Option('--task-queue <name>', 'the task queue your worker polls').default('retrysafe'))
     .addOption(new Option('--no-encryption', 'keep payloads in plain JSON (encrypted at rest by default)'))
     .addOption(new Option('--once', 'stop again once everything is up (to check that it starts)'))
-    .action(async (options: Omit<Parameters<typeof runDev>[0], 'uiPort'> & { uiPort: number | 'none' }) => {
-      process.exitCode = await runDev({ ...options, uiPort: options.uiPort === 'none' ? null : options.uiPort }, io);
-    });
+    .action(
+      async (
+        options: Omit<Parameters<typeof runDev>[0], 'uiPort' | 'metricsPort'> & {
+          uiPort: number | 'none';
+          metricsPort: number | 'none';
+        },
+      ) => {
+        const none = (p: number | 'none') => (p === 'none' ? null : p);
+        process.exitCode = await runDev(
+          { ...options, uiPort: none(options.uiPort), metricsPort: none(options.metricsPort) },
+          io,
+        );
+      },
+    );
 
   const passThrough = (name: string, description: string, run: (argv: string[]) => Promise<number>) =>
     program

@@ -13,6 +13,50 @@ import { ACTION_STATUSES } from '../policies/action-status';
 
 export type LedgerStatus = ActionStatus;
 
+/** Unsettled actions of one tenant, operation and status. */
+export interface OpenActionGroup {
+  tenant: string;
+  operation: string;
+  status: LedgerStatus;
+  count: number;
+  /** When the oldest of them was claimed (ISO 8601). */
+  oldestClaimedAt: string;
+}
+
+/** What `openActionStats` reads: the open actions by group, and the alarms recorded, by kind. */
+export interface OpenActionStats {
+  groups: OpenActionGroup[];
+  alarms: Record<LedgerAlarmKind, number>;
+}
+
+/** The open-action query both backends run: rows not yet settled, grouped; `claimed_at` compares as time in both. */
+export const OPEN_ACTION_GROUPS_SQL = (actionsTable: string) =>
+  `SELECT tenant, operation, status, count(*) AS n, min(claimed_at) AS oldest FROM ${actionsTable} ` +
+  'WHERE settled_at IS NULL GROUP BY tenant, operation, status';
+
+/** The alarms-by-kind query both backends run. */
+export const ALARM_KINDS_SQL = (alarmsTable: string) => `SELECT kind, count(*) AS n FROM ${alarmsTable} GROUP BY kind`;
+
+/** The stats from the two queries' rows (`oldest` as the backend returns it, made ISO by `iso`). */
+export function openActionStatsOf<T>(
+  groups: Array<{ tenant: string; operation: string; status: string; n: number | string; oldest: T }>,
+  alarms: Array<{ kind: string; n: number | string }>,
+  iso: (t: T) => string,
+): OpenActionStats {
+  const byKind = Object.fromEntries(LEDGER_ALARM_KINDS.map((k) => [k, 0])) as Record<LedgerAlarmKind, number>;
+  for (const a of alarms) if (a.kind in byKind) byKind[a.kind as LedgerAlarmKind] = Number(a.n);
+  return {
+    groups: groups.map((g) => ({
+      tenant: g.tenant,
+      operation: g.operation,
+      status: g.status as LedgerStatus,
+      count: Number(g.n),
+      oldestClaimedAt: iso(g.oldest),
+    })),
+    alarms: byKind,
+  };
+}
+
 /** One action as the ledger holds it. Times are ISO 8601 strings in UTC (`2026-08-28T09:00:00.000Z`). */
 export interface LedgerRow {
   key: string;
@@ -85,6 +129,8 @@ export interface LedgerAlarm {
 /** What a status write did: applied (or a repeat of one applied), or refused with the alarm it raised. */
 export interface StatusWrite {
   applied: boolean;
+  /** The same entry was already there (a retried write): nothing new was recorded. */
+  repeat?: boolean;
   alarm?: LedgerAlarm;
 }
 
@@ -173,6 +219,8 @@ export interface ActionLedger {
   audit(key: string): Promise<LedgerAuditEntry[]>;
   /** Rows matching `filter`, newest claim first. */
   history(filter: HistoryFilter): Promise<LedgerRow[]>;
+  /** Unsettled actions grouped by tenant, operation and status, and the alarms by kind: what the metrics show. */
+  openActionStats(): Promise<OpenActionStats>;
   /** Releases the database (file handle or pool); later calls fail. Closing twice is harmless. */
   close(): Promise<void>;
 }

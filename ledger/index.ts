@@ -9,6 +9,8 @@ export type {
   LedgerErrorCode,
   LedgerRow,
   LedgerStatus,
+  OpenActionGroup,
+  OpenActionStats,
   RowClaim,
   RowClaimRecord,
   StatusRecord,

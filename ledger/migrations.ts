@@ -135,6 +135,20 @@ export const LEDGER_MIGRATIONS: readonly LedgerMigration[] = [
       `CREATE INDEX ${ALARMS_TABLE}_by_key ON ${ALARMS_TABLE} (action_key)`,
     ],
   },
+  {
+    version: 3,
+    // Every worker reads the open actions for its gauges every few seconds: a partial index keeps that read to the
+    // unsettled rows however many settled ones the table holds.
+    name: 'an index of the unsettled actions, for the open-action gauges',
+    sqlite: [
+      `CREATE INDEX ${ACTIONS_TABLE}_open ON ${ACTIONS_TABLE} (tenant, operation, status, claimed_at) ` +
+        'WHERE settled_at IS NULL',
+    ],
+    postgres: [
+      `CREATE INDEX ${ACTIONS_TABLE}_open ON ${ACTIONS_TABLE} (tenant, operation, status, claimed_at) ` +
+        'WHERE settled_at IS NULL',
+    ],
+  },
 ];
 
 /** The schema version this code writes and reads: the last migration's. */

@@ -16,6 +16,10 @@ import type {
   StatusWrite,
 } from './action-ledger';
 import {
+  ALARM_KINDS_SQL,
+  OPEN_ACTION_GROUPS_SQL,
+  openActionStatsOf,
+  type OpenActionStats,
   LedgerConfigError,
   LedgerError,
   alarmLimit,
@@ -169,7 +173,7 @@ export class PostgresLedger implements ActionLedger {
           `SELECT status, reason FROM ${AUDIT_TABLE} WHERE action_key = $1 AND seq = $2`,
           [u.key, u.seq],
         );
-        if (sameAuditEntry(u, existing.rows[0])) return { applied: true };
+        if (sameAuditEntry(u, existing.rows[0])) return { applied: true, repeat: true };
         return {
           applied: false,
           alarm: await this.alarm(client, u.key, 'audit-conflict', auditConflictDetail(u, existing.rows[0]), u.at),
@@ -197,6 +201,15 @@ export class PostgresLedger implements ActionLedger {
     } finally {
       client.release();
     }
+  }
+
+  async openActionStats(): Promise<OpenActionStats> {
+    const pool = this.open();
+    const groups = await pool.query<{ tenant: string; operation: string; status: string; n: string; oldest: Date }>(
+      OPEN_ACTION_GROUPS_SQL(ACTIONS_TABLE),
+    );
+    const alarms = await pool.query<{ kind: string; n: string }>(ALARM_KINDS_SQL(ALARMS_TABLE));
+    return openActionStatsOf(groups.rows, alarms.rows, ISO);
   }
 
   async alarms(filter: { key?: string; limit?: number } = {}): Promise<LedgerAlarm[]> {

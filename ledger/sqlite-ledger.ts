@@ -15,6 +15,10 @@ import type {
   StatusWrite,
 } from './action-ledger';
 import {
+  ALARM_KINDS_SQL,
+  OPEN_ACTION_GROUPS_SQL,
+  openActionStatsOf,
+  type OpenActionStats,
   LedgerError,
   alarmLimit,
   auditConflictDetail,
@@ -169,7 +173,7 @@ export class SqliteLedger implements ActionLedger {
         const existing = db
           .prepare(`SELECT status, reason FROM ${AUDIT_TABLE} WHERE action_key = ? AND seq = ?`)
           .get(u.key, u.seq) as { status: string; reason: string };
-        if (sameAuditEntry(u, existing)) return { applied: true };
+        if (sameAuditEntry(u, existing)) return { applied: true, repeat: true };
         return { applied: false, alarm: this.alarm(u.key, 'audit-conflict', auditConflictDetail(u, existing), u.at) };
       }
       // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
@@ -187,6 +191,19 @@ export class SqliteLedger implements ActionLedger {
 
   async raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm> {
     return this.alarm(key, kind, detail, at === undefined ? new Date().toISOString() : isoTime(at, 'at'));
+  }
+
+  async openActionStats(): Promise<OpenActionStats> {
+    const db = this.open();
+    const groups = db.prepare(OPEN_ACTION_GROUPS_SQL(ACTIONS_TABLE)).all() as Array<{
+      tenant: string;
+      operation: string;
+      status: string;
+      n: number;
+      oldest: string;
+    }>;
+    const alarms = db.prepare(ALARM_KINDS_SQL(ALARMS_TABLE)).all() as Array<{ kind: string; n: number }>;
+    return openActionStatsOf(groups, alarms, ISO);
   }
 
   async alarms(filter: { key?: string; limit?: number } = {}): Promise<LedgerAlarm[]> {

@@ -7,13 +7,14 @@
  *   npm start -- --once --json   print the outcome as one JSON object on the last line
  *   npm start -- --event ID      use another renewal event ID (default renewal-2026-08-28-01)
  *   npm start -- --approvals-port N   the approval service's port (default 4180; 0 for any free port)
+ *   npm start -- --metrics-port N     the worker's Prometheus metrics (default 9464; 0 for any free port; none)
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from './lib/stack';
 import { DEMO_RENEWAL, runRenewalDemo } from './demo/renewal-crash';
 import { DEMO_DB_FILE } from './lib/demo-data';
-import { startDevStack, type DevStack } from '../cli/dev/dev-stack';
+import { DEFAULT_METRICS_PORT, startDevStack, type DevStack } from '../cli/dev/dev-stack';
 import { DEMO_OPERATOR } from '../cli/dev/local-operator';
 import { writeStackFiles } from '../cli/dev/stack-file';
 import { DEFAULT_APPROVAL_URL } from '../cli/ops/signatures';
@@ -24,7 +25,7 @@ const DEFAULT_APPROVAL_PORT = Number(new URL(DEFAULT_APPROVAL_URL).port);
 
 class UsageError extends Error {}
 
-const USAGE = `usage: npm start -- [--once] [--json] [--event ID] [--port N] [--ui-port N] [--approvals-port N] [--db-file PATH]
+const USAGE = `usage: npm start -- [--once] [--json] [--event ID] [--port N] [--ui-port N] [--approvals-port N] [--metrics-port N] [--db-file PATH]
 
   --once              exit after the demo: 0 when exactly one charge was made and the mismatch was refused
   --json              end with one JSON object (providerCharges, chargeId, mismatchRejected, links…)
@@ -32,6 +33,7 @@ const USAGE = `usage: npm start -- [--once] [--json] [--event ID] [--port N] [--
   --port N            Temporal gRPC port (default 7233; 0: any free port)
   --ui-port N         Web UI port (default 8233; 0: any free port)
   --approvals-port N  approval service and page (default ${DEFAULT_APPROVAL_PORT}; 0: any free port)
+  --metrics-port N    the worker's Prometheus metrics (default ${DEFAULT_METRICS_PORT}; 0: any free port; none: off)
   --db-file PATH      the dev server's SQLite file (default ${DEMO_DB_FILE})
 `;
 
@@ -49,6 +51,7 @@ function parseStartArgs(argv: string[]) {
         'ui-port': { type: 'string', default: '8233' },
         'db-file': { type: 'string', default: DEMO_DB_FILE },
         'approvals-port': { type: 'string', default: String(DEFAULT_APPROVAL_PORT) },
+        'metrics-port': { type: 'string', default: String(DEFAULT_METRICS_PORT) },
       },
       strict: true,
     }));
@@ -66,6 +69,13 @@ function parseStartArgs(argv: string[]) {
     if (!/^\d+$/.test(raw) || v > 65535)
       throw new UsageError(`${name} must be a port number from 0 to 65535, got ${JSON.stringify(raw)}`);
   }
+  const rawMetrics = values['metrics-port'];
+  if (rawMetrics !== 'none' && (!/^\d+$/.test(rawMetrics) || Number(rawMetrics) > 65535)) {
+    throw new UsageError(
+      `--metrics-port must be a port number from 0 to 65535, or none, got ${JSON.stringify(rawMetrics)}`,
+    );
+  }
+  const metricsPort = rawMetrics === 'none' ? null : Number(rawMetrics);
   if (values.event !== undefined) {
     try {
       runWorkflowId(DEMO_RENEWAL.tenant, values.event);
@@ -74,7 +84,7 @@ function parseStartArgs(argv: string[]) {
       throw err;
     }
   }
-  return { ...values, port, uiPort, approvalsPort };
+  return { ...values, port, uiPort, approvalsPort, metricsPort };
 }
 
 async function main(): Promise<void> {
@@ -87,9 +97,7 @@ async function main(): Promise<void> {
     values = parseStartArgs(process.argv.slice(2));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(
-      `npm start: ${err.message}\n${USAGE.split('\n')[0]}\n`,
-    );
+    process.stderr.write(`npm start: ${err.message}\n${USAGE.split('\n')[0]}\n`);
     process.exit(2);
   }
   const { port, uiPort } = values;
@@ -103,7 +111,15 @@ async function main(): Promise<void> {
   say('starting the Temporal dev server, sandbox providers and workers…');
   let dev: DevStack;
   try {
-    dev = await startDevStack({ dir: dataDir, dbFile, port, uiPort, approvalsPort: values.approvalsPort, log: say });
+    dev = await startDevStack({
+      dir: dataDir,
+      dbFile,
+      port,
+      uiPort,
+      approvalsPort: values.approvalsPort,
+      metricsPort: values.metricsPort,
+      log: say,
+    });
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);
@@ -136,6 +152,7 @@ async function main(): Promise<void> {
 
   say(`Temporal at ${stack.server.address} (namespace ${stack.server.namespace}), state in ${dbFile}`);
   if (stack.server.uiUrl) say(`Web UI: ${stack.server.uiUrl}`);
+  if (dev.metricsUrl) say(`metrics: ${dev.metricsUrl} (the worker's, for Prometheus; Temporal's and retrysafe's)`);
   const providers = Object.fromEntries(
     Object.entries(stack.providers).flatMap(([kind, p]) => (typeof p === 'object' ? [[kind, p.url]] : [])),
   );

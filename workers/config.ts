@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
 import { parseOperatorScopes, parseTrustedApprovalKeys, type OperatorScopes } from '../policies/signed-decision';
 import { DEFAULT_TASK_QUEUE } from '../messages/action';
+import { parseEscalationWindows, type EscalationWindows } from '../metrics/ledger-gauges';
 
 export { DEFAULT_TASK_QUEUE };
 
@@ -25,6 +26,18 @@ export const WorkerEnv = z.object({
   /** The operators file (the approval service's): its entries' tenants and roles are read, digests ignored. */
   RETRYSAFE_OPERATORS_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+  /**
+   * `host:port` where the worker serves Prometheus metrics (Temporal's worker metrics and retrysafe's, on one
+   * endpoint); none without it. `0.0.0.0:9464` to be scraped from other machines.
+   */
+  RETRYSAFE_METRICS_ADDRESS: z
+    .string()
+    .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, { error: 'must be host:port, for example 127.0.0.1:9464' })
+    .optional(),
+  /** `tenant=duration,…,*=duration` (s, m, h, d): how long an action may stay unresolved; 24 h by default. */
+  RETRYSAFE_ESCALATION_WINDOWS: z.string().optional(),
+  /** How often, in ms, the worker reads the ledger for its open-action gauges; 10000 by default. */
+  RETRYSAFE_METRICS_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
 });
 
 /** The engine's worker settings, parsed from the environment (see WorkerEnv). */
@@ -37,6 +50,10 @@ export interface WorkerConfig {
   operatorScopes: OperatorScopes;
   operatorsFile?: string;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
+  /** Where the process serves Prometheus metrics (runWorkerProcess installs the exporter there). */
+  metricsAddress?: string;
+  escalationWindows?: EscalationWindows;
+  ledgerPollMs?: number;
 }
 
 /** A worker setting is invalid; the message names the variable. A worker exits 2 on it. */
@@ -91,8 +108,19 @@ export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
       throw new ConfigError(`RETRYSAFE_OPERATOR_SCOPES: ${(err as Error).message}`);
     }
   }
+  let escalationWindows: EscalationWindows | undefined;
+  if (e.RETRYSAFE_ESCALATION_WINDOWS) {
+    try {
+      escalationWindows = parseEscalationWindows(e.RETRYSAFE_ESCALATION_WINDOWS);
+    } catch (err) {
+      throw new ConfigError(`RETRYSAFE_ESCALATION_WINDOWS: ${(err as Error).message}`);
+    }
+  }
   return {
     taskQueue: e.RETRYSAFE_TASK_QUEUE,
+    ...(e.RETRYSAFE_METRICS_ADDRESS ? { metricsAddress: e.RETRYSAFE_METRICS_ADDRESS } : {}),
+    ...(escalationWindows ? { escalationWindows } : {}),
+    ...(e.RETRYSAFE_METRICS_POLL_MS ? { ledgerPollMs: e.RETRYSAFE_METRICS_POLL_MS } : {}),
     operatorScopes,
     ...(e.RETRYSAFE_OPERATORS_FILE ? { operatorsFile: e.RETRYSAFE_OPERATORS_FILE } : {}),
     ...(e.RETRYSAFE_POLICY_FILE ? { tenantPolicyFile: e.RETRYSAFE_POLICY_FILE } : {}),

@@ -9,6 +9,7 @@ import type { AnyTool } from '../policies/tool';
 import type { ToolRegistry } from '../policies/tool-registry';
 import type { WorkerConfig } from './config';
 import { retrysafePlugin } from './plugin';
+import { metricsOptionsOf } from './settings-from-env';
 
 export { STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT } from './plugin';
 
@@ -90,6 +91,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
         trustedApprovalKeys: opts.config.trustedApprovalKeys,
         operatorScopes: opts.operatorScopes ?? opts.config.operatorScopes,
         crashAt: opts.config.crashAt,
+        metrics: metricsOptionsOf(opts.config),
         ...(opts.onCrash ? { onCrash: opts.onCrash } : {}),
         ...(opts.tenantPolicies ? { tenantPolicies: opts.tenantPolicies } : {}),
         ...(opts.planner ? { planner: opts.planner } : {}),

@@ -61,10 +61,13 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
 
 /** Routes the Temporal Runtime's logger (SDK, workflow and activity `log`) into pino. Call once per process. */
 export function installRuntimeLogger(logger: PinoLogger, level: LogLevel = 'INFO'): void {
-  Runtime.install({
-    logger: new DefaultLogger(level, (entry) => {
-      const meta: LogMetadata = entry.meta ?? {};
-      logger[LEVELS[entry.level]](meta, entry.message);
-    }),
+  Runtime.install({ logger: runtimeLogger(logger, level) });
+}
+
+/** A Temporal Runtime logger that writes into pino, for `Runtime.install({ logger })`. */
+export function runtimeLogger(logger: PinoLogger, level: LogLevel = 'INFO'): DefaultLogger {
+  return new DefaultLogger(level, (entry) => {
+    const meta: LogMetadata = entry.meta ?? {};
+    logger[LEVELS[entry.level]](meta, entry.message);
   });
 }

@@ -11,7 +11,14 @@
  * Plugins are marked experimental in the SDK: createWorker is the same thing as a function.
  */
 import { Client } from '@temporalio/client';
-import { NativeConnection, type BundlerPlugin, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
+import { noopMetricMeter } from '@temporalio/common';
+import {
+  NativeConnection,
+  Runtime,
+  type BundlerPlugin,
+  type WorkerOptions,
+  type WorkerPlugin,
+} from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { killAt, type CrashPoint, type CrashSpec } from '../activities/crash-points';
 import type { Planner } from '../activities/planners/planner';
@@ -22,6 +29,8 @@ import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { AnyTool } from '../policies/tool';
 import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
 import { withEnginePreloads } from './workflow-preload';
+import { createRetrysafeMetrics } from '../metrics/instruments';
+import { pollLedgerGauges, type EscalationWindows } from '../metrics/ledger-gauges';
 
 /**
  * After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's schedule-to-start timeout before
@@ -46,6 +55,21 @@ export interface RetrysafePluginOptions {
   crashAt?: CrashSpec[];
   /** Called just before a crash point SIGKILLs the worker. */
   onCrash?: (point: CrashPoint, operation: string) => void;
+  /**
+   * retrysafe's metrics (metrics/instruments.ts) go to the Temporal Runtime's meter, so they are exported wherever
+   * the process's `Runtime.install({ telemetryOptions: { metrics } })` sends Temporal's own, and nowhere when it
+   * sends none. With a ledger, the worker also reads it every `ledgerPollMs` for the open-action gauges. `false`
+   * records nothing.
+   */
+  metrics?: false | RetrysafeMetricsOptions;
+}
+
+/** How a worker reports the actions still waiting (metrics/ledger-gauges.ts). */
+export interface RetrysafeMetricsOptions {
+  /** How long an action may stay unresolved before the alert pages, per tenant (`*` for the rest); 24 h by default. */
+  escalationWindows?: EscalationWindows;
+  /** How often the open-action gauges are read from the ledger; 10 s by default. */
+  ledgerPollMs?: number;
 }
 
 /**
@@ -55,6 +79,9 @@ export interface RetrysafePluginOptions {
 export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin & BundlerPlugin {
   const tools =
     'parseIntent' in options.tools ? options.tools : createToolRegistry(options.tools as readonly AnyTool[]);
+  // The Runtime's meter is a no-op unless the process installed a metrics exporter: then nothing is counted.
+  const meter = () => (options.metrics === false ? noopMetricMeter : Runtime.instance().metricMeter);
+  let metrics: ReturnType<typeof createRetrysafeMetrics> | undefined;
   return {
     name: 'retrysafe',
     async configureWorker(worker: WorkerOptions): Promise<WorkerOptions> {
@@ -86,6 +113,7 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         ...(options.planner ? { planner: options.planner } : {}),
         ...(options.ledger ? { ledger: options.ledger } : {}),
       };
+      if (meter() !== noopMetricMeter) deps.metrics = metrics = createRetrysafeMetrics(meter());
       const namesWorkflows = worker.workflowsPath !== undefined || worker.workflowBundle !== undefined;
       return {
         stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
@@ -96,6 +124,24 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         ...(worker.workflowBundle ? {} : { bundlerOptions: withEnginePreloads(worker.bundlerOptions) }),
         activities: { ...(worker.activities ?? {}), ...createActivities(deps) },
       };
+    },
+    async runWorker(worker, next) {
+      const { ledger } = options;
+      if (!metrics || !ledger) return next(worker);
+      const settings = options.metrics || {};
+      const gauges = pollLedgerGauges({
+        ledger,
+        metrics,
+        ...(settings.escalationWindows ? { escalationWindows: settings.escalationWindows } : {}),
+        ...(settings.ledgerPollMs ? { pollMs: settings.ledgerPollMs } : {}),
+        onError: (err) =>
+          Runtime.instance().logger.warn('ledger gauges: the ledger could not be read', { error: err.message }),
+      });
+      try {
+        return await next(worker);
+      } finally {
+        await gauges.stop();
+      }
     },
     // For a bundle built ahead of time with bundleWorkflowCode({ plugins: [retrysafePlugin(…)] }).
     configureBundler: (bundle) => ({ ...bundle, ...withEnginePreloads(bundle) }),

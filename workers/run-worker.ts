@@ -9,7 +9,8 @@ import { NativeConnection } from '@temporalio/worker';
 import type { WorkerConfig } from './config';
 import { createWorker, type CreateWorkerOptions } from './create-worker';
 import { StackSettingsMismatch } from '../client/stack-settings';
-import { createLogger, installRuntimeLogger } from './logger';
+import { createLogger } from './logger';
+import { installWorkerRuntime, MetricsAddressError } from './runtime';
 import { reportIncompleteActions } from './recovery-report';
 import { isSettingsError, retrysafeSettingsFromEnv, type RetrysafeEnvSettings } from './settings-from-env';
 
@@ -45,7 +46,18 @@ export async function runWorkerProcess(
   }
   const { config, dataConverter, ledger } = settings;
   const logger = createLogger({ level: config.logLevel });
-  installRuntimeLogger(logger);
+  try {
+    installWorkerRuntime({ logger, ...(config.metricsAddress ? { metricsAddress: config.metricsAddress } : {}) });
+  } catch (err) {
+    if (!(err instanceof MetricsAddressError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  if (config.metricsAddress) {
+    process.stdout.write(
+      `${JSON.stringify({ event: 'metrics', url: `http://${config.metricsAddress}/metrics`, pid: process.pid })}\n`,
+    );
+  }
   const namespace = settings.namespace;
   const connection = await NativeConnection.connect(settings.connectionOptions);
   const worker = await createWorkerOrExit({

@@ -23,7 +23,7 @@ import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import { ConfigError, parseWorkerConfig, type WorkerConfig } from './config';
 import { OperatorsFileError, operatorScopesReader } from './operators-file';
-import { retrysafePlugin, type RetrysafePluginOptions } from './plugin';
+import { retrysafePlugin, type RetrysafeMetricsOptions, type RetrysafePluginOptions } from './plugin';
 import { loadTenantPolicyFile } from './tenant-policy-file';
 
 /** A worker's settings read from the environment, ready for Worker.create. */
@@ -102,6 +102,7 @@ export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.
         trustedApprovalKeys: config.trustedApprovalKeys,
         operatorScopes,
         crashAt: config.crashAt,
+        metrics: metricsOptionsOf(config),
         ...(tenantPolicies ? { tenantPolicies } : {}),
         ...(ledger ? { ledger } : {}),
         ...choices,
@@ -109,5 +110,13 @@ export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.
     close: async () => {
       await ledger?.close();
     },
+  };
+}
+
+/** The plugin's metrics options from RETRYSAFE_ESCALATION_WINDOWS and RETRYSAFE_METRICS_POLL_MS. */
+export function metricsOptionsOf(config: WorkerConfig): RetrysafeMetricsOptions {
+  return {
+    ...(config.escalationWindows ? { escalationWindows: config.escalationWindows } : {}),
+    ...(config.ledgerPollMs ? { ledgerPollMs: config.ledgerPollMs } : {}),
   };
 }

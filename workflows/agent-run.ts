@@ -23,6 +23,7 @@ import {
   type RaisableCeiling,
   type RunUsage,
 } from '../policies/ceilings';
+import { countCeilingHit } from './workflow-metrics';
 import type { PlannerHistoryEntry } from '../policies/planner-contract';
 import { PLAN_RETRY, PLAN_START_TO_CLOSE } from '../policies/timeouts';
 import type { SignedDecision } from '../policies/signed-decision';
@@ -146,7 +147,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
   for (;;) {
     const modelCheck = checkCeilings(usage, ceilings, Date.now(), { kind: 'model' });
     if (!modelCheck.ok) {
-      if ((await pause(ceilingReason(modelCheck))) === 'cancel')
+      if ((await pauseAtCeiling(modelCheck)) === 'cancel')
         return end('cancelled', 'cancelled by an operator at a ceiling');
       continue;
     }
@@ -205,7 +206,7 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
         amountCents,
       });
       if (effectCheck.ok) break;
-      if ((await pause(ceilingReason(effectCheck))) === 'cancel') return end('cancelled', 'cancelled at a ceiling');
+      if ((await pauseAtCeiling(effectCheck)) === 'cancel') return end('cancelled', 'cancelled at a ceiling');
     }
     const isReplan = history.some((h) => h.operation === intent.operation);
     if (!isReplan && run.unresolved().length > 0) {
@@ -238,8 +239,13 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunRe
     }
   }
 
-  function ceilingReason(verdict: Extract<CeilingVerdict, { ok: false }>): string {
-    return `${verdict.ceiling} ceiling reached (${verdict.value} > ${verdict.limit}): ${verdict.message}; raise '${verdict.raise}' to continue`;
+  /** Pauses in needs_review at the ceiling the verdict names, counting it (retrysafe_ceilings_hit_total). */
+  function pauseAtCeiling(verdict: Extract<CeilingVerdict, { ok: false }>): Promise<'resume' | 'cancel'> {
+    countCeilingHit(verdict.ceiling);
+    return pause(
+      `${verdict.ceiling} ceiling reached (${verdict.value} > ${verdict.limit}): ${verdict.message}; ` +
+        `raise '${verdict.raise}' to continue`,
+    );
   }
 
   /** Pauses in needs_review until an operator raises a limit, resumes or cancels. */

@@ -30,6 +30,8 @@ import {
   type TrustSummary,
 } from '../messages/approval';
 
+import { countDecision } from './workflow-metrics';
+
 type Activities = ReturnType<typeof createActivities>;
 
 /**
@@ -129,25 +131,41 @@ export class DecisionGate {
 
   /** Verifies a signed decision; refusals leave as typed, non-retryable failures naming the reason. */
   verify(signed: unknown, expected: Omit<ExpectedDecision, 'nonceUsed'>): DecisionClaims {
-    if (!this.trust) {
-      throw new RetrysafeError('DecisionRejected', `${this.target} is not waiting for a decision yet; send it again`, {
-        reason: 'not-ready',
-      }).toFailure();
+    try {
+      if (!this.trust) {
+        throw new RetrysafeError(
+          'DecisionRejected',
+          `${this.target} is not waiting for a decision yet; send it again`,
+          {
+            reason: 'not-ready',
+          },
+        );
+      }
+      return verifyDecision(signed, { ...expected, nonceUsed: (n) => this.usedNonces.has(n) }, this.trust, Date.now());
+    } catch (err) {
+      if (!(err instanceof RetrysafeError)) throw err;
+      // Counted where it is refused (a validator: a refused decision never enters history, so never replays).
+      countDecision(claimedDecision(signed, expected.decisions), 'refused', err.reason ?? err.code);
+      throw err.toFailure();
     }
-    return failure(() =>
-      verifyDecision(signed, { ...expected, nonceUsed: (n) => this.usedNonces.has(n) }, this.trust!, Date.now()),
-    );
   }
 
   /** Records that a verified decision was taken (call first thing in the update handler). */
   taken(claims: DecisionClaims): void {
     this.usedNonces.add(claims.nonce);
+    countDecision(claims.decision, 'applied');
   }
 }
 
 /** The parameters of a verified decision, as typed failures when malformed. */
 export function paramsOf<D extends Decision>(claims: DecisionClaims, decision: D): DecisionParams<D> {
   return failure(() => decisionParams({ ...claims, decision }));
+}
+
+/** The decision an envelope claims, when it is one the workflow expected; `other` for anything else it says. */
+function claimedDecision(signed: unknown, expected: readonly Decision[]): string {
+  const claimed = (signed as { claims?: { decision?: unknown } } | null)?.claims?.decision;
+  return expected.find((d) => d === claimed) ?? 'other';
 }
 
 function failure<T>(fn: () => T): T {

@@ -10,6 +10,8 @@ export interface DevCommandOptions {
   port: number;
   uiPort: number | null;
   approvalsPort: number;
+  /** The worker's metrics port; null for none. */
+  metricsPort: number | null;
   namespace: string;
   taskQueue: string;
   encryption: boolean;
@@ -30,6 +32,7 @@ export async function runDev(
       port: options.port,
       uiPort: options.uiPort,
       approvalsPort: options.approvalsPort,
+      metricsPort: options.metricsPort,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
       encryption: options.encryption,
@@ -47,6 +50,8 @@ export async function runDev(
   say(
     `approvals:  ${stack.approvals.url}/sign-in (operator "${DEMO_OPERATOR}", token in ${path.relative(process.cwd(), stack.operator.tokenFile)})`,
   );
+  if (stack.metricsUrl)
+    say(`metrics:    ${stack.metricsUrl} (served by your worker while it runs; Prometheus scrapes it)`);
   say('');
   say(`Your worker and client need these settings; they are in ${settings}:`);
   for (const [name, value] of Object.entries(stack.env)) say(`  ${name}=${value}`);

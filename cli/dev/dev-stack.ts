@@ -4,6 +4,7 @@
  *   the Temporal dev server ─ SQLite in <dir>/temporal.sqlite, retrysafe's search attributes, its Web UI
  *   the approval service   ─ the signing key, a local operator and its token, the approval page, the codec endpoint
  *   the stack's state      ─ payload keys, the ledger, operators, all in <dir>, made on first start and kept
+ *   its metrics            ─ the address its worker serves Prometheus metrics on (RETRYSAFE_METRICS_ADDRESS)
  *   its settings           ─ declared in the namespace's data (workers and clients check theirs against them) and
  *                            written to <dir>/dev.env and <dir>/stack.json (how the tools for people find it)
  *
@@ -35,6 +36,11 @@ export interface DevStackOptions {
   uiPort?: number | null;
   /** The approval service's port; default 4180, 0 for any free port. */
   approvalsPort?: number;
+  /**
+   * Where the stack's worker serves Prometheus metrics (RETRYSAFE_METRICS_ADDRESS on 127.0.0.1): a port, 0 for any
+   * free port; none when absent or null (`retrysafe dev` and `npm start` default to 9464).
+   */
+  metricsPort?: number | null;
   namespace?: string;
   taskQueue?: string;
   /** Encrypt payloads at rest with a key kept in the folder (default true). */
@@ -58,6 +64,8 @@ export interface DevStack {
   /** What a worker and a client of this stack need, as environment variables (also in `settingsFile`). */
   env: Record<string, string>;
   settingsFile: string;
+  /** The worker's metrics endpoint (`http://127.0.0.1:<port>/metrics`), when the stack has one. */
+  metricsUrl?: string;
   /** What stack.json holds while it runs (write it again with writeStackFiles to add to it). */
   stackFile: StackFile;
   /** Stops the approval service and the dev server and removes stack.json; the state in `dir` is kept. Idempotent. */
@@ -65,6 +73,8 @@ export interface DevStack {
 }
 
 export const DEFAULT_APPROVALS_PORT = 4180;
+/** The port `retrysafe dev` and `npm start` give the worker's metrics endpoint: the OpenTelemetry Prometheus default. */
+export const DEFAULT_METRICS_PORT = 9464;
 export const LOCAL_PAYLOAD_KEYS_FILE_NAME = 'payload-keys.json';
 export const LOCAL_LEDGER_FILE_NAME = 'ledger.sqlite';
 export const APPROVAL_PUBLIC_KEYS_FILE_NAME = 'approval-public-keys.json';
@@ -95,6 +105,8 @@ export async function startDevStack(opts: DevStackOptions = {}): Promise<DevStac
   // The Web UI decodes payloads through the approval service's /codec: its address is needed before the server.
   const approvalsPort = opts.approvalsPort === 0 ? await getFreePort() : (opts.approvalsPort ?? DEFAULT_APPROVALS_PORT);
   const uiPort = opts.uiPort === undefined ? 8233 : opts.uiPort;
+  const metricsPort = opts.metricsPort === 0 ? await getFreePort() : opts.metricsPort;
+  const metricsAddress = metricsPort === undefined || metricsPort === null ? undefined : `127.0.0.1:${metricsPort}`;
   const server = await startDevServer({
     dbFile: opts.dbFile ?? path.join(dir, 'temporal.sqlite'),
     port: opts.port ?? 7233,
@@ -153,6 +165,7 @@ export async function startDevStack(opts: DevStackOptions = {}): Promise<DevStac
       RETRYSAFE_OPERATORS_FILE: operator.operatorsFile,
       RETRYSAFE_LEDGER: ledgerUrl,
       RETRYSAFE_APPROVAL_URL: approvals.url,
+      ...(metricsAddress ? { RETRYSAFE_METRICS_ADDRESS: metricsAddress } : {}),
       ...(server.uiUrl ? { RETRYSAFE_WEB_UI_URL: server.uiUrl } : {}),
       ...(opts.extraEnv ?? {}),
     };
@@ -174,6 +187,7 @@ export async function startDevStack(opts: DevStackOptions = {}): Promise<DevStac
       operator,
       env,
       settingsFile: path.join(dir, 'dev.env'),
+      ...(metricsAddress ? { metricsUrl: `http://${metricsAddress}/metrics` } : {}),
       stackFile,
       stop: () =>
         (stopped ??= (async () => {

@@ -198,7 +198,7 @@ for (const runtime of ['machine', 'lts'] as const) {
         // The command itself, not npx: one process, whose SIGINT stops the dev server it started.
         const dev = spawn(
           path.join(dir, 'node_modules/.bin/retrysafe'),
-          ['dev', '--port', '0', '--ui-port', 'none', '--approvals-port', '0'],
+          ['dev', '--port', '0', '--ui-port', 'none', '--approvals-port', '0', '--metrics-port', '0'],
           { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
         );
         procs.push(dev);

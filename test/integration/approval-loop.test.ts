@@ -41,6 +41,8 @@ async function startStackProcess(dbFile: string): Promise<{ child: ChildProcess;
       '0',
       '--approvals-port',
       '0',
+      '--metrics-port',
+      '0',
     ],
     { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
   );

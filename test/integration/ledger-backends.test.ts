@@ -389,7 +389,11 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       await ledger.claimRow({ ...claim(key), holder: 'action:holder' });
       const held = { ...status(key, 1, 'dispatching'), holder: 'action:holder' };
       assert.deepEqual(await ledger.recordStatus(held), { applied: true });
-      assert.deepEqual(await ledger.recordStatus(held), { applied: true }, 'a repeat of an applied write');
+      assert.deepEqual(
+        await ledger.recordStatus(held),
+        { applied: true, repeat: true },
+        'a repeat of an applied write',
+      );
 
       const intruder = await ledger.recordStatus({ ...status(key, 2, 'confirmed'), holder: 'action:gone' });
       assert.equal(intruder.applied, false);
@@ -419,6 +423,36 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       assert.deepEqual(await ledger.alarms({ key: 'send-email:v1:acme:quiet' }), []);
       const raised = await ledger.raiseAlarm('send-email:v1:acme:quiet', 'not-holder', 'raised by hand', at(9));
       assert.deepEqual((await ledger.alarms({ limit: 1 }))[0], raised);
+    });
+
+    it('openActionStats groups the unsettled actions by tenant, operation and status, and counts alarms by kind', async () => {
+      const { ledger } = await fresh();
+      assert.deepEqual(await ledger.openActionStats(), {
+        groups: [],
+        alarms: { 'not-holder': 0, 'audit-conflict': 0 },
+      });
+      await ledger.recordClaim(claim('charge:v1:acme:a', { claimedAt: at(5) }));
+      await ledger.recordClaim(claim('charge:v1:acme:b', { claimedAt: at(2) }));
+      await ledger.recordClaim(claim('charge:v1:acme:settled', { claimedAt: at(0) }));
+      await ledger.recordClaim(claim('send-email:v1:globex:c', { claimedAt: at(7) }));
+      for (const key of ['charge:v1:acme:a', 'charge:v1:acme:b']) {
+        await ledger.recordStatus(status(key, 1, 'dispatching'));
+        await ledger.recordStatus(status(key, 2, 'unknown'));
+      }
+      await ledger.recordStatus(status('charge:v1:acme:settled', 1, 'dispatching'));
+      await ledger.recordStatus(status('charge:v1:acme:settled', 2, 'confirmed', { settled: true }));
+      await ledger.recordStatus(status('send-email:v1:globex:c', 1, 'needs_review'));
+      await ledger.raiseAlarm('charge:v1:acme:a', 'audit-conflict', 'by hand', at(9));
+      await ledger.raiseAlarm('charge:v1:acme:b', 'audit-conflict', 'by hand', at(9));
+
+      const stats = await ledger.openActionStats();
+      const byGroup = [...stats.groups].sort((x, y) => x.tenant.localeCompare(y.tenant));
+      assert.deepEqual(byGroup, [
+        { tenant: 'acme', operation: 'charge', status: 'unknown', count: 2, oldestClaimedAt: at(2) },
+        { tenant: 'globex', operation: 'send-email', status: 'needs_review', count: 1, oldestClaimedAt: at(7) },
+      ]);
+      assert.deepEqual(stats.alarms, { 'not-holder': 0, 'audit-conflict': 2 });
+      await ledger.close(); // the test server allows few connections; the suite's cases each hold a pool
     });
 
     it('close() releases the database: later calls fail as Closed, a second close is harmless, data stays', async () => {
