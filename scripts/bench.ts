@@ -92,8 +92,14 @@ function formatBench(r: BenchReport): string[] {
   }
   for (const [pair, byLevel] of Object.entries(r.ratios)) {
     for (const [level, x] of Object.entries(byLevel)) {
-      // The ledger comparison sets the action with the ledger against the action without it.
-      const what = pair === 'ledger' ? 'with/without ledger' : 'retrysafe/bare';
+      // The ledger comparison sets the action with the ledger against the action without it; the observability one,
+      // the action on ledger workers exporting metrics and traces against the same without them.
+      const what =
+        pair === 'ledger'
+          ? 'with/without ledger'
+          : pair === 'observability'
+            ? 'with/without metrics and traces'
+            : 'retrysafe/bare';
       if ('refused' in x) {
         out.push(`${what} (${pair}, ${level}): no ratio, ${x.refused}`);
         continue;

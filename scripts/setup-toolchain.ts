@@ -1,5 +1,5 @@
 // Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
-// chromium of the approval page tests, the PostgreSQL server of the ledger tests, Mailpit (built with Go) and
+// chromium of the approval page tests, the PostgreSQL server of the ledger tests, Prometheus for the alert rules, Mailpit (built with Go) and
 // localstripe (installed with pip), and Node.js 24 (the consumer test's second Node), so that `npm start` and the tests find them without any tool's own download.
 // Mailpit's and localstripe's tests are skipped, with one line saying why, when the tool cannot be had.
 // Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster] [--compose]
@@ -18,6 +18,7 @@ import { resolveLocalstripe } from './toolchain/resolve-localstripe';
 import { resolveMailpit } from './toolchain/resolve-mailpit';
 import { resolveTemporalServer } from './toolchain/resolve-temporal-server';
 import { resolveNodeLts } from './toolchain/resolve-node';
+import { resolvePrometheus } from './toolchain/resolve-prometheus';
 
 function describe(tool: ResolvedTool | ResolvedChromium | ResolvedPostgres): string {
   const origin = [tool.source, tool.version].filter((part) => part !== undefined).join(', ');
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
   const testServer = await resolveTestServer({ log });
   const chromium = await resolveChromium({ log });
   const postgres = await resolvePostgres({ log });
+  // Prometheus and promtool (Debian's package, unpacked), for the test of the shipped alert rules.
+  const prometheus = await resolvePrometheus({ log });
   // The current LTS beside the machine's Node.js, for the consumer test (test/consumer/): a registry package.
   const nodeLts = await resolveNodeLts(log ? { log } : {});
   const cluster = values.cluster ? await resolveTemporalServer({ log: log ?? (() => undefined) }) : undefined;
@@ -59,7 +62,12 @@ async function main(): Promise<void> {
   for (const tool of [cli, testServer]) console.log(describe(tool));
   console.error(describe(chromium));
   console.error(describe(postgres));
-  console.error(`node (LTS, consumer test): ${nodeLts.path} (${[nodeLts.source, nodeLts.version].filter(Boolean).join(', ')})`);
+  console.error(
+    `prometheus: ${prometheus.prometheus}, promtool ${prometheus.promtool} (${[prometheus.source, prometheus.version].filter(Boolean).join(', ')})`,
+  );
+  console.error(
+    `node (LTS, consumer test): ${nodeLts.path} (${[nodeLts.source, nodeLts.version].filter(Boolean).join(', ')})`,
+  );
   if (cluster) {
     const origin = [cluster.source, cluster.version].filter((part) => part !== undefined).join(', ');
     console.error(`temporal-server: ${cluster.server}, sql tool ${cluster.sqlTool} (${origin})`);

@@ -3,7 +3,7 @@ import { ratios, type LatencyStats } from './stats';
 /**
  * What a ratio between two legs may be taken from. Two legs are set side by side only when they ran on the same
  * server with the same number of workers and the same worker settings; a comparison that exists to measure one
- * setting (the ledger) may differ in that one and nothing else. Each leg is measured in rounds (`--repeats`),
+ * setting (the ledger, metrics and traces) may differ in that one and nothing else. Each leg is measured in rounds (`--repeats`),
  * interleaved with the other legs, and a ratio is taken per round, so that drift on the machine falls on both sides.
  */
 export interface LegSetting {
@@ -15,7 +15,12 @@ export interface LegSetting {
   tuning: Record<string, string>;
   /** The workers keep the durable ledger. */
   ledger: boolean;
+  /** The workers export metrics (scraped every second) and traces. */
+  observed: boolean;
 }
+
+/** The one setting a comparison exists to measure, which its two legs may differ in. */
+export type Measured = 'ledger' | 'observability';
 
 export type Ratios = ReturnType<typeof ratios>;
 
@@ -28,13 +33,16 @@ export interface RoundRatios {
 }
 
 /** Why two legs must not be set side by side, or undefined when they may. */
-export function incomparable(a: LegSetting, b: LegSetting, measures?: 'ledger'): string | undefined {
+export function incomparable(a: LegSetting, b: LegSetting, measures?: Measured): string | undefined {
   if (a.server !== b.server) return `they ran on different servers (${a.server}, ${b.server})`;
   if (a.workers !== b.workers) return `they ran on ${a.workers} and ${b.workers} workers`;
   const keys = [...new Set([...Object.keys(a.tuning), ...Object.keys(b.tuning)])].sort();
   const differing = keys.filter((k) => a.tuning[k] !== b.tuning[k]);
   if (differing.length) return `their workers differ in ${differing.join(', ')}`;
   if (a.ledger !== b.ledger && measures !== 'ledger') return 'one side kept the ledger and the other did not';
+  if (a.observed !== b.observed && measures !== 'observability') {
+    return 'one side exported metrics and traces and the other did not';
+  }
   return undefined;
 }
 

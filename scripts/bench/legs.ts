@@ -14,6 +14,7 @@ import {
 import type { Approver } from '../chaos/approvals';
 import { waitForActionStatus } from '../chaos/observe';
 import { renewalInputFor } from '../chaos/scenario-renewal';
+import type { Measured } from './compare';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, actionKeyForStep, runWorkflowId } from 'retrysafe';
 
 /**
@@ -32,6 +33,8 @@ export interface BenchContext {
   approver: Approver;
   /** A task queue whose workers keep the durable ledger (RETRYSAFE_LEDGER), for the ledger's cost. */
   ledgerTaskQueue?: string;
+  /** A task queue whose workers keep the ledger and export metrics and traces, for what observing costs. */
+  observedTaskQueue?: string;
 }
 
 export type Pair = 'action' | 'signal';
@@ -43,7 +46,14 @@ export const COMPARISONS = [
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
   // Not bare against retrysafe: the same action without and with the durable ledger (SQLite) on its workers.
   { name: 'ledger', bare: 'retrysafe-action', retrysafe: 'retrysafe-action-ledger', measures: 'ledger' },
-] as const satisfies ReadonlyArray<{ name: string; bare: string; retrysafe: string; measures?: 'ledger' }>;
+  // The same action on ledger workers without and with metrics (scraped every second) and traces exported.
+  {
+    name: 'observability',
+    bare: 'retrysafe-action-ledger',
+    retrysafe: 'retrysafe-action-observed',
+    measures: 'observability',
+  },
+] as const satisfies ReadonlyArray<{ name: string; bare: string; retrysafe: string; measures?: Measured }>;
 
 export interface Leg {
   id: string;
@@ -54,6 +64,8 @@ export interface Leg {
   prepare(name: string): Promise<() => Promise<number>>;
   /** Runs on the workers that keep the ledger (BenchContext.ledgerTaskQueue) instead of the main ones. */
   ledgerWorkers?: boolean;
+  /** Runs on the workers that keep the ledger and export metrics and traces (BenchContext.observedTaskQueue). */
+  observedWorkers?: boolean;
   /** The workflows one operation ran, by the name it was prepared under: their histories say where its time went. */
   workflows?(name: string): Array<{ role: string; workflowId: string }>;
 }
@@ -167,6 +179,26 @@ export function benchLegs(ctx: BenchContext): Leg[] {
               args: [chargeFor(`${name}-ledger`)],
             });
             if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (ledger) ended ${r.status}`);
+          });
+      },
+    },
+    {
+      id: 'retrysafe-action-observed',
+      label: 'retrysafe action, ledger workers exporting metrics and traces',
+      side: 'retrysafe',
+      ledgerWorkers: true,
+      observedWorkers: true,
+      prepare: async (name) => {
+        const queue = ctx.observedTaskQueue;
+        if (!queue) throw new LegUnavailable('no observed workers in this run');
+        return () =>
+          timed(async () => {
+            const r = await client.workflow.execute(retrysafeChargeWorkflow, {
+              workflowId: runWorkflowId('bench', `${name}-observed`),
+              taskQueue: queue,
+              args: [chargeFor(`${name}-observed`)],
+            });
+            if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (observed) ended ${r.status}`);
           });
       },
     },

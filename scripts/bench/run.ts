@@ -15,6 +15,7 @@ import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from 'retrysafe/workflow';
+import { getFreePort } from '../../cli/dev/free-port';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -88,6 +89,7 @@ const COLORS: Record<string, string> = {
   'bare-child-activity': '#17becf',
   'retrysafe-action': '#d62728',
   'retrysafe-action-ledger': '#8c564b',
+  'retrysafe-action-observed': '#e377c2',
   'retrysafe-renewal': '#9467bd',
   'bare-signal': '#2ca02c',
   'retrysafe-confirmation': '#ff7f0e',
@@ -118,12 +120,33 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   await Promise.all(
     Array.from({ length: WORKERS }, (_, i) => stack.startWorker({ name: `${ledgerTaskQueue}-w${i}`, env: ledgerEnv })),
   );
+  // And once more keeping the ledger and exporting metrics (each worker on a port of its own, scraped every second
+  // as a busy Prometheus would) and traces: what observing an action costs.
+  const observedTaskQueue = `${taskQueue}-observed`;
+  const scrapes: string[] = [];
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, i) => {
+      const address = `127.0.0.1:${await getFreePort()}`;
+      scrapes.push(`http://${address}/metrics`);
+      await stack.startWorker({
+        name: `${observedTaskQueue}-w${i}`,
+        env: {
+          ...ledgerEnv,
+          ...OBSERVED_ENV,
+          RETRYSAFE_TASK_QUEUE: observedTaskQueue,
+          RETRYSAFE_METRICS_ADDRESS: address,
+        },
+      });
+    }),
+  );
+  const scraper = scrapeEverySecond(scrapes);
   const ctx: BenchContext = {
     client: stack.client,
     retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
     taskQueue,
     approver,
     ledgerTaskQueue,
+    observedTaskQueue,
   };
   const levels: Array<[string, number]> = [
     ['seq', 1],
@@ -141,10 +164,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   );
   const settingOf = (leg: Leg): LegSetting => ({
     server: `${stack.server.address} (${stack.server.namespace})`,
-    taskQueue: leg.ledgerWorkers ? ledgerTaskQueue : taskQueue,
+    taskQueue: leg.observedWorkers ? observedTaskQueue : leg.ledgerWorkers ? ledgerTaskQueue : taskQueue,
     workers: WORKERS,
     tuning,
     ledger: leg.ledgerWorkers === true,
+    observed: leg.observedWorkers === true,
   });
   try {
     const measured: Array<{ leg: Leg; report: LegReport }> = [];
@@ -210,9 +234,42 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       durationMs: Date.now() - started,
     };
   } finally {
+    const scraped = await scraper.stop();
+    log(`  metrics: ${scraped.ok} scrapes answered, ${scraped.failed} failed`);
     await Promise.all(pool.workers.map((w) => w.stop()));
     if (!options.stack) await stack.stop();
   }
+}
+
+/**
+ * What the observed workers get beyond the ledger workers' settings (their metrics address is their own): traces
+ * exported as well as metrics.
+ */
+const OBSERVED_ENV: Record<string, string> = {};
+
+/** Fetches each URL every second, as Prometheus scraping these workers would, until stopped. */
+function scrapeEverySecond(urls: readonly string[]): { stop(): Promise<{ ok: number; failed: number }> } {
+  const counts = { ok: 0, failed: 0 };
+  const scrape = () =>
+    Promise.all(
+      urls.map((u) =>
+        fetch(u, { signal: AbortSignal.timeout(900) })
+          .then(async (res) => {
+            await res.text();
+            counts[res.ok ? 'ok' : 'failed']++;
+          })
+          .catch(() => counts.failed++),
+      ),
+    );
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => (inFlight = scrape()), 1_000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await inFlight;
+      return counts;
+    },
+  };
 }
 
 /** One round of one leg at every load level, added to its report. */

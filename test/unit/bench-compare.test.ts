@@ -11,6 +11,7 @@ const setting = (over: Partial<LegSetting> = {}): LegSetting => ({
   workers: 2,
   tuning: { RETRYSAFE_APPROVAL_PUBLIC_KEYS: 'ab12' },
   ledger: false,
+  observed: false,
   ...over,
 });
 /** A round whose every operation took `ms`, `n` of them over `wallMs`. */
@@ -35,6 +36,10 @@ describe('bench comparisons', () => {
       undefined,
       'what the comparison measures',
     );
+    const observed = setting({ ledger: true, observed: true });
+    assert.match(incomparable(setting({ ledger: true }), observed)!, /exported metrics and traces/);
+    assert.match(incomparable(setting(), observed, 'observability')!, /kept the ledger/, 'one setting at a time');
+    assert.equal(incomparable(setting({ ledger: true }), observed, 'observability'), undefined);
   });
 
   it('take a ratio per round and report the median with the lowest and highest round', () => {
