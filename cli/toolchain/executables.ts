@@ -21,6 +21,15 @@ export async function executableProblem(file: string): Promise<string | undefine
   return undefined;
 }
 
+/** Why `dir` cannot serve as the folder of `names`, or undefined when it holds each of them as an executable. */
+export async function executablesProblem(dir: string, names: readonly string[]): Promise<string | undefined> {
+  for (const name of names) {
+    const problem = await executableProblem(path.join(dir, name));
+    if (problem !== undefined) return `has no usable ${name} (${name} ${problem})`;
+  }
+  return undefined;
+}
+
 /** Looks an executable up on `env.PATH` the way a shell would: first executable match wins. */
 export async function findOnPath(binary: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter((dir) => dir !== '');

@@ -108,6 +108,21 @@ const timed = async (fn: () => Promise<void>): Promise<number> => {
 
 export function benchLegs(ctx: BenchContext): Leg[] {
   const { client, taskQueue } = ctx;
+  /** The retrysafe action leg on another queue's workers (`suffix` keeps its workflow IDs apart). */
+  const actionOnQueue =
+    (queue: string | undefined, suffix: string, unavailable: string) =>
+    async (name: string): Promise<() => Promise<number>> => {
+      if (!queue) throw new LegUnavailable(unavailable);
+      return () =>
+        timed(async () => {
+          const r = await client.workflow.execute(retrysafeChargeWorkflow, {
+            workflowId: runWorkflowId('bench', `${name}-${suffix}`),
+            taskQueue: queue,
+            args: [chargeFor(`${name}-${suffix}`)],
+          });
+          if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (${suffix}) ended ${r.status}`);
+        });
+    };
   return [
     {
       id: 'bare-activity',
@@ -168,19 +183,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
       label: 'retrysafe action, workers keep the ledger (SQLite)',
       side: 'retrysafe',
       ledgerWorkers: true,
-      prepare: async (name) => {
-        const queue = ctx.ledgerTaskQueue;
-        if (!queue) throw new LegUnavailable('no ledger workers in this run');
-        return () =>
-          timed(async () => {
-            const r = await client.workflow.execute(retrysafeChargeWorkflow, {
-              workflowId: runWorkflowId('bench', `${name}-ledger`),
-              taskQueue: queue,
-              args: [chargeFor(`${name}-ledger`)],
-            });
-            if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (ledger) ended ${r.status}`);
-          });
-      },
+      prepare: actionOnQueue(ctx.ledgerTaskQueue, 'ledger', 'no ledger workers in this run'),
     },
     {
       id: 'retrysafe-action-observed',
@@ -188,19 +191,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
       side: 'retrysafe',
       ledgerWorkers: true,
       observedWorkers: true,
-      prepare: async (name) => {
-        const queue = ctx.observedTaskQueue;
-        if (!queue) throw new LegUnavailable('no observed workers in this run');
-        return () =>
-          timed(async () => {
-            const r = await client.workflow.execute(retrysafeChargeWorkflow, {
-              workflowId: runWorkflowId('bench', `${name}-observed`),
-              taskQueue: queue,
-              args: [chargeFor(`${name}-observed`)],
-            });
-            if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (observed) ended ${r.status}`);
-          });
-      },
+      prepare: actionOnQueue(ctx.observedTaskQueue, 'observed', 'no observed workers in this run'),
     },
     {
       id: 'retrysafe-renewal',

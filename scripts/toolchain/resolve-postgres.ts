@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, writeFi
 import path from 'node:path';
 
 import { aptUpdate, downloadDebs, plannedAptInstall, runningAsRoot, unpackDeb } from './debian-packages';
-import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
+import { executablesProblem, findOnPath } from '../../cli/toolchain/executables';
 import { runCommand } from '../../cli/toolchain/run-command';
 import { missingSharedLibraries, sharedLibraryDirs } from './shared-libraries';
 import { ToolchainError } from '../../cli/toolchain/toolchain-error';
@@ -159,13 +159,9 @@ export async function resolvePostgres(opts: ResolvePostgresOptions = {}): Promis
   );
 }
 
-/** Why `dir` cannot serve as the server's bin folder, or undefined when it holds both executables. */
-async function folderProblem(dir: string): Promise<string | undefined> {
-  for (const name of POSTGRES_EXECUTABLES) {
-    const problem = await executableProblem(path.join(dir, name));
-    if (problem !== undefined) return `has no usable ${name} (${name} ${problem})`;
-  }
-  return undefined;
+/** Why `dir` cannot serve, or undefined when it holds every executable. */
+function folderProblem(dir: string): Promise<string | undefined> {
+  return executablesProblem(dir, POSTGRES_EXECUTABLES);
 }
 
 async function projectLocal(folder: string): Promise<ResolvedPostgres> {

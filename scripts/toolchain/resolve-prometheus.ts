@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:f
 import path from 'node:path';
 
 import { downloadDebs, unpackDeb } from './debian-packages';
-import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
+import { executablesProblem, findOnPath } from '../../cli/toolchain/executables';
 import { runCommand } from '../../cli/toolchain/run-command';
 import { ToolchainError } from '../../cli/toolchain/toolchain-error';
 
@@ -113,13 +113,9 @@ export async function resolvePrometheus(opts: ResolvePrometheusOptions = {}): Pr
   );
 }
 
-/** Why `dir` cannot serve, or undefined when it holds both executables. */
-async function folderProblem(dir: string): Promise<string | undefined> {
-  for (const name of PROMETHEUS_EXECUTABLES) {
-    const problem = await executableProblem(path.join(dir, name));
-    if (problem !== undefined) return `has no usable ${name} (${name} ${problem})`;
-  }
-  return undefined;
+/** Why `dir` cannot serve, or undefined when it holds every executable. */
+function folderProblem(dir: string): Promise<string | undefined> {
+  return executablesProblem(dir, PROMETHEUS_EXECUTABLES);
 }
 
 interface UnpackedPrometheus {
