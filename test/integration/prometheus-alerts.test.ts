@@ -16,6 +16,7 @@ import {
 import { getFreePort } from '../../cli/dev/free-port';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolvePrometheus } from '../../scripts/toolchain/resolve-prometheus';
+import { launchChromium } from '../support/browser';
 import { uniqueEvent } from '../support/renewal-input';
 import { sleep, waitForStatus, waitUntil } from '../support/wait';
 
@@ -29,6 +30,8 @@ import { sleep, waitForStatus, waitUntil } from '../support/wait';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SHIPPED_RULES = path.join(ROOT, 'deploy', 'prometheus', 'retrysafe-rules.yml');
+const DASHBOARD = path.join(ROOT, 'deploy', 'grafana', 'retrysafe-dashboard.json');
+const IMAGES = path.join(ROOT, 'docs', 'images');
 const TENANT = 'acme';
 const WINDOW_SECONDS = 3;
 
@@ -48,6 +51,9 @@ let tmp: string;
 let prometheus: ChildProcess | undefined;
 let promUrl: string;
 let promtool: string;
+let metricsUrl: string;
+/** RETRYSAFE_SCREENSHOTS=1 writes Prometheus's graph and alert pages, as the test leaves them, to docs/images/. */
+const SCREENSHOTS = process.env.RETRYSAFE_SCREENSHOTS === '1';
 
 /** One instant query through Prometheus's HTTP API: each series' labels and value. */
 async function query(expr: string): Promise<Array<{ labels: Record<string, string>; value: number }>> {
@@ -74,6 +80,33 @@ async function alerts(): Promise<Array<{ labels: Record<string, string>; state: 
   return body.data.alerts;
 }
 
+/** Every query of a dashboard panel, its variables set to match everything. */
+async function dashboardQueries(): Promise<string[]> {
+  const dashboard = JSON.parse(await readFile(DASHBOARD, 'utf8')) as {
+    panels: Array<{ targets?: Array<{ expr: string }> }>;
+  };
+  return dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr.replace(/\$(tenant|tool)\b/g, '.*')));
+}
+
+/** The graph page with the review queue and the alerts page, firing, for docs/observability.md. */
+async function screenshots(): Promise<void> {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const expr = 'max by (tenant, tool, status) (retrysafe_action_oldest_age_seconds)';
+    await page.goto(`${promUrl}/graph?g0.expr=${encodeURIComponent(expr)}&g0.tab=0&g0.range_input=1m`);
+    await page.waitForTimeout(2_000);
+    await page.screenshot({ path: path.join(IMAGES, 'prometheus-oldest-age.png') });
+    await page.goto(`${promUrl}/classic/alerts`);
+    // Each alert's detail open: its expression, its labels and since when it fires.
+    await page.locator('.alert_header').first().click().catch(() => undefined);
+    await page.waitForTimeout(1_000);
+    await page.screenshot({ path: path.join(IMAGES, 'prometheus-alerts.png'), fullPage: true });
+  } finally {
+    await browser.close();
+  }
+}
+
 describe('Prometheus, the shipped rules and a worker of the embedded stack', () => {
   before(async () => {
     const bins = await resolvePrometheus();
@@ -81,6 +114,7 @@ describe('Prometheus, the shipped rules and a worker of the embedded stack', () 
     tmp = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-prometheus-'));
     stack = await startStack({ providerKinds: ['email'], ledger: `sqlite:${path.join(tmp, 'ledger.sqlite')}` });
     const metricsAddress = `127.0.0.1:${await getFreePort()}`;
+    metricsUrl = `http://${metricsAddress}/metrics`;
     await stack.startWorker({
       name: 'observed',
       env: {
@@ -122,6 +156,7 @@ describe('Prometheus, the shipped rules and a worker of the embedded stack', () 
         `--config.file=${config}`,
         `--storage.tsdb.path=${path.join(tmp, 'data')}`,
         `--web.listen-address=127.0.0.1:${port}`,
+        ...(bins.webAssets ? [`--web.local-assets=${bins.webAssets}`] : []),
         '--log.level=warn',
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
@@ -228,6 +263,8 @@ describe('Prometheus, the shipped rules and a worker of the embedded stack', () 
       30_000,
     );
 
+    if (SCREENSHOTS) await screenshots();
+
     // A person resolves it: the queue empties and the alert stops.
     const messageId = (await email.ledger()).records.messages?.find(
       (m) => (m as { reference?: string }).reference === claimed.key,
@@ -250,5 +287,28 @@ describe('Prometheus, the shipped rules and a worker of the embedded stack', () 
         ),
       20_000,
     );
+  });
+
+  it("the dashboard's queries run in Prometheus and name only metrics that exist", async () => {
+    const queries = await dashboardQueries();
+    assert.ok(queries.length >= 20, `${queries.length} queries`);
+    for (const expr of queries) await query(expr); // fails on a query Prometheus cannot parse
+    // retrysafe's names as the code creates them; Temporal's as this worker exports them (it ran workflows and
+    // activities above). Histograms are named with their _bucket series.
+    const source = (
+      await Promise.all(
+        ['metrics/instruments.ts', 'workflows/workflow-metrics.ts'].map((f) => readFile(path.join(ROOT, f), 'utf8')),
+      )
+    ).join('\n');
+    const exported = await (await fetch(metricsUrl)).text();
+    const names = new Set(queries.flatMap((q) => q.match(/\b(retrysafe|temporal)_[a-z_]+/g) ?? []));
+    for (const name of names) {
+      const base = name.replace(/_(bucket|count|sum)$/, '');
+      if (name.startsWith('retrysafe_')) assert.ok(source.includes(`'${base}'`), `${name} is not a retrysafe metric`);
+      // A counter of failures appears once something failed; its name is the SDK's documented one.
+      else if (name !== 'temporal_workflow_task_execution_failed') {
+        assert.match(exported, new RegExp(`^${name}[{ ]`, 'm'), `the worker exports no ${name}`);
+      }
+    }
   });
 });
