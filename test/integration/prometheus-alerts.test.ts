@@ -99,7 +99,11 @@ async function screenshots(): Promise<void> {
     await page.screenshot({ path: path.join(IMAGES, 'prometheus-oldest-age.png') });
     await page.goto(`${promUrl}/classic/alerts`);
     // Each alert's detail open: its expression, its labels and since when it fires.
-    await page.locator('.alert_header').first().click().catch(() => undefined);
+    await page
+      .locator('.alert_header')
+      .first()
+      .click()
+      .catch(() => undefined);
     await page.waitForTimeout(1_000);
     await page.screenshot({ path: path.join(IMAGES, 'prometheus-alerts.png'), fullPage: true });
   } finally {
