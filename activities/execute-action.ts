@@ -9,6 +9,7 @@ import { RequestLog } from './request-log';
 import type { DispatchOutcome } from '../messages/action';
 import { outcomeOfError } from './transport/http';
 import { noRetrysafeMetrics, secondsSince, type RetrysafeMetrics } from '../metrics/instruments';
+import { withProviderSpan } from '../tracing/provider-span';
 
 /**
  * The executor: one narrow path from a persisted intent to its tool, with the action's key. This table
@@ -204,7 +205,23 @@ export function createExecuteAction(deps: ExecuteDeps) {
       const sentAtMs = now();
       let outcome: ToolOutcome;
       try {
-        outcome = await withHeartbeat(ctx, () => tool.execute(toolInput, toolCtx), log_);
+        outcome = await withHeartbeat(
+          ctx,
+          () =>
+            withProviderSpan(
+              tool.name,
+              'send',
+              async () => {
+                try {
+                  return await tool.execute(toolInput, toolCtx);
+                } catch (err) {
+                  return outcomeOfError(err, tool.name);
+                }
+              },
+              (o) => o.outcome,
+            ),
+          log_,
+        );
       } catch (err) {
         outcome = outcomeOfError(err, tool.name);
       }
@@ -296,7 +313,11 @@ export function createExecuteAction(deps: ExecuteDeps) {
         const askedAtMs = now();
         let answer: LookupAnswer;
         try {
-          answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolCtx), log_);
+          answer = await withHeartbeat(
+            ctx,
+            () => withProviderSpan(tool.name, 'lookup', () => tool.lookup!(toolInput, toolCtx), lookupOutcome),
+            log_,
+          );
         } catch (err) {
           requests.answered(request, `lookup failed: ${(err as Error).message}`);
           metrics.providerRequest(tool.name, 'lookup', 'failed', secondsSince(askedAtMs, now));
@@ -327,6 +348,11 @@ export function createExecuteAction(deps: ExecuteDeps) {
 /** A duration for a reason: hours with one decimal from an hour on, else seconds. */
 function readableDuration(ms: number): string {
   return ms >= 3_600_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${Math.round(ms / 1000)} s`;
+}
+
+/** A lookup's answer in the metrics' and spans' words. */
+export function lookupOutcome(answer: LookupAnswer): 'found' | 'not-found' {
+  return answer.found ? 'found' : 'not-found';
 }
 
 /** One line for the request log: what the provider answered, in the four outcomes' words. */

@@ -2,7 +2,8 @@ import { Context } from '@temporalio/activity';
 import { RetrysafeError } from '../policies/errors';
 import type { Json } from '../policies/tool';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
-import { toolContext, verifiedInput, withHeartbeat } from './execute-action';
+import { lookupOutcome, toolContext, verifiedInput, withHeartbeat } from './execute-action';
+import { withProviderSpan } from '../tracing/provider-span';
 import { noRetrysafeMetrics, secondsSince, type RetrysafeMetrics } from '../metrics/instruments';
 
 export interface LookupResult {
@@ -32,12 +33,19 @@ export function createLookupAction(deps: { tools: ToolRegistry; metrics?: Retrys
     const askedAtMs = Date.now();
     let answer;
     try {
-      answer = await withHeartbeat(ctx, () => tool.lookup!(toolInput, toolContext(ctx, input.key)));
+      answer = await withHeartbeat(ctx, () =>
+        withProviderSpan(
+          tool.name,
+          'lookup',
+          () => tool.lookup!(toolInput, toolContext(ctx, input.key)),
+          lookupOutcome,
+        ),
+      );
     } catch (err) {
       metrics.providerRequest(tool.name, 'lookup', 'failed', secondsSince(askedAtMs));
       throw err;
     }
-    metrics.providerRequest(tool.name, 'lookup', answer.found ? 'found' : 'not-found', secondsSince(askedAtMs));
+    metrics.providerRequest(tool.name, 'lookup', lookupOutcome(answer), secondsSince(askedAtMs));
     if (!answer.found) return { found: false, detail: `${tool.name} lookup: ${answer.detail ?? 'empty'}` };
     return {
       found: true,

@@ -38,9 +38,13 @@ export type ProviderRequestOutcome =
 
 /** The instruments retrysafe records on; `noRetrysafeMetrics` records nothing. */
 export interface RetrysafeMetrics {
+  /** One request to a provider answered (or failed) after `seconds`. */
   providerRequest(tool: string, kind: 'send' | 'lookup', outcome: ProviderRequestOutcome, seconds: number): void;
+  /** An executor activity attempt began. */
   executorAttempt(tool: string): void;
+  /** A dispatch ended having sent `sends` requests over all its attempts. */
   dispatchSends(tool: string, sends: number): void;
+  /** A ledger write took `seconds`. */
   ledgerWrite(op: 'claim' | 'status' | 'takeover', seconds: number): void;
   /** An action entered `status` (counted once: when the ledger recorded the entry, not when a write repeated it). */
   statusChange(tool: string, tenant: string, status: string): void;

@@ -17,11 +17,13 @@ export const DEFAULT_ESCALATION_WINDOW_SECONDS = 24 * 60 * 60;
 /** How often the worker reads the ledger for its gauges; a scrape every 15 s sees at most one poll old. */
 export const DEFAULT_LEDGER_POLL_MS = 10_000;
 
+/** What the open-action gauges are read from and set on. */
 export interface LedgerGaugeOptions {
   ledger: ActionLedger;
   metrics: RetrysafeMetrics;
   escalationWindows?: EscalationWindows;
   pollMs?: number;
+  /** The clock the ages are taken on (tests). */
   now?: () => number;
   /** Told when a poll fails (the ledger is down); the gauges keep their last values and the next poll tries again. */
   onError?: (err: Error) => void;
@@ -64,7 +66,10 @@ export function ledgerGaugeSetter(opts: LedgerGaugeOptions): () => Promise<void>
  * Polls the ledger every `pollMs` until the returned stop is called (at once, then on the interval; one poll at a
  * time). A failed poll is reported to `onError` and does not stop the next.
  */
-export function pollLedgerGauges(opts: LedgerGaugeOptions): { stop(): Promise<void> } {
+export function pollLedgerGauges(opts: LedgerGaugeOptions): {
+  /** Stops polling, after the poll under way. */
+  stop(): Promise<void>;
+} {
   const poll = ledgerGaugeSetter(opts);
   const onError = opts.onError ?? (() => undefined);
   let running: Promise<void> = Promise.resolve();

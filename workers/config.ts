@@ -4,6 +4,7 @@ import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
 import { parseOperatorScopes, parseTrustedApprovalKeys, type OperatorScopes } from '../policies/signed-decision';
 import { DEFAULT_TASK_QUEUE } from '../messages/action';
 import { parseEscalationWindows, type EscalationWindows } from '../metrics/ledger-gauges';
+import { TRACING_MODES, type TracingMode } from '../tracing/tracing-from-env';
 
 export { DEFAULT_TASK_QUEUE };
 
@@ -36,6 +37,8 @@ export const WorkerEnv = z.object({
     .optional(),
   /** `tenant=duration,…,*=duration` (s, m, h, d): how long an action may stay unresolved; 24 h by default. */
   RETRYSAFE_ESCALATION_WINDOWS: z.string().optional(),
+  /** `otlp`: export traces over OTLP/HTTP (OTEL_EXPORTER_OTLP_* say where; tracing/tracing-from-env.ts); `off` by default. */
+  RETRYSAFE_TRACING: z.enum(TRACING_MODES).default('off'),
   /** How often, in ms, the worker reads the ledger for its open-action gauges; 10000 by default. */
   RETRYSAFE_METRICS_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
 });
@@ -54,6 +57,8 @@ export interface WorkerConfig {
   metricsAddress?: string;
   escalationWindows?: EscalationWindows;
   ledgerPollMs?: number;
+  /** RETRYSAFE_TRACING; runWorkerProcess starts it (tracing/tracing-from-env.ts). */
+  tracing?: TracingMode;
 }
 
 /** A worker setting is invalid; the message names the variable. A worker exits 2 on it. */
@@ -121,6 +126,7 @@ export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     ...(e.RETRYSAFE_METRICS_ADDRESS ? { metricsAddress: e.RETRYSAFE_METRICS_ADDRESS } : {}),
     ...(escalationWindows ? { escalationWindows } : {}),
     ...(e.RETRYSAFE_METRICS_POLL_MS ? { ledgerPollMs: e.RETRYSAFE_METRICS_POLL_MS } : {}),
+    ...(e.RETRYSAFE_TRACING !== 'off' ? { tracing: e.RETRYSAFE_TRACING } : {}),
     operatorScopes,
     ...(e.RETRYSAFE_OPERATORS_FILE ? { operatorsFile: e.RETRYSAFE_OPERATORS_FILE } : {}),
     ...(e.RETRYSAFE_POLICY_FILE ? { tenantPolicyFile: e.RETRYSAFE_POLICY_FILE } : {}),

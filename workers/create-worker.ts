@@ -1,6 +1,6 @@
 import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection } from '@temporalio/worker';
-import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import type { Planner } from '../activities/planners/planner';
 import type { ActionLedger } from '../ledger';
 import type { OperatorScopes } from '../policies/signed-decision';
@@ -51,6 +51,8 @@ export interface CreateWorkerOptions {
    * itself sets (queue, workflows, activities, converter) cannot be overridden here.
    */
   tuning?: WorkerTuning;
+  /** Plugins that go before retrysafe's (tracing's OpenTelemetryPlugin: the engine's client takes its interceptors). */
+  plugins?: WorkerPlugin[];
 }
 
 /** Worker.create's options that tune a worker without changing what it runs. */
@@ -66,6 +68,7 @@ export type WorkerTuning = Omit<
   | 'identity'
   | 'interceptors'
   | 'sinks'
+  | 'plugins'
 >;
 
 /**
@@ -86,6 +89,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     plugins: [
+      ...(opts.plugins ?? []),
       retrysafePlugin({
         tools: opts.tools,
         trustedApprovalKeys: opts.config.trustedApprovalKeys,

@@ -96,11 +96,13 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         approvalKeyIds: Object.keys(trustedApprovalKeys),
         ...(options.ledger ? { ledger: options.ledger.kind } : {}),
       });
-      // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection.
+      // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection, and the
+      // client interceptors given to the worker so far (OpenTelemetryPlugin's: a run's claim continues its trace).
       const client = new Client({
         connection,
         namespace,
         ...(worker.dataConverter ? { dataConverter: worker.dataConverter } : {}),
+        ...(worker.interceptors?.client ? { interceptors: worker.interceptors.client } : {}),
       });
       const deps: ActivityDeps = {
         client,

@@ -11,6 +11,8 @@ import { createWorker, type CreateWorkerOptions } from './create-worker';
 import { StackSettingsMismatch } from '../client/stack-settings';
 import { createLogger } from './logger';
 import { installWorkerRuntime, MetricsAddressError } from './runtime';
+import type { Tracing } from '../tracing/start-tracing';
+import { startTracingFromEnv, TracingConfigError } from '../tracing/tracing-from-env';
 import { reportIncompleteActions } from './recovery-report';
 import { isSettingsError, retrysafeSettingsFromEnv, type RetrysafeEnvSettings } from './settings-from-env';
 
@@ -58,6 +60,14 @@ export async function runWorkerProcess(
       `${JSON.stringify({ event: 'metrics', url: `http://${config.metricsAddress}/metrics`, pid: process.pid })}\n`,
     );
   }
+  let tracing: Tracing | undefined;
+  try {
+    tracing = config.tracing ? await startTracingFromEnv(config.tracing, process.env) : undefined;
+  } catch (err) {
+    if (!(err instanceof TracingConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
   const namespace = settings.namespace;
   const connection = await NativeConnection.connect(settings.connectionOptions);
   const worker = await createWorkerOrExit({
@@ -68,6 +78,7 @@ export async function runWorkerProcess(
     operatorScopes: settings.operatorScopes,
     ...(dataConverter ? { dataConverter } : {}),
     ...(ledger ? { ledger } : {}),
+    ...(tracing ? { plugins: [tracing.plugin] } : {}),
     ...options,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
     ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE
@@ -91,6 +102,7 @@ export async function runWorkerProcess(
   }
   await connection.close();
   await settings.close();
+  await tracing?.shutdown();
 }
 
 /**

@@ -1,3 +1,4 @@
+import { context, propagation } from '@opentelemetry/api';
 import type { Json } from '../../policies/tool';
 import { PROVIDER_REQUEST_TIMEOUT_MS } from '../../policies/timeouts';
 import {
@@ -63,6 +64,8 @@ export async function providerRequest(req: ProviderRequest): Promise<ProviderRes
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.idempotencyKey) headers['idempotency-key'] = req.idempotencyKey;
+  // The trace this request belongs to (traceparent, tracestate), when the process traces; nothing otherwise.
+  propagation.inject(context.active(), headers);
   const signals = [
     AbortSignal.timeout(req.timeoutMs ?? PROVIDER_REQUEST_TIMEOUT_MS),
     ...(req.signal ? [req.signal] : []),

@@ -266,6 +266,8 @@ export function createProviderServer(
   async function validateMutation(route: MutationRoute, req: IncomingMessage, res: ServerResponse) {
     const context: MutationContext = { op: route.op, idempotencyKey: undefined, reference: undefined, faults: [] };
     try {
+      const traceparent = headerValue(req, 'traceparent');
+      if (traceparent) context.traceparent = traceparent;
       const body = await readJsonBody(req);
       context.idempotencyKey = route.requiresKey ? headerValue(req, 'idempotency-key') : undefined;
       if (route.requiresKey && !context.idempotencyKey) {

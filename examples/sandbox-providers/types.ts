@@ -86,6 +86,8 @@ export const LedgerRequest = z.object({
   recordId: z.string().optional(),
   faults: z.array(FaultKind),
   at: z.iso.datetime(),
+  /** The request's W3C trace context header, when the caller traces (what a tracing backend would join on). */
+  traceparent: z.string().optional(),
 });
 export type LedgerRequest = z.infer<typeof LedgerRequest>;
 

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -124,6 +126,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   // as a busy Prometheus would) and traces: what observing an action costs.
   const observedTaskQueue = `${taskQueue}-observed`;
   const scrapes: string[] = [];
+  const traces = await startTraceSink();
   await Promise.all(
     Array.from({ length: WORKERS }, async (_, i) => {
       const address = `127.0.0.1:${await getFreePort()}`;
@@ -132,7 +135,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         name: `${observedTaskQueue}-w${i}`,
         env: {
           ...ledgerEnv,
-          ...OBSERVED_ENV,
+          RETRYSAFE_TRACING: 'otlp',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces.url,
           RETRYSAFE_TASK_QUEUE: observedTaskQueue,
           RETRYSAFE_METRICS_ADDRESS: address,
         },
@@ -236,16 +240,39 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   } finally {
     const scraped = await scraper.stop();
     log(`  metrics: ${scraped.ok} scrapes answered, ${scraped.failed} failed`);
+    log(`  traces: ${traces.batches} OTLP batches received, ${Math.round(traces.bytes / 1024)} KiB`);
+    await traces.close();
     await Promise.all(pool.workers.map((w) => w.stop()));
     if (!options.stack) await stack.stop();
   }
 }
 
 /**
- * What the observed workers get beyond the ledger workers' settings (their metrics address is their own): traces
- * exported as well as metrics.
+ * Where the observed workers export their traces (OTLP/HTTP): a local endpoint that reads and drops each batch, so
+ * the workers pay for making, batching, encoding and sending spans, as they would to a collector.
  */
-const OBSERVED_ENV: Record<string, string> = {};
+async function startTraceSink(): Promise<{ url: string; batches: number; bytes: number; close(): Promise<void> }> {
+  const sink = { batches: 0, bytes: 0 };
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (sink.bytes += chunk.length));
+    req.on('end', () => {
+      sink.batches++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    get batches() {
+      return sink.batches;
+    },
+    get bytes() {
+      return sink.bytes;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** Fetches each URL every second, as Prometheus scraping these workers would, until stopped. */
 function scrapeEverySecond(urls: readonly string[]): { stop(): Promise<{ ok: number; failed: number }> } {

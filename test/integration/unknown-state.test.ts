@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it, type TestContext } from 'node:test';
-import type { CreateTicketIntent, SendEmailIntent } from '../../examples/tools';
+import type { SendEmailIntent } from '../../examples/tools';
+import { ticketIntent } from '../support/intents';
 import { TRANSIENT_BACKOFF } from '../../policies/timeouts';
 import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import {
@@ -38,16 +39,6 @@ const WORKER_ENV = {
   RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ [APPROVAL_KEYS.keyId]: APPROVAL_KEYS.publicKeyHex }),
   RETRYSAFE_OPERATOR_SCOPES: JSON.stringify(operatorScopesOf(approvals.operators)),
 };
-
-function ticketIntent(eventId: string): CreateTicketIntent {
-  return {
-    operation: 'create-ticket',
-    externalRef: `TK-${eventId}`,
-    title: 'Renewal failed twice',
-    body: 'Customer card expired; follow up.',
-    priority: 'normal',
-  };
-}
 
 function emailIntent(eventId: string): SendEmailIntent {
   return {

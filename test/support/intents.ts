@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { exampleRegistry, type ChargeIntent } from '../../examples/tools';
+import { exampleRegistry, type ChargeIntent, type CreateTicketIntent } from '../../examples/tools';
 import type { ActionInput } from '../../messages/action';
 
 /** A charge of tenant acme's customer for the order `ord-<reference>`: the intent most integration tests claim. */
@@ -35,4 +35,15 @@ export function acmeChargeAction(eventId: string, amountCents: number): ActionIn
  */
 export function letterMarker(): string {
   return `marker-${Array.from(randomBytes(16), (b) => 'abcdefghijklmnop'[b & 15]).join('')}`;
+}
+
+/** A ticket for the event: no approval and no compensation, so its action settles on its own. */
+export function ticketIntent(eventId: string): CreateTicketIntent {
+  return {
+    operation: 'create-ticket',
+    externalRef: `TK-${eventId}`,
+    title: 'Renewal failed twice',
+    body: 'Customer card expired; follow up.',
+    priority: 'normal',
+  };
 }

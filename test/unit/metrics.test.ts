@@ -14,6 +14,7 @@ import {
   pollLedgerGauges,
 } from '../../metrics/ledger-gauges';
 import { ConfigError, parseWorkerConfig } from '../../workers/config';
+import { startTracingFromEnv } from '../../tracing/tracing-from-env';
 
 /** A meter that remembers every value recorded, by metric name and labels. */
 function recordingMeter() {
@@ -117,6 +118,16 @@ describe('the metrics address', () => {
       () => parseWorkerConfig({ RETRYSAFE_METRICS_ADDRESS: 'http://127.0.0.1:9464/metrics' }),
       /RETRYSAFE_METRICS_ADDRESS: must be host:port/,
     );
+  });
+});
+
+describe('RETRYSAFE_TRACING', () => {
+  it('is off by default, otlp when asked, and anything else stops the worker naming the variable', async () => {
+    assert.equal(parseWorkerConfig({}).tracing, undefined);
+    assert.equal(parseWorkerConfig({ RETRYSAFE_TRACING: 'off' }).tracing, undefined);
+    assert.equal(parseWorkerConfig({ RETRYSAFE_TRACING: 'otlp' }).tracing, 'otlp');
+    assert.throws(() => parseWorkerConfig({ RETRYSAFE_TRACING: 'jaeger' }), /RETRYSAFE_TRACING: /);
+    assert.equal(await startTracingFromEnv('off', {}), undefined);
   });
 });
 

@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+
+import { ExampleClient } from '../../examples/client';
+import { exampleRegistry } from '../../examples/tools';
+import { startStack, type Stack } from '../../scripts/lib/stack';
+import { startTracing, type Tracing } from '../../tracing/start-tracing';
+import { retrysafePlugin } from '../../workers/plugin';
+import { ticketIntent } from '../support/intents';
+import { renewalInput, uniqueEvent } from '../support/renewal-input';
+import { waitForStatus, waitUntil } from '../support/wait';
+
+/**
+ * One claim, one trace: a client and a worker with the tracing of tracing/start-tracing.ts (Temporal's interceptors,
+ * OpenTelemetry's SDK with an in-memory exporter) against a real dev server and the sandbox tickets provider in its
+ * own process. Every span of the claim is in one trace whose root is the client's call; the provider request's span
+ * descends from it through the action workflow and the executor activity; and the provider received a `traceparent`
+ * naming that trace and that span.
+ */
+
+const spans = new InMemorySpanExporter();
+let tracing: Tracing;
+let stack: Stack;
+let nativeConnection: NativeConnection;
+let clientConnection: Connection;
+let worker: Worker;
+let running: Promise<void>;
+let retrysafe: ExampleClient;
+const taskQueue = `tracing-${process.pid}`;
+
+describe('tracing an action from the client to the provider', () => {
+  before(async () => {
+    tracing = startTracing({ serviceName: 'retrysafe-test', spanProcessor: new SimpleSpanProcessor(spans) });
+    stack = await startStack({ providerKinds: ['tickets', 'payments', 'inventory', 'shipping'] });
+    nativeConnection = await NativeConnection.connect({ address: stack.server.address });
+    const tools = exampleRegistry({
+      tickets: stack.providers.tickets.url,
+      payments: stack.providers.payments.url,
+      inventory: stack.providers.inventory.url,
+      shipping: stack.providers.shipping.url,
+    });
+    worker = await Worker.create({
+      connection: nativeConnection,
+      namespace: stack.server.namespace,
+      taskQueue,
+      workflowsPath: require.resolve('../../examples/workflows'),
+      // Tracing first: retrysafe's own client (a run's claims) takes the worker's client interceptors.
+      plugins: [tracing.plugin, retrysafePlugin({ tools })],
+    });
+    running = worker.run();
+    clientConnection = await Connection.connect({ address: stack.server.address });
+    const client = new Client({
+      connection: clientConnection,
+      namespace: stack.server.namespace,
+      plugins: [tracing.plugin],
+    });
+    retrysafe = new ExampleClient(client, { taskQueue, tools });
+  });
+
+  after(async () => {
+    worker?.shutdown();
+    await running;
+    await nativeConnection?.close();
+    await clientConnection?.close();
+    await stack?.stop();
+    await tracing?.shutdown();
+  });
+
+  it('yields one connected trace, and the provider receives its traceparent', async () => {
+    const eventId = uniqueEvent('traced');
+    // A ticket: no approval, no compensation, so its workflow ends once it is confirmed (and its spans with it).
+    const intent = ticketIntent(eventId);
+    const claimed = await retrysafe.claimAction({ tenant: 'acme', eventId }, intent);
+    await waitForStatus(retrysafe, claimed.key, 'confirmed', { timeoutMs: 30_000 });
+    // The workflow's spans leave through a sink as its tasks complete: wait for the last one.
+    await retrysafe.client.workflow.getHandle(claimed.key).result();
+    await tracing.flush();
+
+    const all = spans.getFinishedSpans();
+    const send = all.filter((s) => s.name === 'retrysafe.provider.send');
+    assert.equal(send.length, 1, `one provider request span, among ${all.map((s) => s.name).join(', ')}`);
+    const providerSpan = send[0]!;
+    assert.equal(providerSpan.attributes['retrysafe.tool'], 'create-ticket');
+    assert.equal(providerSpan.attributes['retrysafe.outcome'], 'committed');
+    const traceId = providerSpan.spanContext().traceId;
+
+    // Up from the provider request to the root: every parent is a span of this trace that was exported. (Span ids
+    // are only unique within a trace: the workflow makes its spans' ids from its deterministic random numbers.)
+    const id = (traceOf: string, spanId: string) => `${traceOf}/${spanId}`;
+    const byId = new Map(all.map((s) => [id(s.spanContext().traceId, s.spanContext().spanId), s]));
+    const chain: ReadableSpan[] = [providerSpan];
+    for (let s = providerSpan; s.parentSpanId !== undefined;) {
+      const parent = byId.get(id(traceId, s.parentSpanId));
+      assert.ok(parent, `the parent ${s.parentSpanId} of ${s.name} was exported (chain: ${names(chain)})`);
+      assert.equal(parent.spanContext().traceId, traceId);
+      chain.push(parent);
+      s = parent;
+    }
+    const root = chain.at(-1)!;
+    assert.equal(
+      root.name,
+      'UpdateWithStartWorkflow:retrysafe.claim',
+      `the root is the client's call (${names(chain)})`,
+    );
+    assert.ok(
+      chain.some((s) => s.name === 'RunActivity:executeAction'),
+      `the executor's activity is on the way (${names(chain)})`,
+    );
+    assert.ok(
+      chain.some((s) => s.name.startsWith('RunWorkflow:actionWorkflow')),
+      `the action workflow is on the way (${names(chain)})`,
+    );
+    // Everything the claim set off is in its trace. The test's own status reads (queries, describes) have theirs, and
+    // so has the provider's webhook, which the webhook router (another process, not traced here) delivers.
+    const reads = /^(QueryWorkflow|HandleQuery|DescribeWorkflow|HandleSignal:retrysafe\.providerEvent)/;
+    const strays = all.filter((s) => !reads.test(s.name) && s.spanContext().traceId !== traceId);
+    assert.deepEqual(
+      strays.map((s) => s.name),
+      [],
+      'no span of the claim outside its trace',
+    );
+    assert.ok(
+      all.some((s) => s.name === 'HandleUpdate:retrysafe.claim' && s.spanContext().traceId === traceId),
+      'the claim update was handled in the trace',
+    );
+
+    // The provider got the request span's context in W3C form.
+    const requests = (await stack.providers.tickets.ledger()).requests.filter(
+      (r) => r.reference === intent.externalRef,
+    );
+    assert.equal(requests.length, 1, 'one request to the provider');
+    assert.equal(requests[0]!.traceparent, `00-${traceId}-${providerSpan.spanContext().spanId}-01`);
+  });
+
+  it("continues a run's trace into the actions it claims, through the worker's own client", async () => {
+    spans.reset();
+    const eventId = uniqueEvent('traced-run');
+    const run = await retrysafe.startRenewal(renewalInput(eventId));
+    assert.equal(((await run.result()) as { status: string }).status, 'renewed');
+    await tracing.flush();
+
+    const all = spans.getFinishedSpans();
+    const runSpan = all.find((s) => s.name === 'RunWorkflow:renewalWorkflow');
+    assert.ok(runSpan, `the run's span, among ${[...new Set(all.map((s) => s.name))].join(', ')}`);
+    const traceId = runSpan.spanContext().traceId;
+    const sends = all.filter((s) => s.name === 'retrysafe.provider.send');
+    assert.deepEqual(
+      sends.map((s) => s.attributes['retrysafe.tool']).sort(),
+      ['charge', 'create-shipment', 'reserve'],
+      'one provider request per step',
+    );
+    for (const send of sends) {
+      assert.equal(
+        send.spanContext().traceId,
+        traceId,
+        `${String(send.attributes['retrysafe.tool'])} in the run's trace`,
+      );
+    }
+    // The claim activity started each action with the worker's client, which carried the trace on.
+    assert.ok(
+      all.some(
+        (s) => s.name.startsWith('UpdateWithStartWorkflow:retrysafe.claim') && s.spanContext().traceId === traceId,
+      ),
+      'the claims from the run are client spans of its trace',
+    );
+  });
+
+  it("exports a worker process's spans over OTLP with RETRYSAFE_TRACING=otlp", async () => {
+    // A worker as `workerMain` runs it (examples/worker.ts), on the stack's own queue, exporting to this test.
+    const received: string[] = [];
+    const collector = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const { port } = collector.address() as AddressInfo;
+    const worker = await stack.startWorker({
+      name: 'otlp',
+      env: {
+        RETRYSAFE_TRACING: 'otlp',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}/v1/traces`,
+        OTEL_SERVICE_NAME: 'otlp-test-worker',
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      },
+    });
+    try {
+      const eventId = uniqueEvent('otlp');
+      const intent = ticketIntent(eventId);
+      const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId }, intent);
+      await waitForStatus(stack.retrysafe, claimed.key, 'confirmed', { timeoutMs: 30_000 });
+      const request = (await stack.providers.tickets.ledger()).requests.find((r) => r.reference === intent.externalRef);
+      const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(request?.traceparent ?? '') ?? [];
+      assert.ok(traceId, `the provider got a traceparent (${request?.traceparent})`);
+      await waitUntil(
+        'the worker exported the provider request span',
+        async () => received.some((b) => b.includes(spanId!)),
+        20_000,
+      );
+      const exported = received.map((b) => JSON.parse(b) as OtlpExport);
+      const providerSpan = exported
+        .flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((sc) => sc.spans)))
+        .find((sp) => sp.spanId === spanId);
+      assert.equal(providerSpan?.name, 'retrysafe.provider.send');
+      assert.equal(providerSpan?.traceId, traceId);
+      assert.ok(
+        exported.some((e) =>
+          e.resourceSpans.some((r) =>
+            r.resource.attributes.some((a) => a.key === 'service.name' && a.value.stringValue === 'otlp-test-worker'),
+          ),
+        ),
+        'named after OTEL_SERVICE_NAME',
+      );
+    } finally {
+      await worker.kill('SIGKILL');
+      await new Promise<void>((resolve) => collector.close(() => resolve()));
+    }
+  });
+});
+
+/** What OTLP/HTTP's JSON encoding carries, as far as the test reads it. */
+interface OtlpExport {
+  resourceSpans: Array<{
+    resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+    scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; spanId: string }> }>;
+  }>;
+}
+
+function names(chain: readonly ReadableSpan[]): string {
+  return chain.map((s) => s.name).join(' ← ');
+}
