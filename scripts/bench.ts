@@ -7,6 +7,7 @@ import { BENCH_USAGE, parseBenchArgs } from './bench/args';
 import { spreadOf } from './bench/compare';
 import { formatOperationCost } from './bench/operation-cost';
 import { runBench, type BenchReport } from './bench/run';
+import { observedWhat } from './bench/legs';
 import { UsageError } from '../cli/ops/errors';
 
 async function main(): Promise<number> {
@@ -98,7 +99,7 @@ function formatBench(r: BenchReport): string[] {
         pair === 'ledger'
           ? 'with/without ledger'
           : pair === 'observability'
-            ? 'with/without metrics and traces'
+            ? `with/without ${observedWhat(r.observe)}`
             : 'retrysafe/bare';
       if ('refused' in x) {
         out.push(`${what} (${pair}, ${level}): no ratio, ${x.refused}`);

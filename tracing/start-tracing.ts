@@ -7,9 +7,10 @@
  *   Worker.create({ …, plugins: [tracing.plugin, retrysafePlugin({ tools })] });
  *
  * `startTracing` registers the global tracer provider, the W3C trace-context propagator and an AsyncLocalStorage
- * context manager (what makes a span started in an activity the parent of the ones inside it), and returns
- * Temporal's OpenTelemetryPlugin, which adds the client, workflow and activity interceptors and exports the
- * workflows' spans through a sink. Put it before retrysafePlugin: the engine's own client (the one that claims
+ * context manager (what makes a span started in an activity the parent of the ones inside it), and returns a plugin
+ * with Temporal's client and activity interceptors and workflow interceptors that carry the trace context through
+ * (tracing/trace-propagation-plugin.ts); with `workflowSpans`, Temporal's OpenTelemetryPlugin, which also makes
+ * spans in the workflows and exports them through a sink. Put it before retrysafePlugin: the engine's own client (the one that claims
  * actions from a run) takes the worker's client interceptors as they are when retrysafePlugin runs.
  */
 import { context, propagation, trace } from '@opentelemetry/api';
@@ -17,7 +18,10 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ClientPlugin } from '@temporalio/client';
 import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
+import type { WorkerPlugin } from '@temporalio/worker';
+import { tracePropagationPlugin } from './trace-propagation-plugin';
 
 /** Where a process's spans go, and what they say of it. */
 export interface TracingOptions {
@@ -27,12 +31,18 @@ export interface TracingOptions {
   serviceName?: string;
   /** More resource attributes (deployment, version…). */
   resourceAttributes?: Record<string, string>;
+  /**
+   * Spans for each workflow, update, signal and activity scheduled too (Temporal's workflow interceptors, exported
+   * through a sink). Off by default: the workflows only carry the trace context, and the trace goes from the client's
+   * call to the activities and provider requests; with it, an action took about ×1.2 as long in `npm run bench`.
+   */
+  workflowSpans?: boolean;
 }
 
 /** What startTracing set up: the plugin for clients and workers, and how to flush and stop. */
 export interface Tracing {
-  /** Temporal's OpenTelemetryPlugin: for `new Client({ plugins })` and `Worker.create({ plugins })`. */
-  plugin: OpenTelemetryPlugin;
+  /** For `new Client({ plugins })` and `Worker.create({ plugins })`, before retrysafePlugin. */
+  plugin: ClientPlugin & WorkerPlugin;
   provider: BasicTracerProvider;
   /** Exports what is buffered. */
   flush(): Promise<void>;
@@ -52,7 +62,9 @@ export function startTracing(options: TracingOptions): Tracing {
     contextManager: new AsyncLocalStorageContextManager().enable(),
   });
   return {
-    plugin: new OpenTelemetryPlugin({ resource, spanProcessor: options.spanProcessor }),
+    plugin: options.workflowSpans
+      ? new OpenTelemetryPlugin({ resource, spanProcessor: options.spanProcessor })
+      : tracePropagationPlugin(),
     provider,
     flush: () => provider.forceFlush(),
     shutdown: async () => {

@@ -10,7 +10,8 @@ import type { WorkerConfig } from './config';
 import { createWorker, type CreateWorkerOptions } from './create-worker';
 import { StackSettingsMismatch } from '../client/stack-settings';
 import { createLogger } from './logger';
-import { installWorkerRuntime, MetricsAddressError } from './runtime';
+import { installWorkerRuntime } from './runtime';
+import { parseWorkerConfig } from './config';
 import type { Tracing } from '../tracing/start-tracing';
 import { startTracingFromEnv, TracingConfigError } from '../tracing/tracing-from-env';
 import { reportIncompleteActions } from './recovery-report';
@@ -36,7 +37,12 @@ export async function runWorkerProcess(
   const parent = parentWatch();
   let settings: RetrysafeEnvSettings;
   let options: WorkerSetup;
+  let logger: ReturnType<typeof createLogger>;
   try {
+    // The Runtime first (its logger, and the metrics endpoint, which may be taken): the settings find it installed.
+    const early = parseWorkerConfig(process.env);
+    logger = createLogger({ level: early.logLevel });
+    installWorkerRuntime({ logger, ...(early.metricsAddress ? { metricsAddress: early.metricsAddress } : {}) });
     settings = await retrysafeSettingsFromEnv(process.env);
     options = await setup(process.env, settings.config);
   } catch (err) {
@@ -47,14 +53,6 @@ export async function runWorkerProcess(
     throw err;
   }
   const { config, dataConverter, ledger } = settings;
-  const logger = createLogger({ level: config.logLevel });
-  try {
-    installWorkerRuntime({ logger, ...(config.metricsAddress ? { metricsAddress: config.metricsAddress } : {}) });
-  } catch (err) {
-    if (!(err instanceof MetricsAddressError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(2);
-  }
   if (config.metricsAddress) {
     process.stdout.write(
       `${JSON.stringify({ event: 'metrics', url: `http://${config.metricsAddress}/metrics`, pid: process.pid })}\n`,
@@ -80,8 +78,9 @@ export async function runWorkerProcess(
     ...(ledger ? { ledger } : {}),
     ...(tracing ? { plugins: [tracing.plugin] } : {}),
     ...options,
-    // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second.
-    ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE
+    // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second. A
+    // tracing worker bundles its own: the workflow interceptors that trace go into the bundle when it is made.
+    ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE && !tracing
       ? { workflowBundle: { codePath: process.env.RETRYSAFE_WORKFLOW_BUNDLE } }
       : {}),
     onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),

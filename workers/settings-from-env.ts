@@ -12,8 +12,12 @@
  * connection variables, RETRYSAFE_TASK_QUEUE, the payload keys, the trusted approval keys, the operators file, the
  * tenant policy file, the ledger (opened and migrated here) and crash injection. A bad setting throws an error
  * that names it (isSettingsError tells those apart), before anything connects.
+ *
+ * With RETRYSAFE_METRICS_ADDRESS set and no Temporal Runtime installed yet, it installs one that serves Prometheus
+ * metrics there (Temporal's and retrysafe's); a process that installs its own Runtime first keeps it, and adds
+ * `prometheusMetricsExporter` to it for the same metrics.
  */
-import type { NativeConnectionOptions, BundlerPlugin, WorkerPlugin } from '@temporalio/worker';
+import { Runtime, type NativeConnectionOptions, type BundlerPlugin, type WorkerPlugin } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
 import { loadConnectConfig } from '../client/connect';
@@ -25,6 +29,8 @@ import { ConfigError, parseWorkerConfig, type WorkerConfig } from './config';
 import { OperatorsFileError, operatorScopesReader } from './operators-file';
 import { retrysafePlugin, type RetrysafeMetricsOptions, type RetrysafePluginOptions } from './plugin';
 import { loadTenantPolicyFile } from './tenant-policy-file';
+import { createLogger } from './logger';
+import { installWorkerRuntime, MetricsAddressError } from './runtime';
 
 /** A worker's settings read from the environment, ready for Worker.create. */
 export interface RetrysafeEnvSettings {
@@ -59,6 +65,7 @@ export function isSettingsError(err: unknown): err is Error {
     err instanceof LedgerSchemaError ||
     err instanceof LedgerConfigError ||
     err instanceof StackSettingsMismatch ||
+    err instanceof MetricsAddressError ||
     (err as { name?: string } | null)?.name === 'PlannerConfigError' ||
     (err as { code?: string } | null)?.code === 'InvalidTool'
   );
@@ -71,6 +78,9 @@ export function isSettingsError(err: unknown): err is Error {
 export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<RetrysafeEnvSettings> {
   const config = parseWorkerConfig(env);
   const { connectionOptions, namespace } = loadConnectConfig(env);
+  if (config.metricsAddress && !Runtime._instance) {
+    installWorkerRuntime({ logger: createLogger({ level: config.logLevel }), metricsAddress: config.metricsAddress });
+  }
   // Payload encryption: a bad key set stops the worker here.
   const dataConverter = dataConverterFromEnv(env);
   // An invalid policy file stops the worker here, naming the file and the field.

@@ -9,6 +9,8 @@ export const BENCH_FLAGS: FlagSpecs = {
   concurrency: { type: 'string' },
   warmup: { type: 'string' },
   recoveries: { type: 'string' },
+  legs: { type: 'string' },
+  observe: { type: 'string' },
   json: { type: 'boolean' },
 };
 
@@ -33,6 +35,16 @@ export const BenchArgs = z.object({
   concurrency: count('a whole number of operations in flight', 2, 200).default(DEFAULT_BENCH_CONCURRENCY),
   warmup: count('a whole number of untimed operations', 0, 1_000).default(DEFAULT_WARMUP),
   recoveries: count('a whole number of SIGKILL recoveries per side', 0, 100).default(DEFAULT_RECOVERIES),
+  /** Only these legs (ids, comma-separated); every leg when absent. */
+  legs: z
+    .string()
+    .regex(
+      /^[a-z-]+(,[a-z-]+)*$/,
+      'must be leg ids separated by commas, e.g. retrysafe-action-ledger,retrysafe-action-observed',
+    )
+    .transform((s) => s.split(','))
+    .optional(),
+  observe: z.enum(['metrics', 'traces', 'both'], { error: 'must be metrics, traces or both' }).default('both'),
   json: z.boolean().default(false),
 });
 export type BenchArgs = z.output<typeof BenchArgs>;
@@ -50,4 +62,6 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]
   --concurrency K  the concurrent load level; sequential is always measured too (default ${DEFAULT_BENCH_CONCURRENCY})
   --warmup W       untimed operations per leg first (default ${DEFAULT_WARMUP})
   --recoveries R   SIGKILL → confirmed measurements per side (default ${DEFAULT_RECOVERIES})
+  --observe W      what the observed leg's workers export: metrics, traces or both (default both)
+  --legs A,B       only these legs, by id (for one comparison: retrysafe-action-ledger,retrysafe-action-observed)
   --json           one JSON object on the last line of stdout; the table goes to stderr`;

@@ -35,6 +35,8 @@ export interface BenchContext {
   ledgerTaskQueue?: string;
   /** A task queue whose workers keep the ledger and export metrics and traces, for what observing costs. */
   observedTaskQueue?: string;
+  /** What those workers export. */
+  observe?: 'metrics' | 'traces' | 'both';
 }
 
 export type Pair = 'action' | 'signal';
@@ -68,6 +70,11 @@ export interface Leg {
   observedWorkers?: boolean;
   /** The workflows one operation ran, by the name it was prepared under: their histories say where its time went. */
   workflows?(name: string): Array<{ role: string; workflowId: string }>;
+}
+
+/** What the observed workers export, in words. */
+export function observedWhat(observe: BenchContext['observe'] = 'both'): string {
+  return observe === 'both' ? 'metrics and traces' : observe;
 }
 
 /** Thrown by a leg's preparation when the code it measures does not exist (yet) in workflows/. */
@@ -187,7 +194,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
     },
     {
       id: 'retrysafe-action-observed',
-      label: 'retrysafe action, ledger workers exporting metrics and traces',
+      label: `retrysafe action, ledger workers exporting ${observedWhat(ctx.observe)}`,
       side: 'retrysafe',
       ledgerWorkers: true,
       observedWorkers: true,

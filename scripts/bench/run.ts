@@ -32,6 +32,10 @@ export interface BenchOptions {
   warmup: number;
   /** SIGKILL recoveries measured per side. */
   recoveries: number;
+  /** Only the legs with these ids. */
+  legs?: string[];
+  /** What the observed workers export: metrics, traces or both (default). */
+  observe?: 'metrics' | 'traces' | 'both';
   log?: (line: string) => void;
   stack?: Stack;
 }
@@ -71,6 +75,8 @@ export interface BenchReport {
   };
   chart: string;
   durationMs: number;
+  /** What the observed leg's workers exported. */
+  observe: 'metrics' | 'traces' | 'both';
 }
 
 export interface RecoveryStats {
@@ -127,18 +133,20 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const observedTaskQueue = `${taskQueue}-observed`;
   const scrapes: string[] = [];
   const traces = await startTraceSink();
+  const observe = options.observe ?? 'both';
   await Promise.all(
     Array.from({ length: WORKERS }, async (_, i) => {
       const address = `127.0.0.1:${await getFreePort()}`;
-      scrapes.push(`http://${address}/metrics`);
+      if (observe !== 'traces') scrapes.push(`http://${address}/metrics`);
       await stack.startWorker({
         name: `${observedTaskQueue}-w${i}`,
         env: {
           ...ledgerEnv,
-          RETRYSAFE_TRACING: 'otlp',
-          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces.url,
           RETRYSAFE_TASK_QUEUE: observedTaskQueue,
-          RETRYSAFE_METRICS_ADDRESS: address,
+          ...(observe !== 'metrics'
+            ? { RETRYSAFE_TRACING: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces.url }
+            : {}),
+          ...(observe !== 'traces' ? { RETRYSAFE_METRICS_ADDRESS: address } : {}),
         },
       });
     }),
@@ -151,6 +159,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     approver,
     ledgerTaskQueue,
     observedTaskQueue,
+    observe,
   };
   const levels: Array<[string, number]> = [
     ['seq', 1],
@@ -176,7 +185,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   });
   try {
     const measured: Array<{ leg: Leg; report: LegReport }> = [];
-    for (const leg of benchLegs(ctx)) {
+    const all = benchLegs(ctx);
+    const unknown = (options.legs ?? []).filter((id) => !all.some((l) => l.id === id));
+    if (unknown.length)
+      throw new Error(`no such leg: ${unknown.join(', ')} (legs: ${all.map((l) => l.id).join(', ')})`);
+    for (const leg of all.filter((l) => !options.legs || options.legs.includes(l.id))) {
       try {
         for (let i = 0; i < options.warmup; i++) await (await leg.prepare(`${tag}-${leg.id}-warm-${i}`))();
         const report: LegReport = {
@@ -235,6 +248,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       ratios: pairRatios(legs, levels),
       recovery,
       chart: path.relative(ROOT, chart),
+      observe,
       durationMs: Date.now() - started,
     };
   } finally {

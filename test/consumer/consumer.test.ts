@@ -260,6 +260,17 @@ for (const runtime of ['machine', 'lts'] as const) {
         assert.deepEqual(provider.byRef, { 'post-message:v1:acme:launch-1': 1, 'post-message:v1:acme:launch-2': 1 });
         assert.equal(provider.posts, 2, 'one message per action, none resent');
 
+        // The worker serves the metrics at the address retrysafe dev gave it: Temporal's and retrysafe's.
+        const metricsAddress = parseEnvFile(devEnv).RETRYSAFE_METRICS_ADDRESS;
+        assert.match(metricsAddress ?? '', /^127\.0\.0\.1:\d+$/, 'retrysafe dev gives the worker a metrics address');
+        const metrics = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+        assert.match(
+          metrics,
+          /^retrysafe_provider_requests_total\{kind="send",outcome="committed",tool="post-message"\} 1$/m,
+        );
+        assert.match(metrics, /^retrysafe_executor_attempts_total\{tool="post-message"\} [1-9]/m);
+        assert.match(metrics, /^temporal_worker_task_slots_available\{/m);
+
         // The ops CLI finds this stack from the project folder, on the ports it chose.
         const show = inProject('npx', ['retrysafe', 'ops', 'show', 'post-message:v1:acme:launch-1']);
         assert.equal(show.status, 0, show.stderr);

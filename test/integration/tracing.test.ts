@@ -24,7 +24,7 @@ import { waitForStatus, waitUntil } from '../support/wait';
  * naming that trace and that span.
  */
 
-const spans = new InMemorySpanExporter();
+let spans = new InMemorySpanExporter();
 let tracing: Tracing;
 let stack: Stack;
 let nativeConnection: NativeConnection;
@@ -32,14 +32,76 @@ let clientConnection: Connection;
 let worker: Worker;
 let running: Promise<void>;
 let retrysafe: ExampleClient;
+let tools: ReturnType<typeof exampleRegistry>;
 const taskQueue = `tracing-${process.pid}`;
+
+/**
+ * Claims a ticket through `rs` and checks its trace: one provider request span, chained up to the client's call with
+ * every parent exported; nothing of the claim outside that trace; the provider's traceparent naming that span.
+ * Returns the chain, provider request first.
+ */
+async function claimTraced(rs: ExampleClient, eventPrefix: string): Promise<ReadableSpan[]> {
+  spans.reset();
+  const eventId = uniqueEvent(eventPrefix);
+  // A ticket: no approval, no compensation, so its workflow ends once it is confirmed (and its spans with it).
+  const intent = ticketIntent(eventId);
+  const claimed = await rs.claimAction({ tenant: 'acme', eventId }, intent);
+  await waitForStatus(rs, claimed.key, 'confirmed', { timeoutMs: 30_000 });
+  // Workflow spans (workflowSpans) leave through a sink as its tasks complete: wait for the last one.
+  await rs.client.workflow.getHandle(claimed.key).result();
+  await tracing.flush();
+
+  const all = spans.getFinishedSpans();
+  const send = all.filter((s) => s.name === 'retrysafe.provider.send');
+  assert.equal(send.length, 1, `one provider request span, among ${all.map((s) => s.name).join(', ')}`);
+  const providerSpan = send[0]!;
+  assert.equal(providerSpan.attributes['retrysafe.tool'], 'create-ticket');
+  assert.equal(providerSpan.attributes['retrysafe.outcome'], 'committed');
+  const traceId = providerSpan.spanContext().traceId;
+
+  // Up from the provider request to the root: every parent is a span of this trace that was exported. (Span ids
+  // are only unique within a trace: a workflow makes its spans' ids from its deterministic random numbers.)
+  const id = (traceOf: string, spanId: string) => `${traceOf}/${spanId}`;
+  const byId = new Map(all.map((s) => [id(s.spanContext().traceId, s.spanContext().spanId), s]));
+  const chain: ReadableSpan[] = [providerSpan];
+  for (let s = providerSpan; s.parentSpanId !== undefined;) {
+    const parent = byId.get(id(traceId, s.parentSpanId));
+    assert.ok(parent, `the parent ${s.parentSpanId} of ${s.name} was exported (chain: ${names(chain)})`);
+    chain.push(parent);
+    s = parent;
+  }
+  assert.equal(
+    chain.at(-1)!.name,
+    'UpdateWithStartWorkflow:retrysafe.claim',
+    `the root is the client's call (${names(chain)})`,
+  );
+  assert.ok(
+    chain.some((s) => s.name === 'RunActivity:executeAction'),
+    `the executor's activity is on the way (${names(chain)})`,
+  );
+  // Everything the claim set off is in its trace. The test's own status reads (queries, describes) have theirs, and
+  // so has the provider's webhook, which the webhook router (another process, not traced here) delivers.
+  const reads = /^(QueryWorkflow|HandleQuery|DescribeWorkflow|HandleSignal:retrysafe\.providerEvent)/;
+  const strays = all.filter((s) => !reads.test(s.name) && s.spanContext().traceId !== traceId);
+  assert.deepEqual(
+    strays.map((s) => s.name),
+    [],
+    'no span of the claim outside its trace',
+  );
+
+  // The provider got the request span's context in W3C form.
+  const requests = (await stack.providers.tickets.ledger()).requests.filter((r) => r.reference === intent.externalRef);
+  assert.equal(requests.length, 1, 'one request to the provider');
+  assert.equal(requests[0]!.traceparent, `00-${traceId}-${providerSpan.spanContext().spanId}-01`);
+  return chain;
+}
 
 describe('tracing an action from the client to the provider', () => {
   before(async () => {
     tracing = startTracing({ serviceName: 'retrysafe-test', spanProcessor: new SimpleSpanProcessor(spans) });
     stack = await startStack({ providerKinds: ['tickets', 'payments', 'inventory', 'shipping'] });
     nativeConnection = await NativeConnection.connect({ address: stack.server.address });
-    const tools = exampleRegistry({
+    tools = exampleRegistry({
       tickets: stack.providers.tickets.url,
       payments: stack.providers.payments.url,
       inventory: stack.providers.inventory.url,
@@ -72,70 +134,13 @@ describe('tracing an action from the client to the provider', () => {
     await tracing?.shutdown();
   });
 
-  it('yields one connected trace, and the provider receives its traceparent', async () => {
-    const eventId = uniqueEvent('traced');
-    // A ticket: no approval, no compensation, so its workflow ends once it is confirmed (and its spans with it).
-    const intent = ticketIntent(eventId);
-    const claimed = await retrysafe.claimAction({ tenant: 'acme', eventId }, intent);
-    await waitForStatus(retrysafe, claimed.key, 'confirmed', { timeoutMs: 30_000 });
-    // The workflow's spans leave through a sink as its tasks complete: wait for the last one.
-    await retrysafe.client.workflow.getHandle(claimed.key).result();
-    await tracing.flush();
-
-    const all = spans.getFinishedSpans();
-    const send = all.filter((s) => s.name === 'retrysafe.provider.send');
-    assert.equal(send.length, 1, `one provider request span, among ${all.map((s) => s.name).join(', ')}`);
-    const providerSpan = send[0]!;
-    assert.equal(providerSpan.attributes['retrysafe.tool'], 'create-ticket');
-    assert.equal(providerSpan.attributes['retrysafe.outcome'], 'committed');
-    const traceId = providerSpan.spanContext().traceId;
-
-    // Up from the provider request to the root: every parent is a span of this trace that was exported. (Span ids
-    // are only unique within a trace: the workflow makes its spans' ids from its deterministic random numbers.)
-    const id = (traceOf: string, spanId: string) => `${traceOf}/${spanId}`;
-    const byId = new Map(all.map((s) => [id(s.spanContext().traceId, s.spanContext().spanId), s]));
-    const chain: ReadableSpan[] = [providerSpan];
-    for (let s = providerSpan; s.parentSpanId !== undefined;) {
-      const parent = byId.get(id(traceId, s.parentSpanId));
-      assert.ok(parent, `the parent ${s.parentSpanId} of ${s.name} was exported (chain: ${names(chain)})`);
-      assert.equal(parent.spanContext().traceId, traceId);
-      chain.push(parent);
-      s = parent;
-    }
-    const root = chain.at(-1)!;
-    assert.equal(
-      root.name,
-      'UpdateWithStartWorkflow:retrysafe.claim',
-      `the root is the client's call (${names(chain)})`,
-    );
-    assert.ok(
-      chain.some((s) => s.name === 'RunActivity:executeAction'),
-      `the executor's activity is on the way (${names(chain)})`,
-    );
-    assert.ok(
-      chain.some((s) => s.name.startsWith('RunWorkflow:actionWorkflow')),
-      `the action workflow is on the way (${names(chain)})`,
-    );
-    // Everything the claim set off is in its trace. The test's own status reads (queries, describes) have theirs, and
-    // so has the provider's webhook, which the webhook router (another process, not traced here) delivers.
-    const reads = /^(QueryWorkflow|HandleQuery|DescribeWorkflow|HandleSignal:retrysafe\.providerEvent)/;
-    const strays = all.filter((s) => !reads.test(s.name) && s.spanContext().traceId !== traceId);
+  it('yields one connected trace from the claim to the provider request, which carries its traceparent', async () => {
+    const chain = await claimTraced(retrysafe, 'traced');
+    // By default the workflows only carry the context: no spans are made in the sandbox.
     assert.deepEqual(
-      strays.map((s) => s.name),
-      [],
-      'no span of the claim outside its trace',
+      names(chain),
+      'retrysafe.provider.send ← RunActivity:executeAction ← UpdateWithStartWorkflow:retrysafe.claim',
     );
-    assert.ok(
-      all.some((s) => s.name === 'HandleUpdate:retrysafe.claim' && s.spanContext().traceId === traceId),
-      'the claim update was handled in the trace',
-    );
-
-    // The provider got the request span's context in W3C form.
-    const requests = (await stack.providers.tickets.ledger()).requests.filter(
-      (r) => r.reference === intent.externalRef,
-    );
-    assert.equal(requests.length, 1, 'one request to the provider');
-    assert.equal(requests[0]!.traceparent, `00-${traceId}-${providerSpan.spanContext().spanId}-01`);
   });
 
   it("continues a run's trace into the actions it claims, through the worker's own client", async () => {
@@ -146,8 +151,8 @@ describe('tracing an action from the client to the provider', () => {
     await tracing.flush();
 
     const all = spans.getFinishedSpans();
-    const runSpan = all.find((s) => s.name === 'RunWorkflow:renewalWorkflow');
-    assert.ok(runSpan, `the run's span, among ${[...new Set(all.map((s) => s.name))].join(', ')}`);
+    const runSpan = all.find((s) => s.name === 'StartWorkflow:renewalWorkflow');
+    assert.ok(runSpan, `the run's start, among ${[...new Set(all.map((s) => s.name))].join(', ')}`);
     const traceId = runSpan.spanContext().traceId;
     const sends = all.filter((s) => s.name === 'retrysafe.provider.send');
     assert.deepEqual(
@@ -207,11 +212,14 @@ describe('tracing an action from the client to the provider', () => {
         20_000,
       );
       const exported = received.map((b) => JSON.parse(b) as OtlpExport);
-      const providerSpan = exported
-        .flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((sc) => sc.spans)))
-        .find((sp) => sp.spanId === spanId);
+      const providerSpan = spansOf(received).find((sp) => sp.spanId === spanId);
       assert.equal(providerSpan?.name, 'retrysafe.provider.send');
       assert.equal(providerSpan?.traceId, traceId);
+      // The executor's activity span, parent of the request span, came from the same worker, in the same trace.
+      const activity = spansOf(received).find(
+        (sp) => sp.name === 'RunActivity:executeAction' && sp.traceId === traceId,
+      );
+      assert.ok(activity, "the executor activity span, in the claim's trace");
       assert.ok(
         exported.some((e) =>
           e.resourceSpans.some((r) =>
@@ -225,6 +233,44 @@ describe('tracing an action from the client to the provider', () => {
       await new Promise<void>((resolve) => collector.close(() => resolve()));
     }
   });
+
+  it("adds the workflows' own spans with workflowSpans, still one trace", async () => {
+    // Last: it replaces this process's tracing with one that makes spans in the workflows.
+    await tracing.shutdown(); // which stops its exporter too
+    spans = new InMemorySpanExporter();
+    tracing = startTracing({
+      serviceName: 'retrysafe-test',
+      spanProcessor: new SimpleSpanProcessor(spans),
+      workflowSpans: true,
+    });
+    const queue = `${taskQueue}-workflow-spans`;
+    const spansWorker = await Worker.create({
+      connection: nativeConnection,
+      namespace: stack.server.namespace,
+      taskQueue: queue,
+      plugins: [tracing.plugin, retrysafePlugin({ tools })],
+    });
+    const spansRunning = spansWorker.run();
+    try {
+      const client = new Client({
+        connection: clientConnection,
+        namespace: stack.server.namespace,
+        plugins: [tracing.plugin],
+      });
+      const chain = await claimTraced(new ExampleClient(client, { taskQueue: queue, tools }), 'traced-spans');
+      assert.ok(
+        chain.some((s) => s.name === 'RunWorkflow:actionWorkflow'),
+        `the action workflow's span is on the way (${names(chain)})`,
+      );
+      assert.ok(
+        chain.some((s) => s.name === 'StartActivity:executeAction'),
+        names(chain),
+      );
+    } finally {
+      spansWorker.shutdown();
+      await spansRunning;
+    }
+  });
 });
 
 /** What OTLP/HTTP's JSON encoding carries, as far as the test reads it. */
@@ -233,6 +279,13 @@ interface OtlpExport {
     resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
     scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; spanId: string }> }>;
   }>;
+}
+
+/** Every span of the OTLP/HTTP JSON bodies received. */
+function spansOf(bodies: readonly string[]) {
+  return bodies
+    .map((b) => JSON.parse(b) as OtlpExport)
+    .flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((sc) => sc.spans)));
 }
 
 function names(chain: readonly ReadableSpan[]): string {
