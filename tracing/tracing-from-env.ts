@@ -6,13 +6,9 @@
  */
 import type { Tracing } from './start-tracing';
 
-/** The variable that turns a worker process's tracing on. */
-export const TRACING_ENV_VAR = 'RETRYSAFE_TRACING';
+import { TRACING_ENV_VAR, type TracingMode } from './tracing-mode';
 
-/** What RETRYSAFE_TRACING may say. */
-export const TRACING_MODES = ['off', 'otlp'] as const;
-/** `off`, or `otlp`: spans exported over OTLP/HTTP. */
-export type TracingMode = (typeof TRACING_MODES)[number];
+export { TRACING_ENV_VAR, TRACING_MODES, type TracingMode } from './tracing-mode';
 
 /** The packages `otlp` loads, for the message when one is missing. */
 const OTLP_PACKAGES = [

@@ -4,7 +4,7 @@ import { parseCrashSpecs, type CrashSpec } from '../activities/crash-points';
 import { parseOperatorScopes, parseTrustedApprovalKeys, type OperatorScopes } from '../policies/signed-decision';
 import { DEFAULT_TASK_QUEUE } from '../messages/action';
 import { parseEscalationWindows, type EscalationWindows } from '../metrics/ledger-gauges';
-import { TRACING_MODES, type TracingMode } from '../tracing/tracing-from-env';
+import { TRACING_MODES, type TracingMode } from '../tracing/tracing-mode';
 
 export { DEFAULT_TASK_QUEUE };
 
