@@ -35,22 +35,21 @@ export function ledgerGaugeSetter(opts: LedgerGaugeOptions): () => Promise<void>
   const now = opts.now ?? Date.now;
   const windows = opts.escalationWindows ?? {};
   const fallback = windows['*'] ?? DEFAULT_ESCALATION_WINDOW_SECONDS;
-  let previous = new Set<string>();
+  /** The series set on the last poll, by their labels joined: the ones to zero when their group empties. */
+  let previous = new Map<string, Record<string, string>>();
   const tenantsSeen = new Set<string>(Object.keys(windows).filter((t) => t !== '*'));
   return async () => {
     const stats = await ledger.openActionStats();
-    const seen = new Set<string>();
+    const seen = new Map<string, Record<string, string>>();
     for (const g of stats.groups) {
       const tags = { tool: label(g.operation), tenant: label(g.tenant), status: g.status };
-      const id = JSON.stringify(tags);
-      seen.add(id);
+      seen.set(`${tags.tool}/${tags.tenant}/${tags.status}`, tags);
       tenantsSeen.add(g.tenant);
       metrics.gauges.actionsOpen.set(g.count, tags);
       metrics.gauges.oldestAgeSeconds.set(Math.max(0, (now() - Date.parse(g.oldestClaimedAt)) / 1000), tags);
     }
-    for (const id of previous) {
+    for (const [id, tags] of previous) {
       if (seen.has(id)) continue;
-      const tags = JSON.parse(id) as Record<string, string>;
       metrics.gauges.actionsOpen.set(0, tags);
       metrics.gauges.oldestAgeSeconds.set(0, tags);
     }
