@@ -183,3 +183,18 @@ export function createClaimActionActivity(deps: ClaimDeps) {
     }
   };
 }
+
+/** What `work` gives, unless `ms` pass first: then an Error with `message` (the work itself is not stopped). */
+export async function within<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

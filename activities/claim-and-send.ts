@@ -1,11 +1,11 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { RetrysafeError } from '../policies/errors';
 import { requestLogIn } from '../policies/provider-requests';
-import { CLAIM_START_TO_CLOSE, DISPATCH_RETRY, HEARTBEAT_INTERVAL_MS } from '../policies/timeouts';
+import { CLAIM_START_TO_CLOSE, HEARTBEAT_INTERVAL_MS } from '../policies/timeouts';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { dispatchReportSignal, type ClaimAnswer, type DispatchReport } from '../messages/action';
-import { claimAction, type ClaimActionInput, type ClaimDeps } from './claim-action';
-import type { ExecuteInput, ExecuteOutcome } from './execute-action';
+import { claimAction, within, type ClaimActionInput, type ClaimDeps } from './claim-action';
+import { executionReport, type ExecuteInput, type ExecuteOutcome } from './execute-action';
 
 /** How long one attempt waits for the action to answer its claim: well inside its start-to-close. */
 const CLAIM_WAIT_MS = msToNumber(CLAIM_START_TO_CLOSE);
@@ -48,59 +48,37 @@ export function createClaimAndSendActivity(deps: ClaimAndSendDeps) {
     // While it claims, the activity heartbeats what earlier attempts recorded of their requests, unchanged.
     const carried = requestLogIn(ctx.info.heartbeatDetails);
     const beat = setInterval(() => ctx.heartbeat(carried), HEARTBEAT_INTERVAL_MS);
-    let deadline: NodeJS.Timeout | undefined;
     let claimed: ClaimAnswer;
     try {
       // A claim held up past its deadline, or an attempt the server has given up on (its heartbeat answered
       // so), stops waiting: the next attempt claims again, and only the newest attempt is granted the send.
-      claimed = await Promise.race([
-        claimAction(deps, { action, claim: { ...claim, send: { ...claim.send, attempt: ctx.info.attempt } } }),
-        ctx.cancelled,
-        new Promise<never>((_, reject) => {
-          deadline = setTimeout(
-            () => reject(new Error(`the claim of ${action.key} was not answered within ${CLAIM_WAIT_MS} ms`)),
-            CLAIM_WAIT_MS,
-          );
-        }),
-      ]);
+      claimed = await within(
+        Promise.race([
+          claimAction(deps, { action, claim: { ...claim, send: { ...claim.send, attempt: ctx.info.attempt } } }),
+          ctx.cancelled,
+        ]),
+        CLAIM_WAIT_MS,
+        `the claim of ${action.key} was not answered within ${CLAIM_WAIT_MS} ms`,
+      );
     } catch (err) {
       if (err instanceof RetrysafeError) throw err.toFailure();
       throw err;
     } finally {
       clearInterval(beat);
-      clearTimeout(deadline);
     }
     if (!claimed.sendGranted) return { claimed };
     if (ctx.cancellationSignal.aborted) throw new Error(`attempt ${ctx.info.attempt} was cancelled before it sent`);
 
-    let report: DispatchReport;
-    try {
-      const outcome = await deps.execute({
+    const report = await executionReport(() =>
+      deps.execute({
         key: action.key,
         intent: action.intent,
         requestHash: action.requestHash,
         mode: 'first',
         ...(claimed.firstGrant ? { earlierAttemptsUnsent: true } : {}),
-      });
-      report = { kind: 'outcome', outcome };
-    } catch (err) {
-      if (!isVerdict(err)) throw err;
-      report = {
-        kind: 'rejected',
-        code: err.type ?? 'OutcomeUnknown',
-        message: err.message,
-        ...requestLogIn(err.details?.[0]),
-      };
-    }
+      }),
+    );
     await deps.client.workflow.getHandle(action.key).signal(dispatchReportSignal, { token: claim.send.token, report });
     return { claimed, report };
   };
-}
-
-/** A refusal the executor decided (typed, not to be retried), as opposed to an attempt that died. */
-function isVerdict(err: unknown): err is ApplicationFailure {
-  return (
-    err instanceof ApplicationFailure &&
-    (err.nonRetryable || (DISPATCH_RETRY.nonRetryableErrorTypes ?? []).includes(err.type ?? ''))
-  );
 }

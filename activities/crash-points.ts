@@ -3,10 +3,17 @@
  * itself, exactly as a machine failure would end it (no finally blocks, no flushed buffers).
  * Configured from RETRYSAFE_CRASH_AT at the worker entry point, e.g. `after-commit:charge`.
  */
-export const CRASH_POINTS = ['before-send', 'after-commit', 'before-lookup'] as const;
+export const CRASH_POINTS = [
+  'before-send',
+  'after-commit',
+  'before-lookup',
+  'after-row-claimed',
+  'before-row-settles',
+] as const;
 /**
- * A dangerous point in the executor: before the provider is called, after it committed (before the reply is recorded),
- * or before a lookup.
+ * A dangerous point: in the executor, before the provider is called, after it committed (before the reply is
+ * recorded), or before a lookup; on the record-first path, once the run's act holds the action's ledger row (nothing
+ * sent yet), and after the executor's verdict before the row records it.
  */
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

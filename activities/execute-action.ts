@@ -1,12 +1,13 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import { RetrysafeError, type ErrorCode } from '../policies/errors';
-import { HEARTBEAT_INTERVAL_MS, TRANSIENT_BACKOFF } from '../policies/timeouts';
+import { DISPATCH_RETRY, HEARTBEAT_INTERVAL_MS, TRANSIENT_BACKOFF } from '../policies/timeouts';
 import type { AnyTool, ToolContext } from '../policies/tool';
 import type { LookupAnswer, RejectionReason, ToolOutcome } from '../policies/tool-outcome';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import type { CrashHook } from './crash-points';
 import { RequestLog } from './request-log';
-import type { DispatchOutcome } from '../messages/action';
+import type { DispatchOutcome, DispatchReport } from '../messages/action';
+import { requestLogIn } from '../policies/provider-requests';
 import { outcomeOfError } from './transport/http';
 import { noRetrysafeMetrics, secondsSince, type RetrysafeMetrics } from '../metrics/instruments';
 import { withProviderSpan } from '../tracing/provider-span';
@@ -48,6 +49,15 @@ export interface ExecuteInput {
    * claim failed or timed out before): an attempt after the first is then as good as the first.
    */
   earlierAttemptsUnsent?: boolean;
+}
+
+/** What the caller of the executor (not Temporal: an activity's only argument is its input) adds around a send. */
+export interface SendHooks {
+  /**
+   * Awaited before each request that may change something at the provider; a throw stops the send (the record-first
+   * path fences here: the run's act still holds the action's ledger row, with `dispatching` on record).
+   */
+  beforeSend?: () => Promise<void>;
 }
 
 /**
@@ -97,7 +107,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
   const now = deps.now ?? Date.now;
   const metrics = deps.metrics ?? noRetrysafeMetrics;
 
-  return async function executeAction(input: ExecuteInput): Promise<ExecuteOutcome> {
+  return async function executeAction(input: ExecuteInput, hooks: SendHooks = {}): Promise<ExecuteOutcome> {
     const ctx = Context.current();
     const verified = verifiedInput(deps.tools, input);
     const { tool } = verified;
@@ -105,7 +115,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
     const requests = RequestLog.resume(ctx, now);
     let ended = false;
     try {
-      const outcome = await dispatch(ctx, input, verified, requests);
+      const outcome = await dispatch(ctx, input, verified, requests, hooks);
       ended = true;
       return outcome;
     } catch (err) {
@@ -123,6 +133,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
     input: ExecuteInput,
     { tool, toolInput }: ReturnType<typeof verifiedInput>,
     requests: RequestLog,
+    hooks: SendHooks,
   ): Promise<ExecuteOutcome> {
     const { key } = input;
     const attempt: Attempt = {
@@ -200,6 +211,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
           log.info('lookup proved absence; sending', { key });
         }
       }
+      if (tool.kind !== 'read') await hooks.beforeSend?.();
       deps.crash('before-send', tool.name);
       const request = requests.start('send');
       const sentAtMs = now();
@@ -424,5 +436,31 @@ export async function withHeartbeat<T>(ctx: Context, fn: () => Promise<T>, detai
     return await fn();
   } finally {
     clearInterval(timer);
+  }
+}
+
+/** A refusal the executor decided (typed, not to be retried), as opposed to an attempt that died. */
+export function isExecutorVerdict(err: unknown): err is ApplicationFailure {
+  return (
+    err instanceof ApplicationFailure &&
+    (err.nonRetryable || (DISPATCH_RETRY.nonRetryableErrorTypes ?? []).includes(err.type ?? ''))
+  );
+}
+
+/**
+ * What one run of the executor reports: its outcome, or the refusal it decided (its code, message and requests).
+ * Any other failure (an attempt that died) is thrown, for Temporal's retry.
+ */
+export async function executionReport(execute: () => Promise<ExecuteOutcome>): Promise<DispatchReport> {
+  try {
+    return { kind: 'outcome', outcome: await execute() };
+  } catch (err) {
+    if (!isExecutorVerdict(err)) throw err;
+    return {
+      kind: 'rejected',
+      code: err.type ?? 'OutcomeUnknown',
+      message: err.message,
+      ...requestLogIn(err.details?.[0]),
+    };
   }
 }

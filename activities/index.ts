@@ -6,6 +6,8 @@ import type { ToolRegistry } from '../policies/tool-registry';
 import type { ActionLedger } from '../ledger';
 import { createClaimActionActivity } from './claim-action';
 import { createClaimAndSendActivity } from './claim-and-send';
+import { createActOnRecordActivity } from './act-on-record';
+import { createSettleRecord } from './settle-record';
 import { createRecordLedger } from './record-ledger';
 import type { CrashHook } from './crash-points';
 import { noCrashes } from './crash-points';
@@ -55,10 +57,18 @@ export function createActivities(deps: ActivityDeps) {
     lookupAction: createLookupAction({ tools: deps.tools, ...metrics }),
     claimAction: createClaimActionActivity(claimDeps),
     claimAndSend: createClaimAndSendActivity({ ...claimDeps, execute: executeAction }),
+    actOnRecord: createActOnRecordActivity({
+      ...claimDeps,
+      execute: executeAction,
+      crash: deps.crash ?? noCrashes,
+      ...(deps.tenantPolicies ? { tenantPolicies: deps.tenantPolicies } : {}),
+      ...metrics,
+    }),
+    ...createSettleRecord({ ...(deps.ledger ? { ledger: deps.ledger } : {}), ...metrics }),
     ...createLoadActionPolicy(deps),
     ...createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}), ...metrics }),
-    watchAction: createWatchAction({ client: deps.client }),
-    ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies }),
+    watchAction: createWatchAction({ client: deps.client, ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
+    ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies, recordFirst: !!deps.ledger }),
     planNextAction: deps.planner
       ? createPlanActivity({ planner: deps.planner, tools: deps.tools })
       : async (): Promise<never> => {
@@ -75,5 +85,6 @@ export type { LookupResult } from './lookup-action';
 export type { ClaimActionInput } from './claim-action';
 export type { LedgerClaim } from './record-ledger';
 export type { ClaimAndSendInput, ClaimAndSendResult } from './claim-and-send';
+export type { ActOnRecordInput, ActOnRecordResult } from './act-on-record';
 export type { ActionPolicy, VolatilePolicy } from './load-action-policy';
 export type { PreparedAction } from './prepare-action';

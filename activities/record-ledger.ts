@@ -40,40 +40,72 @@ export type LedgerClaim =
   | { kind: 'held' }
   | { kind: 'mismatch'; recordedHash: string }
   | { kind: 'settled'; snapshot: ActionSnapshot }
-  | { kind: 'unresolved'; recovered: NonNullable<ActionInput['recovered']> };
+  | { kind: 'unresolved'; recovered: NonNullable<ActionInput['recovered']> }
+  | { kind: 'busy'; holder: string; leaseUntil: string }
+  | { kind: 'handed-over'; from: HandedOver };
+
+/**
+ * What a run's act left in the row when the action workflow took it over (its lease ended, or it released the row
+ * because it could not learn the outcome): `planned`, nothing was sent; `dispatching` or `unknown`, a request may
+ * have reached the provider, and reconciliation decides.
+ */
+export interface HandedOver {
+  holder: string;
+  status: LedgerRow['status'];
+  providerRef?: string;
+  at: string;
+  /** The row's last sequence number: the workflow's entries are numbered after it. */
+  seq: number;
+}
+
+/** The holder a run's act writes with: the run, the act's token and the activity's attempt (see act-on-record). */
+export const RUN_HOLDER_PREFIX = 'run:';
 
 /** How often a takeover is tried when another holder moves the row at the same moment. */
 const TAKEOVER_TRIES = 5;
 
-export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: RetrysafeMetrics }) {
-  const metrics = deps.metrics ?? noRetrysafeMetrics;
-  /** A ledger write, its latency counted by operation (failed writes too: a slow database shows either way). */
-  async function timed<T>(op: 'claim' | 'status' | 'takeover', write: () => Promise<T>): Promise<T> {
+/** A ledger write, its latency counted by operation (failed writes too: a slow database shows either way). */
+export function timedLedgerWrite(metrics: RetrysafeMetrics) {
+  return async function timed<T>(op: 'claim' | 'status' | 'takeover', write: () => Promise<T>): Promise<T> {
     const startedMs = performance.now();
     try {
       return await write();
     } finally {
       metrics.ledgerWrite(op, (performance.now() - startedMs) / 1000);
     }
-  }
+  };
+}
+
+/**
+ * Writes one status change with its latency measured, and counts it once when it applied: a retried write, which
+ * the ledger answers as a repeat, is not counted again however often the activity or workflow task ran.
+ */
+export async function recordStatusCounted(
+  ledger: ActionLedger,
+  metrics: RetrysafeMetrics,
+  tenant: string,
+  update: StatusRecord & { holder?: string },
+) {
+  // A refused write raised an alarm in the ledger (ops alarms); the caller decides what it means for it.
+  const write = await timedLedgerWrite(metrics)('status', () => ledger.recordStatus(update));
+  if (write.applied && !write.repeat) metrics.statusChange(parseActionKey(update.key).operation, tenant, update.status);
+  return write;
+}
+
+export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: RetrysafeMetrics }) {
+  const metrics = deps.metrics ?? noRetrysafeMetrics;
+  const timed = timedLedgerWrite(metrics);
 
   async function recordLedger(input: RecordLedgerInput): Promise<void> {
     const { ledger } = deps;
     if (!ledger) return;
     // Insert-if-absent: the first write makes the row; every later one finds it.
     if (input.holder === undefined) await timed('claim', () => ledger.recordClaim(claimRecordOf(input)));
-    // A refused write raised an alarm in the ledger (ops alarms); the action goes on from its own history.
-    const write = await timed('status', () =>
-      ledger.recordStatus({
-        key: input.key,
-        ...input.status,
-        ...(input.holder !== undefined ? { holder: input.holder } : {}),
-      }),
-    );
-    // Counted here, where an entry is recorded once however often the workflow task that wrote it ran.
-    if (write.applied && !write.repeat) {
-      metrics.statusChange(parseActionKey(input.key).operation, input.tenant, input.status.status);
-    }
+    await recordStatusCounted(ledger, metrics, input.tenant, {
+      key: input.key,
+      ...input.status,
+      ...(input.holder !== undefined ? { holder: input.holder } : {}),
+    });
   }
 
   async function claimLedgerRow(input: ClaimLedgerRowInput): Promise<LedgerClaim> {
@@ -84,7 +116,13 @@ export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: Retr
       const { row } = claim;
       if (row.requestHash !== input.requestHash) return { kind: 'mismatch', recordedHash: row.requestHash };
       if (isFinal(row.status)) return { kind: 'settled', snapshot: await snapshotFromLedger(ledger, row) };
+      const byRun = row.holder?.startsWith(RUN_HOLDER_PREFIX) === true;
+      // A run's act holds the row while its lease runs: it is sending now, and nothing may act beside it.
+      if (byRun && row.leaseUntil && Date.parse(row.leaseUntil) > Date.now()) {
+        return { kind: 'busy', holder: row.holder!, leaseUntil: row.leaseUntil };
+      }
       const taken = await timed('takeover', () => ledger.takeOver(input.key, row.epoch, input.holder));
+      if (taken && byRun) return { kind: 'handed-over', from: handedOverFrom(row) };
       if (taken) return { kind: 'unresolved', recovered: recoveredFrom(row) };
       if (tries >= TAKEOVER_TRIES) throw new Error(`the ledger row of ${input.key} kept moving during its takeover`);
       const now = await ledger.get(input.key);
@@ -98,7 +136,7 @@ export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: Retr
 }
 
 /** The row a claim of the action creates, its operation and tool version read off the key. */
-function claimRecordOf(input: Omit<RecordLedgerInput, 'status' | 'holder'>): ClaimRecord {
+export function claimRecordOf(input: Omit<RecordLedgerInput, 'status' | 'holder'>): ClaimRecord {
   const { operation, version } = parseActionKey(input.key);
   return {
     key: input.key,
@@ -108,6 +146,16 @@ function claimRecordOf(input: Omit<RecordLedgerInput, 'status' | 'holder'>): Cla
     requestHash: input.requestHash,
     owner: input.owner,
     claimedAt: input.claimedAt,
+  };
+}
+
+function handedOverFrom(row: LedgerRow): HandedOver {
+  return {
+    holder: row.holder!,
+    status: row.status,
+    ...(row.providerRef ? { providerRef: row.providerRef } : {}),
+    at: row.updatedAt,
+    seq: row.seq,
   };
 }
 

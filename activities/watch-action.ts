@@ -2,13 +2,16 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { watchUpdate, type ActionSnapshot } from '../messages/action';
+import type { ActionLedger } from '../ledger';
+import { isFinal } from '../policies/action-status';
+import { snapshotFromLedger } from './claim-action';
 
 /**
  * Subscribes a downstream run to an upstream action it does not own. Until the upstream action has been
  * claimed by its owner the watch is retried (the downstream run simply waits); a closed action answers
  * with its recorded outcome.
  */
-export function createWatchAction(deps: { client: Client }) {
+export function createWatchAction(deps: { client: Client; ledger?: ActionLedger }) {
   return async function watchAction(input: { key: string; watcher: string }): Promise<ActionSnapshot> {
     const handle = deps.client.workflow.getHandle(input.key);
     try {
@@ -20,6 +23,15 @@ export function createWatchAction(deps: { client: Client }) {
       });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
+        // No workflow: the action may live on its ledger row alone (its run acted on the record), settled or in flight.
+        const row = await deps.ledger?.get(input.key);
+        if (row && isFinal(row.status)) return snapshotFromLedger(deps.ledger!, row);
+        if (row) {
+          throw ApplicationFailure.retryable(
+            `upstream action ${input.key} is ${row.status} on its ledger row; waiting for its outcome`,
+            'UpstreamInFlight',
+          );
+        }
         throw ApplicationFailure.retryable(
           `upstream action ${input.key} has not been claimed yet`,
           'UpstreamNotClaimed',

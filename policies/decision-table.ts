@@ -1,7 +1,7 @@
 import { RetrysafeError } from './errors';
 import type { TenantPolicy } from './tenant-policy';
 import type { Intent, RiskClass, ToolDescriptor } from './tool';
-import { amountOf } from './tool-facts';
+import { amountOf, checkToolLimits } from './tool-facts';
 
 /**
  * Where confirmation belongs, as data. Each row names a risk class (or every class), a condition on
@@ -219,6 +219,21 @@ export function decide(
     ambiguous: ctx.ambiguous,
     tenantPolicy: ctx.tenantPolicy,
   });
+}
+
+/**
+ * The decision for one action as the engine applies it: the table, and above one of the tool's per-action limits
+ * `human-only` (only a person may let it proceed), with the limit named among the reasons. The action workflow and
+ * the record-first path decide with this, so the two cannot disagree on which actions run without a person.
+ */
+export function decideAction(tool: ToolDescriptor, intent: Intent, tenantPolicy?: TenantPolicy): PolicyDecision {
+  const base = decide(tool, intent, tenantPolicy ? { tenantPolicy } : {});
+  try {
+    checkToolLimits(tool, intent);
+    return base;
+  } catch (err) {
+    return { ...base, mode: 'human-only', reasons: [...base.reasons, (err as Error).message] };
+  }
 }
 
 /** The table applied to a risk class directly (for operations that have no intent schema yet, and for tests). */

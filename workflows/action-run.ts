@@ -77,6 +77,14 @@ export const OWNER_SENDS_PATCH = 'owner-sends';
 
 type Activities = ReturnType<typeof createActivities>;
 
+/** The options of a run's activity that sends (act on the record, claim and send): the executor's. */
+const SENDING_ACTIVITY = {
+  startToCloseTimeout: DISPATCH_START_TO_CLOSE,
+  scheduleToCloseTimeout: DISPATCH_SCHEDULE_TO_CLOSE,
+  heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
+  retry: DISPATCH_RETRY,
+};
+
 /** How one step of a run acts: its step name (part of the key) and what it may do. */
 export interface ActOptions {
   /**
@@ -132,6 +140,8 @@ export class ActionRun {
   /** The run's one gate for signed decisions (accept-risk here; a run's own commands, e.g. the agent run's). */
   readonly decisions: DecisionGate;
   private readonly compensations: Registered[] = [];
+  /** Actions this run settled on their ledger row (no action workflow): the holder its settlement writes as. */
+  private readonly rowHolders = new Map<string, string>();
   private waiting: string | undefined;
 
   private readonly prepareActivities = proxyLocalActivities<Activities>({
@@ -273,9 +283,12 @@ export class ActionRun {
     if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
       this.compensations.push({ forKey: key, prepared: p });
     }
-    // The patch checks come before the search attribute, in the order runs recorded before them hold them.
-    const ownerSends = !options.compensation && patched(OWNER_SENDS_PATCH);
-    const claimAsActivity = ownerSends || patched(CLAIM_AS_ACTIVITY_PATCH);
+    // The worker keeps the ledger: the run acts on the action's row itself (recorded in `p`, so it replays; results
+    // recorded before it lack the field). Otherwise the patch checks come before the search attribute, in the order
+    // runs recorded before them hold them.
+    const recordFirst = p.recordFirst === true && !options.compensation;
+    const ownerSends = !recordFirst && !options.compensation && patched(OWNER_SENDS_PATCH);
+    const claimAsActivity = recordFirst || ownerSends || patched(CLAIM_AS_ACTIVITY_PATCH);
     const self = workflowInfo().workflowId;
     upsertSearchAttributes([
       { key: SA_ACTION_KEYS, value: actionKeysWithinLimit([...new Set([...this.actions.keys(), key])]) },
@@ -289,9 +302,11 @@ export class ActionRun {
       ...(options.compensation ? { compensation: true } : {}),
     };
     const claim = { requestHash: p.requestHash, claimant: self, notify: self };
-    const claimed = ownerSends
-      ? await this.claimAndSend(action, claim, p.summary)
-      : await this.claimOnly(action, claim, p.summary, claimAsActivity);
+    const claimed = recordFirst
+      ? await this.actOnRecord(action, claim, p.summary)
+      : ownerSends
+        ? await this.claimAndSend(action, claim, p.summary)
+        : await this.claimOnly(action, claim, p.summary, claimAsActivity);
     this.remember(claimed);
     const settled = () => {
       const status = this.actions.get(key)!.status;
@@ -311,10 +326,7 @@ export class ActionRun {
    */
   private async claimAndSend(action: ActionInput, claim: ClaimRequest, summary: string): Promise<ActionSnapshot> {
     const { claimAndSend } = proxyActivities<Activities>({
-      startToCloseTimeout: DISPATCH_START_TO_CLOSE,
-      scheduleToCloseTimeout: DISPATCH_SCHEDULE_TO_CLOSE,
-      heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
-      retry: DISPATCH_RETRY,
+      ...SENDING_ACTIVITY,
       summary: `claim and send ${action.key}: ${summary}`,
     });
     // One token per act: the activity's attempts share it; another act of the same key in this run does not.
@@ -348,6 +360,35 @@ export class ActionRun {
           // Closed, or never started: the next claim finds out which.
         }
       }
+    }
+  }
+
+  /**
+   * The record first (the worker keeps the ledger): one activity takes the action's row, sends with the key and
+   * settles the row, and no action workflow starts. When someone must decide or wait (a person's confirmation, an
+   * unknown outcome, another holder) the activity hands over to the action workflow and answers with its claim's
+   * answer; the run then waits for its notifications as on the other paths.
+   */
+  private async actOnRecord(action: ActionInput, claim: ClaimRequest, summary: string): Promise<ActionSnapshot> {
+    const { actOnRecord } = proxyActivities<Activities>({
+      ...SENDING_ACTIVITY,
+      summary: `act ${action.key}: ${summary}`,
+    });
+    try {
+      const { snapshot, holder } = await actOnRecord({ action, token: uuid4() });
+      if (holder) this.rowHolders.set(action.key, holder);
+      return snapshot;
+    } catch (err) {
+      if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+        throw unwrap(err);
+      }
+      // The activity gave up without a verdict: the action workflow takes the row over once its lease ends, and
+      // reconciles (a request may have reached the provider). The run claims it and waits for its outcome.
+      log.warn('acting on the record ended without a verdict; the action workflow takes over', {
+        key: action.key,
+        error: (err as Error).message,
+      });
+      return this.claimOnly(action, claim, summary, true);
     }
   }
 
@@ -425,6 +466,20 @@ export class ActionRun {
   async settle(key: string, settlement: Omit<Settlement, 'by'>): Promise<void> {
     if (!this.owns(key)) return;
     const self = workflowInfo().workflowId;
+    const holder = this.rowHolders.get(key);
+    if (holder) {
+      // Settled on its row by this run's act: there is no action workflow to tell; the row records the undo.
+      if (settlement.state === 'kept') return;
+      const snap = await this.prepareActivities.settleRecord({
+        key,
+        tenant: this.tenant,
+        holder,
+        by: self,
+        ...settlement,
+      });
+      if (snap) this.remember(snap);
+      return;
+    }
     try {
       await getExternalWorkflowHandle(key).signal(settleSignal, { by: self, ...settlement });
     } catch (err) {

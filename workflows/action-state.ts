@@ -325,6 +325,8 @@ export class ActionState {
   adoptSettled(recorded: ActionSnapshot): void {
     const s = this.snap;
     s.status = recorded.status;
+    // The row's owner acted on it (a run's act, or an earlier workflow's owner): it decides on any undo, not this claimant.
+    s.owner = recorded.owner;
     if (recorded.providerRef) s.providerRef = recorded.providerRef;
     if (recorded.status === 'failed') {
       // The ledger's outcome line reads `failed: <code>: <message>`.

@@ -28,13 +28,13 @@ import {
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { createActivities } from '../activities';
 import type { ActionPolicy } from '../activities/load-action-policy';
-import { decide, type PolicyDecision } from '../policies/decision-table';
+import { decideAction, type PolicyDecision } from '../policies/decision-table';
 import { buildDryRun } from '../policies/dry-run';
 import { isFinal } from '../policies/action-status';
 import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
 import { requestLogIn } from '../policies/provider-requests';
 import type { TenantPolicy } from '../policies/tenant-policy';
-import { amountOf, checkToolLimits, currencyOf } from '../policies/tool-facts';
+import { amountOf, currencyOf } from '../policies/tool-facts';
 import {
   COMPENSATION_WINDOW,
   CONFIRMATION_WINDOW,
@@ -53,6 +53,7 @@ import {
 import type { ActionInput, ActionSnapshot, DispatchReport, ProviderEvent, Settlement } from '../messages/action';
 import { ActionState, nowIso } from './action-state';
 import { reportedMove, reportedRequests } from './dispatch-report';
+import type { HandedOver } from '../activities/record-ledger';
 
 type Activities = ReturnType<typeof createActivities>;
 type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
@@ -63,6 +64,9 @@ type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
 export const LEDGER_IN_WORKER_PATCH = 'ledger-in-worker';
 /** Workflows from this patch answer a plain claim after the results its workflow task brought are applied. */
 export const CURRENT_CLAIM_ANSWERS_PATCH = 'current-claim-answers';
+/** How often, at most and at least, the ledger is asked again while a run's act holds the row. */
+const BUSY_POLL_MAX_MS = 1_000;
+const BUSY_POLL_MIN_MS = 100;
 /** Lookups tried for an event that arrives during review before it is left to the person. */
 const LATE_EVENT_LOOKUPS = 3;
 
@@ -118,6 +122,10 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   });
   let lastDispatchEndedMs = 0;
   let recovered = input.recovered;
+  /** The row as a run's act left it when this workflow took it over (see HandedOver). */
+  let takenFrom: HandedOver | undefined;
+  /** Taken over from a run's act that may have sent: reconciliation comes first, nothing is sent blindly. */
+  let handedOver: HandedOver | undefined;
 
   if (policy.ledger) {
     // The durable ledger outlives this history: the row is claimed first, then every status change is written
@@ -131,7 +139,13 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
     const holder = ledgerInWorker ? `action:${workflowInfo().runId}` : undefined;
     if (holder) {
       // Whoever started this workflow, the worker's ledger decides first: a key it knows is never sent again.
-      const claim = await claimLedgerRow({ ...row, holder });
+      let claim = await claimLedgerRow({ ...row, holder });
+      while (claim.kind === 'busy') {
+        // A run's act holds the row and is sending now: wait for it to settle the row or let go of it (its lease).
+        const leftMs = Date.parse(claim.leaseUntil) - Date.now();
+        await sleep(Math.min(Math.max(leftMs, BUSY_POLL_MIN_MS), BUSY_POLL_MAX_MS));
+        claim = await claimLedgerRow({ ...row, holder });
+      }
       if (claim.kind === 'mismatch') {
         const refusal = new RetrysafeError(
           'IntentMismatch',
@@ -148,9 +162,14 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         return state.finish();
       }
       if (claim.kind === 'unresolved') recovered = claim.recovered;
+      if (claim.kind === 'handed-over') {
+        takenFrom = claim.from;
+        // Nothing was sent while the row said `planned`: the action goes on as a new one.
+        if (takenFrom.status !== 'planned') handedOver = takenFrom;
+      }
     }
     // A workflow that recovers a key from the ledger numbers its entries after the ones already there.
-    const seqBase = recovered ? recovered.seq + 1 : 0;
+    const seqBase = recovered ? recovered.seq + 1 : takenFrom ? takenFrom.seq + 1 : 0;
     state.recordStatus = (index, entry) =>
       recordLedger({
         ...row,
@@ -174,7 +193,20 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   state.snap.decisionMode = decision.mode;
   // act starts as a first send, unless a person already cleared a resend (a recovered action).
   let mode: DispatchMode = 'first';
-  if (recovered) {
+  /** Whether the loop below starts by dispatching, or (taken over from a run's act that may have sent) by reconciling. */
+  let next: 'dispatch' | 'reconcile' = 'dispatch';
+  if (handedOver) {
+    // The run's act sent with the key, or may have, and could not learn the outcome (or stopped holding the row):
+    // the row's `dispatching` stands, and what happened is found out by evidence and lookups, as for any unknown.
+    const h = handedOver;
+    await state.move('dispatching', `dispatched by the run's act (${h.holder}); the row said ${h.status} at ${h.at}`);
+    state.snap.dispatches++;
+    state.firstDispatchDecided = true;
+    lastDispatchEndedMs = Date.now();
+    await state.move('unknown', `taken over from the run's act, whose outcome is unknown: reconciling`);
+    mode = 'maybe-sent';
+    next = 'reconcile';
+  } else if (recovered) {
     // The ledger held this key unresolved and its workflow is gone: whether it happened is unknown, and only a
     // person may say. Nothing is sent until one does; their signed resolution binds this exact request, so a
     // "did not happen" clears one resend with the same key (never for an action the agent may not perform).
@@ -197,20 +229,23 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
 
   // ── act ──
   for (;;) {
-    const byOwner = ownerSends(mode);
-    await state.move(
-      'dispatching',
-      mode === 'first'
-        ? 'dispatch'
-        : mode === 'operator-cleared'
-          ? 'dispatch after an operator cleared it'
-          : 'redispatch with the same key',
-      undefined,
-      // The owner learns of this dispatch from its claim's answer.
-      byOwner ? input.owner : undefined,
-    );
-    const result = await dispatch(mode, byOwner);
-    if (result === 'confirmed' || result === 'failed') break;
+    if (next === 'dispatch') {
+      const byOwner = ownerSends(mode);
+      await state.move(
+        'dispatching',
+        mode === 'first'
+          ? 'dispatch'
+          : mode === 'operator-cleared'
+            ? 'dispatch after an operator cleared it'
+            : 'redispatch with the same key',
+        undefined,
+        // The owner learns of this dispatch from its claim's answer.
+        byOwner ? input.owner : undefined,
+      );
+      const result = await dispatch(mode, byOwner);
+      if (result === 'confirmed' || result === 'failed') break;
+    }
+    next = 'dispatch';
     // unknown: reconcile by evidence and lookups; resend only when absence is proven and the contract allows it.
     const verdict = await reconcile();
     if (verdict === 'confirmed') break;
@@ -242,14 +277,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   }
 
   function policyDecision(tenantPolicy: TenantPolicy | undefined): PolicyDecision {
-    const base = decide(tool, input.intent, { tenantPolicy });
-    try {
-      checkToolLimits(tool, input.intent);
-      return base;
-    } catch (err) {
-      // Above a per-action limit, only a person may let the action proceed.
-      return { ...base, mode: 'human-only', reasons: [...base.reasons, (err as Error).message] };
-    }
+    return decideAction(tool, input.intent, tenantPolicy);
   }
 
   function showDryRun(d: PolicyDecision): void {

@@ -25,14 +25,19 @@ import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, actionKeyForStep, runWorkflowId } fro
  *            retrysafe action: what is left once the second workflow per action is paid for on both sides
  *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns)
  *   renewal  (no bare counterpart) reserve → charge → ship as three actions, for scale
+ *   record-first  the same action on workers without the ledger (the action workflow is the record) vs with it (the
+ *            run acts on the ledger's row; an action workflow only when someone must decide or wait)
  */
 export interface BenchContext {
   client: Client;
   retrysafe: ExampleClient;
   taskQueue: string;
   approver: Approver;
-  /** A task queue whose workers keep the durable ledger (RETRYSAFE_LEDGER), for the ledger's cost. */
-  ledgerTaskQueue?: string;
+  /**
+   * A task queue whose workers keep no ledger, so the action workflow is each action's record: the shape before the
+   * record-first path, measured beside it. The main queue's workers keep the ledger, as every deployment should.
+   */
+  workflowRecordTaskQueue?: string;
   /** A task queue whose workers keep the ledger and export metrics and traces, for what observing costs. */
   observedTaskQueue?: string;
   /** What those workers export. */
@@ -46,12 +51,18 @@ export const COMPARISONS = [
   { name: 'action', bare: 'bare-activity', retrysafe: 'retrysafe-action' },
   { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
-  // Not bare against retrysafe: the same action without and with the durable ledger (SQLite) on its workers.
-  { name: 'ledger', bare: 'retrysafe-action', retrysafe: 'retrysafe-action-ledger', measures: 'ledger' },
+  // Not bare against retrysafe: the same action with the action workflow as its record (workers without the ledger)
+  // and with the ledger's row as its record (the run acts on it): what the record-first path changed.
+  {
+    name: 'record-first',
+    bare: 'retrysafe-action-workflow-record',
+    retrysafe: 'retrysafe-action',
+    measures: 'ledger',
+  },
   // The same action on ledger workers without and with metrics (scraped every second) and traces exported.
   {
     name: 'observability',
-    bare: 'retrysafe-action-ledger',
+    bare: 'retrysafe-action',
     retrysafe: 'retrysafe-action-observed',
     measures: 'observability',
   },
@@ -64,12 +75,12 @@ export interface Leg {
   pair?: Pair;
   /** Untimed preparation of one operation; resolves to the timed part, which returns its latency in ms. */
   prepare(name: string): Promise<() => Promise<number>>;
-  /** Runs on the workers that keep the ledger (BenchContext.ledgerTaskQueue) instead of the main ones. */
-  ledgerWorkers?: boolean;
+  /** Runs on the workers that keep no ledger (BenchContext.workflowRecordTaskQueue) instead of the main ones. */
+  workflowRecordWorkers?: boolean;
   /** Runs on the workers that keep the ledger and export metrics and traces (BenchContext.observedTaskQueue). */
   observedWorkers?: boolean;
   /** The workflows one operation ran, by the name it was prepared under: their histories say where its time went. */
-  workflows?(name: string): Array<{ role: string; workflowId: string }>;
+  workflows?(name: string): Array<{ role: string; workflowId: string; optional?: boolean }>;
 }
 
 /** What the observed workers export, in words. */
@@ -130,6 +141,14 @@ export function benchLegs(ctx: BenchContext): Leg[] {
           if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (${suffix}) ended ${r.status}`);
         });
     };
+  /** The run and, when one started, its action workflow: what one action cost the server. */
+  const actionWorkflows = (name: string) => {
+    const run = runWorkflowId('bench', name);
+    return [
+      { role: 'run', workflowId: run },
+      { role: 'action', workflowId: actionKeyForStep(run, { operation: 'charge', version: 1 }), optional: true },
+    ];
+  };
   return [
     {
       id: 'bare-activity',
@@ -165,7 +184,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
     },
     {
       id: 'retrysafe-action',
-      label: 'retrysafe action (one act(charge))',
+      label: 'retrysafe action (one act(charge), the ledger row its record)',
       side: 'retrysafe',
       pair: 'action',
       prepare: async (name) => () =>
@@ -177,26 +196,20 @@ export function benchLegs(ctx: BenchContext): Leg[] {
           });
           if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} ended ${r.status}`);
         }),
-      workflows: (name) => {
-        const run = runWorkflowId('bench', name);
-        return [
-          { role: 'run', workflowId: run },
-          { role: 'action', workflowId: actionKeyForStep(run, { operation: 'charge', version: 1 }) },
-        ];
-      },
+      workflows: actionWorkflows,
     },
     {
-      id: 'retrysafe-action-ledger',
-      label: 'retrysafe action, workers keep the ledger (SQLite)',
+      id: 'retrysafe-action-workflow-record',
+      label: 'retrysafe action, workers without the ledger (the action workflow is the record)',
       side: 'retrysafe',
-      ledgerWorkers: true,
-      prepare: actionOnQueue(ctx.ledgerTaskQueue, 'ledger', 'no ledger workers in this run'),
+      workflowRecordWorkers: true,
+      prepare: actionOnQueue(ctx.workflowRecordTaskQueue, 'wfrecord', 'no workers without the ledger in this run'),
+      workflows: (name) => actionWorkflows(`${name}-wfrecord`),
     },
     {
       id: 'retrysafe-action-observed',
-      label: `retrysafe action, ledger workers exporting ${observedWhat(ctx.observe)}`,
+      label: `retrysafe action, workers exporting ${observedWhat(ctx.observe)}`,
       side: 'retrysafe',
-      ledgerWorkers: true,
       observedWorkers: true,
       prepare: actionOnQueue(ctx.observedTaskQueue, 'observed', 'no observed workers in this run'),
     },

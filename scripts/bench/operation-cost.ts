@@ -4,7 +4,7 @@
  * The bench reports it beside the latencies, so a change to the action's path shows up as tasks removed, not
  * only as milliseconds on one machine.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyAsJson } from '../lib/history-json';
 import { historyCost, type HistoryCost } from './history-cost';
 
@@ -19,17 +19,29 @@ export interface OperationCost {
   updates: number;
 }
 
+/**
+ * The workflows' costs; one marked `optional` (an action workflow, which starts only when someone must decide or
+ * wait) is left out when it never ran.
+ */
 export async function operationCost(
   client: Client,
-  workflows: ReadonlyArray<{ role: string; workflowId: string }>,
+  workflows: ReadonlyArray<{ role: string; workflowId: string; optional?: boolean }>,
 ): Promise<OperationCost> {
-  const costs = await Promise.all(
-    workflows.map(async ({ role, workflowId }) => {
-      const history = await client.workflow.getHandle(workflowId).fetchHistory();
-      const events = historyAsJson(history).events ?? [];
-      return { role, workflowId, cost: historyCost(events as Parameters<typeof historyCost>[0]) };
-    }),
-  );
+  const costs = (
+    await Promise.all(
+      workflows.map(async ({ role, workflowId, optional }) => {
+        let history;
+        try {
+          history = await client.workflow.getHandle(workflowId).fetchHistory();
+        } catch (err) {
+          if (optional && err instanceof WorkflowNotFoundError) return undefined;
+          throw err;
+        }
+        const events = historyAsJson(history).events ?? [];
+        return { role, workflowId, cost: historyCost(events as Parameters<typeof historyCost>[0]) };
+      }),
+    )
+  ).filter((c) => c !== undefined);
   return { workflows: costs, ...totalOf(costs.map((c) => c.cost)) };
 }
 

@@ -96,7 +96,7 @@ const COLORS: Record<string, string> = {
   'bare-activity': '#1f77b4',
   'bare-child-activity': '#17becf',
   'retrysafe-action': '#d62728',
-  'retrysafe-action-ledger': '#8c564b',
+  'retrysafe-action-workflow-record': '#8c564b',
   'retrysafe-action-observed': '#e377c2',
   'retrysafe-renewal': '#9467bd',
   'bare-signal': '#2ca02c',
@@ -114,19 +114,21 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const stack = options.stack ?? (await startStack({ log: (m) => log(`  ${m}`) }));
   const approver = createApprover('bench-approver');
   const taskQueue = `bench-${tag}`;
-  const env = { ...approver.workerEnv, RETRYSAFE_TASK_QUEUE: taskQueue };
+  // Every worker keeps the durable ledger (a throw-away SQLite file), as a deployment does: the record-first path.
+  const ledgerDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bench-ledger-'));
+  const baseEnv = { ...approver.workerEnv, RETRYSAFE_TASK_QUEUE: taskQueue };
+  const env = { ...baseEnv, RETRYSAFE_LEDGER: `sqlite:${path.join(ledgerDir, 'ledger.sqlite')}` };
   const spawn = (i: number) => stack.startWorker({ name: `${taskQueue}-w${i}`, env });
   const pool = await startWorkerPool(WORKERS, spawn);
-  // The same workers again on a second queue, keeping the durable ledger in a throw-away SQLite file.
-  const ledgerTaskQueue = `${taskQueue}-ledger`;
-  const ledgerDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bench-ledger-'));
-  const ledgerEnv = {
-    ...env,
-    RETRYSAFE_TASK_QUEUE: ledgerTaskQueue,
-    RETRYSAFE_LEDGER: `sqlite:${path.join(ledgerDir, 'ledger.sqlite')}`,
-  };
+  // The same workers again on a second queue without the ledger: the action workflow is each action's record there.
+  const workflowRecordTaskQueue = `${taskQueue}-wfrecord`;
   await Promise.all(
-    Array.from({ length: WORKERS }, (_, i) => stack.startWorker({ name: `${ledgerTaskQueue}-w${i}`, env: ledgerEnv })),
+    Array.from({ length: WORKERS }, (_, i) =>
+      stack.startWorker({
+        name: `${workflowRecordTaskQueue}-w${i}`,
+        env: { ...baseEnv, RETRYSAFE_TASK_QUEUE: workflowRecordTaskQueue },
+      }),
+    ),
   );
   // And once more keeping the ledger and exporting metrics (each worker on a port of its own, scraped every second
   // as a busy Prometheus would) and traces: what observing an action costs.
@@ -141,7 +143,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       await stack.startWorker({
         name: `${observedTaskQueue}-w${i}`,
         env: {
-          ...ledgerEnv,
+          ...env,
           RETRYSAFE_TASK_QUEUE: observedTaskQueue,
           ...(observe !== 'metrics'
             ? { RETRYSAFE_TRACING: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces.url }
@@ -157,7 +159,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
     taskQueue,
     approver,
-    ledgerTaskQueue,
+    workflowRecordTaskQueue,
     observedTaskQueue,
     observe,
   };
@@ -172,15 +174,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   // Values as short digests: the comparison needs equality, and a report must not carry a key's value.
   const tuning = Object.fromEntries(
     Object.entries(env)
-      .filter(([k]) => k !== 'RETRYSAFE_TASK_QUEUE')
+      .filter(([k]) => k !== 'RETRYSAFE_TASK_QUEUE' && k !== 'RETRYSAFE_LEDGER')
       .map(([k, v]) => [k, createHash('sha256').update(v).digest('hex').slice(0, 12)]),
   );
   const settingOf = (leg: Leg): LegSetting => ({
     server: `${stack.server.address} (${stack.server.namespace})`,
-    taskQueue: leg.observedWorkers ? observedTaskQueue : leg.ledgerWorkers ? ledgerTaskQueue : taskQueue,
+    taskQueue: leg.observedWorkers ? observedTaskQueue : leg.workflowRecordWorkers ? workflowRecordTaskQueue : taskQueue,
     workers: WORKERS,
     tuning,
-    ledger: leg.ledgerWorkers === true,
+    ledger: leg.workflowRecordWorkers !== true,
     observed: leg.observedWorkers === true,
   });
   try {
