@@ -53,7 +53,8 @@ export function linksOf(markdown: string): Array<{ line: number; target: string 
     if (/^\s*```/.test(text)) fenced = !fenced;
     if (fenced) return;
     const prose = text.replace(/`[^`]*`/g, '');
-    for (const m of prose.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) links.push({ line: i + 1, target: m[1] });
+    for (const m of prose.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g))
+      links.push({ line: i + 1, target: m[1] });
   });
   return links;
 }

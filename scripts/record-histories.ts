@@ -3,13 +3,17 @@
  * (`npm run test:replay`) that runs on every test run. After an intended, patched() change, record the new
  * path beside the old recordings (which must keep replaying) under a suffix naming the patch:
  *   npm run record-histories -- --suffix owner-sends      (writes renewal-renewed.owner-sends.json, …)
+ *   npm run record-histories -- --ledger --suffix record-first   (workers keep the ledger: the record-first path)
  * Each history is the JSON form the Temporal CLI and Web UI export, so any of them can be replayed too.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { historyAsJson } from './lib/history-json';
-import { startStack } from './lib/stack';
+import { historyAsJson, historyIfAny } from './lib/history-json';
+import { startStack, type Stack } from './lib/stack';
+import { renewalChargeIntent } from '../examples/workflows/renewal';
 import { DEMO_RENEWAL } from './demo/renewal-crash';
 import type { AgentRunInput } from 'retrysafe/workflow';
 
@@ -26,9 +30,20 @@ function suffixArg(argv: string[]): string {
   return `.${value}`;
 }
 const SUFFIX = suffixArg(process.argv.slice(2));
+/**
+ * `--ledger`: the workers keep the ledger, so runs act on the action's row (the record-first path) and an action
+ * workflow runs only where someone waits or decides; those are recorded too (a second claimant, an unknown outcome).
+ */
+const LEDGER = process.argv.includes('--ledger');
 
 async function save(client: Client, name: string, workflowId: string): Promise<void> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await historyIfAny(client, workflowId);
+  if (!history) {
+    // On the record-first path an action that settled on its row has no workflow: nothing to record.
+    if (!LEDGER) throw new Error(`no workflow ${workflowId} to record`);
+    process.stdout.write(`no workflow ${workflowId} (settled on its ledger row)\n`);
+    return;
+  }
   const file = path.join(OUT, `${name}${SUFFIX}.json`);
   const json = historyAsJson(history);
   // The workflow ID travels with the history: workflows check their own ID (run:<tenant>:<event>) on replay too.
@@ -39,7 +54,11 @@ async function save(client: Client, name: string, workflowId: string): Promise<v
 async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
   // Plain payloads whatever the shell says: the replay test reads these histories without keys.
-  const stack = await startStack({ payloadEncryption: false });
+  const dir = LEDGER ? await mkdtemp(path.join(os.tmpdir(), 'retrysafe-record-')) : undefined;
+  const stack = await startStack({
+    payloadEncryption: false,
+    ...(dir ? { ledger: `sqlite:${path.join(dir, 'ledger.sqlite')}` } : {}),
+  });
   try {
     await stack.startWorker({ name: 'recorder' });
     const { retrysafe, client } = stack;
@@ -78,9 +97,41 @@ async function main(): Promise<void> {
     const agentRun = await retrysafe.startAgentRun(agent);
     await agentRun.result();
     await save(client, 'agent-run-done', agentRun.workflowId);
+    if (LEDGER) await recordHandovers(stack);
   } finally {
     await stack.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The action workflows of the record-first path: one that waited while a run's act held the row (a second claimant)
+ * and adopted its outcome, and one that took the row over from an act whose outcome was unknown and reconciled.
+ */
+async function recordHandovers(stack: Stack): Promise<void> {
+  const { client, retrysafe } = stack;
+  const charge = { ...DEMO_RENEWAL, eventId: 'replay-renewal-03', orderId: 'R-1003' };
+  await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'delay', delayMs: 2_000, times: 1 }]);
+  const run = await retrysafe.startRenewal(charge);
+  const chargeKey = 'charge:v1:acme:replay-renewal-03';
+  while ((await stack.ledger!.get(chargeKey))?.status !== 'dispatching') await sleep(25);
+  const intent = renewalChargeIntent(charge);
+  await retrysafe.claimAction({ tenant: 'acme', eventId: charge.eventId }, intent, { wait: true, timeoutMs: 30_000 });
+  await run.result();
+  await save(client, 'charge-action-waited', chargeKey);
+
+  const unknown = { ...DEMO_RENEWAL, eventId: 'replay-renewal-04', orderId: 'R-1004' };
+  await stack.providers.email.setFaults([
+    { op: 'messages.create', kind: 'status-after-commit', status: 502, times: 1 },
+  ]);
+  const second = await retrysafe.startRenewal(unknown);
+  const receiptKey = 'send-email:v1:acme:replay-renewal-04:receipt';
+  for (let i = 0; (await retrysafe.getAction(receiptKey))?.status !== 'needs_review'; i++) {
+    if (i > 1200) throw new Error(`${receiptKey} never reached needs_review`);
+    await sleep(50);
+  }
+  await save(client, 'receipt-action-taken-over', receiptKey);
+  await second.terminate('recorded');
 }
 
 main().catch((err) => {

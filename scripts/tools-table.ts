@@ -17,7 +17,8 @@ async function main(): Promise<void> {
   const readme = await readFile(file, 'utf8');
   const start = readme.indexOf(TOOLS_TABLE_START);
   const end = readme.indexOf(TOOLS_TABLE_END);
-  if (start < 0 || end < start) throw new Error(`docs/tools.md has no ${TOOLS_TABLE_START} … ${TOOLS_TABLE_END} markers`);
+  if (start < 0 || end < start)
+    throw new Error(`docs/tools.md has no ${TOOLS_TABLE_START} … ${TOOLS_TABLE_END} markers`);
   await writeFile(file, `${readme.slice(0, start + TOOLS_TABLE_START.length)}\n${table}\n${readme.slice(end)}`);
   process.stdout.write('docs/tools.md: tools table written\n');
 }

@@ -4,8 +4,8 @@
  * The bench reports it beside the latencies, so a change to the action's path shows up as tasks removed, not
  * only as milliseconds on one machine.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { historyAsJson } from '../lib/history-json';
+import type { Client } from '@temporalio/client';
+import { historyAsJson, historyIfAny } from '../lib/history-json';
 import { historyCost, type HistoryCost } from './history-cost';
 
 export interface OperationCost {
@@ -30,12 +30,10 @@ export async function operationCost(
   const costs = (
     await Promise.all(
       workflows.map(async ({ role, workflowId, optional }) => {
-        let history;
-        try {
-          history = await client.workflow.getHandle(workflowId).fetchHistory();
-        } catch (err) {
-          if (optional && err instanceof WorkflowNotFoundError) return undefined;
-          throw err;
+        const history = await historyIfAny(client, workflowId);
+        if (!history) {
+          if (optional) return undefined;
+          throw new Error(`no workflow ${workflowId} to read the cost of`);
         }
         const events = historyAsJson(history).events ?? [];
         return { role, workflowId, cost: historyCost(events as Parameters<typeof historyCost>[0]) };

@@ -179,7 +179,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   );
   const settingOf = (leg: Leg): LegSetting => ({
     server: `${stack.server.address} (${stack.server.namespace})`,
-    taskQueue: leg.observedWorkers ? observedTaskQueue : leg.workflowRecordWorkers ? workflowRecordTaskQueue : taskQueue,
+    taskQueue: leg.observedWorkers
+      ? observedTaskQueue
+      : leg.workflowRecordWorkers
+        ? workflowRecordTaskQueue
+        : taskQueue,
     workers: WORKERS,
     tuning,
     ledger: leg.workflowRecordWorkers !== true,

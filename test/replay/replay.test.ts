@@ -99,6 +99,34 @@ describe('replay of recorded histories', () => {
     assert.ok(signals.includes('retrysafe.dispatchReport'), 'the charge was reported by its owner');
   });
 
+  it('holds recordings of the record-first path: runs act on the row, action workflows wait or take over', async () => {
+    const histories = await loadHistories();
+    const byName = (name: string) => {
+      const h = histories.find((x) => x.name === name);
+      assert.ok(h, `a recording named ${name}`);
+      return h.history.events ?? [];
+    };
+    const activities = (name: string) =>
+      byName(name).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    // The run's actions are activities of its own; no claim of an action workflow on the happy path.
+    assert.deepEqual(activities('renewal-renewed.record-first'), [
+      'actOnRecord',
+      'actOnRecord',
+      'actOnRecord',
+      'actOnRecord',
+    ]);
+    assert.ok(activities('renewal-compensated.record-first').includes('claimAction'), 'each undo has its workflow');
+    // The action workflows that still run: one waited for the row while the run's act held it, one took it over.
+    const localResults = (name: string) =>
+      byName(name).flatMap((e) =>
+        e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
+          ? [Buffer.from(e.markerRecordedEventAttributes.details?.result?.payloads?.[0]?.data ?? []).toString('utf8')]
+          : [],
+      );
+    assert.ok(localResults('charge-action-waited.record-first').some((r) => r.includes('"kind":"busy"')));
+    assert.ok(localResults('receipt-action-taken-over.record-first').some((r) => r.includes('"kind":"handed-over"')));
+  });
+
   it('catches a change that is not behind patched() as a determinism violation', async () => {
     const results = await replayAll(require.resolve('./fixtures/unpatched-workflows'));
     const renewed = results.find((r) => r.name === 'renewal-renewed');
