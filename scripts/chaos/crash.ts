@@ -1,21 +1,28 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import type { WorkerProcess } from '../lib/worker-process';
-import type { CrashRecord, IterationPlan } from './types';
+import type { CrashMode, CrashRecord, IterationPlan } from './types';
 
 /** An armed point is normally reached within a second or two; past this the plan missed it. */
 const ARMED_WAIT_MS = 45_000;
 /** The first commit usually lands within a second; transient faults before it add a few backoffs. */
 const INFLIGHT_WAIT_MS = 30_000;
 
+/** Modes the worker reaches itself: its crash hook (RETRYSAFE_CRASH_AT) kills it there. */
+const ARMED_MODES: readonly CrashMode[] = [
+  'before-send',
+  'after-commit',
+  'before-lookup',
+  'after-row-claimed',
+  'before-row-settles',
+];
+
 /** RETRYSAFE_CRASH_AT for the doomed worker, when the worker is to kill itself at a point. */
 export function crashSpecFor(plan: IterationPlan): string | undefined {
   const { mode } = plan.crash;
   // The gateway's error is the reply the worker dies after.
   if (mode === 'gateway-error') return `after-commit:${plan.operation}`;
-  return mode === 'before-send' || mode === 'after-commit' || mode === 'before-lookup'
-    ? `${mode}:${plan.operation}`
-    : undefined;
+  return ARMED_MODES.includes(mode) ? `${mode}:${plan.operation}` : undefined;
 }
 
 export interface CrashInput {

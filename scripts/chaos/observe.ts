@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import { RetrysafeError, SA_ACTION_KEYS, SA_STATUS } from 'retrysafe';
+import type { ActionLedger } from 'retrysafe/worker';
 
 /**
  * Read-only looks at Temporal and the providers for verification. Everything here uses describe (served
@@ -63,18 +64,29 @@ export function rootMessage(err: unknown): string {
 
 export interface ActionState {
   key: string;
-  /** RetrysafeStatus as the action last published it. */
+  /** RetrysafeStatus as the action last published it, or its ledger row's status when it has no workflow. */
   status: string;
   running: boolean;
+  /** `ledger`: no action workflow ran; the run acted on the row (the record-first path). */
+  source?: 'ledger';
 }
 
-export async function actionState(client: Client, key: string): Promise<ActionState | undefined> {
+/**
+ * The action's state from its workflow, or, when none ran (a run acted on its ledger row), from the row: a row that
+ * is not settled with no workflow to take it over is left unresolved (see leftUnresolved).
+ */
+export async function actionState(
+  client: Client,
+  key: string,
+  ledger?: Pick<ActionLedger, 'get'>,
+): Promise<ActionState | undefined> {
   try {
     const d = await retrying(() => client.workflow.getHandle(key).describe());
     return { key, status: String(d.typedSearchAttributes.get(SA_STATUS) ?? '?'), running: d.status.name === 'RUNNING' };
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return undefined;
-    throw err;
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    const row = await ledger?.get(key);
+    return row ? { key, status: row.status, running: false, source: 'ledger' } : undefined;
   }
 }
 
@@ -115,9 +127,15 @@ export function recordsWhere(ledger: Ledger, collection: string, fields: Record<
 
 /** One entry per action a scenario expects resolved but that was left unknown or in needs_review. */
 export function leftUnresolved(states: ReadonlyArray<ActionState | undefined>): string[] {
-  return states.flatMap((s) =>
-    s && (s.status === 'unknown' || s.status === 'needs_review') ? [`${s.key} left ${s.status}`] : [],
-  );
+  return states.flatMap((s) => {
+    if (!s) return [];
+    if (s.status === 'unknown' || s.status === 'needs_review') return [`${s.key} left ${s.status}`];
+    // A row no workflow holds must be settled: one left planned or dispatching is an action nobody finishes.
+    if (s.source === 'ledger' && !['confirmed', 'failed', 'compensated'].includes(s.status)) {
+      return [`${s.key} left ${s.status} on its ledger row, with no workflow`];
+    }
+    return [];
+  });
 }
 
 /** Counts the states retrysafe leaves for a person: each must be one the scenario expects. */

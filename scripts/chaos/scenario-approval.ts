@@ -51,7 +51,7 @@ function start(ctx: IterationContext): StartedWork {
     settled,
     async verify(): Promise<Tally> {
       const charges = recordsWhere(await ctx.providers.payments.ledger(), 'charges', { merchantReference });
-      const state = reached ?? (await actionState(ctx.client, key));
+      const state = reached ?? (await actionState(ctx.client, key, ctx.stack.ledger));
       const snapshot = await retrying(() => ctx.retrysafe.getAction(key), { budgetMs: 15_000 }).catch(() => undefined);
       const status = claimError ? 'claim-failed' : (state?.status ?? 'absent');
       const declined = ctx.plan.declined && status === 'failed';

@@ -25,6 +25,16 @@ export const KEYED_CALL_MODES: ChaosScenario['modes'] = [
   ['random-time', 2],
 ];
 
+/**
+ * A run's keyed call: the points above, and the record-first path's own (the run's act holding the ledger row; the
+ * verdict not yet on the row). Workers without the ledger never reach the latter; the harness then kills at the end.
+ */
+export const RUN_CALL_MODES: ChaosScenario['modes'] = [
+  ...KEYED_CALL_MODES,
+  ['after-row-claimed', 2],
+  ['before-row-settles', 3],
+];
+
 /** Before-commit faults a keyed provider call must ride through: half the calls see none. */
 export const TRANSIENT_FAULTS: ChaosScenario['faultPool'] = [
   ['none', 4],

@@ -87,7 +87,7 @@ function start(ctx: IterationContext): StartedWork {
     settled,
     async verify(): Promise<Tally> {
       const messages = await messagesFor();
-      const state = final ?? (await actionState(ctx.client, key));
+      const state = final ?? (await actionState(ctx.client, key, ctx.stack.ledger));
       const reviewed = firstRest?.status === 'needs_review';
       const status = claimError
         ? 'claim-failed'

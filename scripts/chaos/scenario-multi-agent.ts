@@ -8,7 +8,7 @@ import {
   leftUnresolved,
 } from './observe';
 import { countRenewalEffects, renewalInputFor } from './scenario-renewal';
-import { KEYED_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
+import { RUN_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
 import type { AgentRunInput, AgentRunResult } from 'retrysafe/workflow';
@@ -65,7 +65,7 @@ function start(ctx: IterationContext): StartedWork {
       const effects = await countRenewalEffects(ctx, orderId);
       const keysPerRun = await Promise.all(runIds.map((id) => runActionKeys(ctx.client, id)));
       const keys = [...new Set(keysPerRun.flat())];
-      const states = await Promise.all(keys.map((k) => actionState(ctx.client, k)));
+      const states = await Promise.all(keys.map((k) => actionState(ctx.client, k, ctx.stack.ledger)));
       const unexplained: string[] = [];
       const statuses = outcomes.map((o) => (o?.ok ? o.value.status : o ? 'workflow-failed' : 'unsettled'));
       outcomes.forEach((o, i) => {
@@ -100,7 +100,7 @@ export const multiAgentScenario: ChaosScenario = {
   summary: 'two agents on one renewal event (one owner per action); crashes at the shared charge',
   operation: 'charge',
   providers: ['payments'],
-  modes: KEYED_CALL_MODES,
+  modes: RUN_CALL_MODES,
   faultPool: TRANSIENT_FAULTS,
   dropChance: 0.3,
   // What an agent does after a declined card is the planner's choice, not an expectation this scenario can

@@ -12,7 +12,7 @@ import {
   runActionKeys,
   leftUnresolved,
 } from './observe';
-import { KEYED_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
+import { RUN_CALL_MODES, TRANSIENT_FAULTS } from './scenario-defaults';
 import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
 
@@ -74,7 +74,7 @@ export function startRenewalRun(ctx: IterationContext): RenewalRun {
     describe: () => `${status()}${outcome && !outcome.ok ? `: ${rootMessage(outcome.error)}` : ''}`,
     async actionStates() {
       const keys = await runActionKeys(ctx.client, runId);
-      return Promise.all(keys.map((k) => actionState(ctx.client, k)));
+      return Promise.all(keys.map((k) => actionState(ctx.client, k, ctx.stack.ledger)));
     },
   };
 }
@@ -198,7 +198,7 @@ export const renewalScenario: ChaosScenario = {
   summary: 'renewal run (reserve → charge → ship); crashes at the charge; counted by order reference',
   operation: 'charge',
   providers: ['payments'],
-  modes: KEYED_CALL_MODES,
+  modes: RUN_CALL_MODES,
   faultPool: TRANSIENT_FAULTS,
   dropChance: 0.3,
   declineChance: 0.15,

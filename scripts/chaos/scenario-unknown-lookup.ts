@@ -36,7 +36,7 @@ function start(ctx: IterationContext): StartedWork {
     settled,
     async verify(): Promise<Tally> {
       const tickets = recordsWhere(await ctx.providers.tickets.ledger(), 'tickets', { externalRef });
-      const state = reached ?? (await actionState(ctx.client, key));
+      const state = reached ?? (await actionState(ctx.client, key, ctx.stack.ledger));
       const status = claimError ? 'claim-failed' : (state?.status ?? 'absent');
       const unexplained: string[] = [];
       if (claimError) unexplained.push(`claim failed: ${rootMessage(claimError)}`);

@@ -20,6 +20,9 @@ import type { AnyTool } from 'retrysafe';
  *   before-lookup  an ambiguous failure sent the executor to look the effect up; it dies first
  *   gateway-error  the provider committed and answered 502 or 504 (a gateway gave up on its reply); the worker
  *                  dies right after hearing it
+ * Two more are points of the record-first path, where a run acts on the action's ledger row (runs only):
+ *   after-row-claimed   the run's act holds the row, nothing sent
+ *   before-row-settles  the executor has its verdict (the provider committed); the worker dies before the row has it
  * random-time kills at a seeded delay after the work starts, wherever the worker happens to be
  * (workflow task, claim, dispatch, reconciliation).
  */
@@ -30,6 +33,8 @@ export const CRASH_MODES = [
   'before-lookup',
   'gateway-error',
   'random-time',
+  'after-row-claimed',
+  'before-row-settles',
 ] as const;
 export type CrashMode = (typeof CRASH_MODES)[number];
 
