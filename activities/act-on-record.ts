@@ -88,8 +88,16 @@ export function createActOnRecordActivity(deps: ActOnRecordDeps) {
     if (claim.kind === 'other') {
       if (isFinal(row.status)) return { snapshot: await snapshotFromLedger(ledger, row) };
       // Only an earlier attempt of this act is taken from; anyone else's row goes to the action workflow.
-      if (!row.holder?.startsWith(`${RUN_HOLDER_PREFIX}${action.owner}/${token}#`)) {
+      const actPrefix = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#`;
+      if (!row.holder?.startsWith(actPrefix)) {
         return { snapshot: await handOver(deps, input, `the row is held by ${row.holder ?? 'an earlier workflow'}`) };
+      }
+      // A later attempt holds it: this one was given up on (it stalled, or its worker froze) and must not act.
+      const holding = Number(row.holder.slice(actPrefix.length));
+      if (!(holding < ctx.info.attempt)) {
+        throw new Error(
+          `attempt ${holding} of this act holds the row of ${action.key}; attempt ${ctx.info.attempt} is stale and stops`,
+        );
       }
       const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, holder, lease()));
       if (!taken) return { snapshot: await handOver(deps, input, 'the row moved while this attempt took it over') };

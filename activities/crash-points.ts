@@ -17,11 +17,17 @@ export const CRASH_POINTS = [
  */
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
-/** Where to crash: a point, optionally only for one operation (`after-commit:charge` in `RETRYSAFE_CRASH_AT`). */
+/**
+ * Where to crash: a point, optionally only for one operation (`after-commit:charge` in `RETRYSAFE_CRASH_AT`). With
+ * `stall` (`stall:after-row-claimed:charge`) the worker stops itself there with SIGSTOP instead, once: a stalled owner,
+ * which runs on from the same line when someone sends it SIGCONT.
+ */
 export interface CrashSpec {
   point: CrashPoint;
   /** Only for this operation; any when absent. */
   operation?: string;
+  /** SIGSTOP (once) instead of SIGKILL. */
+  stall?: boolean;
 }
 
 /**
@@ -42,23 +48,30 @@ export function parseCrashSpecs(value: string | undefined): CrashSpec[] {
     .map((s) => s.trim())
     .filter(Boolean)
     .map((entry) => {
-      const [point, operation] = entry.split(':');
+      const stall = entry.startsWith('stall:');
+      const [point, operation] = (stall ? entry.slice('stall:'.length) : entry).split(':');
       if (!(CRASH_POINTS as readonly string[]).includes(point)) {
         throw new Error(
           `RETRYSAFE_CRASH_AT: unknown crash point ${JSON.stringify(point)}; use one of ${CRASH_POINTS.join(', ')}`,
         );
       }
-      return { point: point as CrashPoint, ...(operation ? { operation } : {}) };
+      return { point: point as CrashPoint, ...(operation ? { operation } : {}), ...(stall ? { stall: true } : {}) };
     });
 }
 
-/** A hook that kills this process with SIGKILL the first time a matching point is reached. */
+/**
+ * A hook that kills this process with SIGKILL the first time a matching point is reached (or, for a `stall` spec,
+ * stops it with SIGSTOP the first time, and lets it run on once continued).
+ */
 export function killAt(specs: CrashSpec[], beforeKill?: (point: CrashPoint, operation: string) => void): CrashHook {
   if (specs.length === 0) return noCrashes;
+  const stalled = new Set<CrashSpec>();
   return (point, operation) => {
-    if (specs.some((s) => s.point === point && (!s.operation || s.operation === operation))) {
-      beforeKill?.(point, operation);
-      process.kill(process.pid, 'SIGKILL');
-    }
+    const spec = specs.find((s) => s.point === point && (!s.operation || s.operation === operation) && !stalled.has(s));
+    if (!spec) return;
+    beforeKill?.(point, operation);
+    if (!spec.stall) process.kill(process.pid, 'SIGKILL');
+    stalled.add(spec);
+    process.kill(process.pid, 'SIGSTOP');
   };
 }

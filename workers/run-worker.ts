@@ -83,7 +83,7 @@ export async function runWorkerProcess(
     ...(process.env.RETRYSAFE_WORKFLOW_BUNDLE && !tracing
       ? { workflowBundle: { codePath: process.env.RETRYSAFE_WORKFLOW_BUNDLE } }
       : {}),
-    onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),
+    onCrash: (point, operation) => process.stderr.write(`crash point ${point} (${operation})\n`),
   });
   await reportIncompleteActions(
     new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),

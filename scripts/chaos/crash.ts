@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import type { WorkerProcess } from '../lib/worker-process';
@@ -22,6 +23,7 @@ export function crashSpecFor(plan: IterationPlan): string | undefined {
   const { mode } = plan.crash;
   // The gateway's error is the reply the worker dies after.
   if (mode === 'gateway-error') return `after-commit:${plan.operation}`;
+  if (mode === 'stalled-owner') return `stall:after-row-claimed:${plan.operation}`;
   return ARMED_MODES.includes(mode) ? `${mode}:${plan.operation}` : undefined;
 }
 
@@ -50,7 +52,9 @@ export async function inflictCrash(input: CrashInput): Promise<CrashRecord> {
   const { plan, doomed } = input;
   let pointReached = true;
   let killedAtMs: number | undefined;
-  if (crashSpecFor(plan)) {
+  if (plan.crash.mode === 'stalled-owner') {
+    pointReached = await stallThenContinue(input);
+  } else if (crashSpecFor(plan)) {
     const abort = new AbortController();
     const first = await Promise.race([
       doomed.exited.then(() => 'crashed' as const),
@@ -87,4 +91,39 @@ export async function inflictCrash(input: CrashInput): Promise<CrashRecord> {
   if (doomed.alive()) await doomed.kill('SIGKILL');
   const exit = await doomed.exited;
   return { mode: plan.crash.mode, pid: doomed.pid, signal: exit.signal, pointReached, atMs: killedAtMs };
+}
+
+/** How long a continued owner runs (into the row's fence) before the harness kills it. */
+const RUN_ON_AFTER_CONTINUE_MS = 2_000;
+
+/**
+ * The stalled owner: waits for the worker to stop itself at the point, keeps it stopped for the plan's stall (another
+ * worker's attempt takes the row over meanwhile), continues it and lets it run on; the caller then kills it. False when
+ * the worker never stopped (the point was missed).
+ */
+async function stallThenContinue(input: CrashInput): Promise<boolean> {
+  const { doomed } = input;
+  let settled = false;
+  void input.settled.finally(() => (settled = true));
+  const deadline = Date.now() + ARMED_WAIT_MS;
+  while (!(await stopped(doomed.pid))) {
+    if (settled || !doomed.alive() || Date.now() > deadline) return false;
+    await sleep(20);
+  }
+  input.atPoint?.();
+  await sleep(input.plan.crash.stallMs ?? 0);
+  process.kill(doomed.pid, 'SIGCONT');
+  await sleep(RUN_ON_AFTER_CONTINUE_MS);
+  return true;
+}
+
+/** Whether the process is stopped (its state in /proc is T). */
+async function stopped(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+  } catch {
+    return false;
+  }
 }

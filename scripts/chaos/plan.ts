@@ -38,6 +38,8 @@ const HOLD_MS: readonly [number, number] = [3_000, 6_000];
 /** random-time kills land anywhere from the first workflow task to well into recovery paths. */
 const RANDOM_KILL_MS: readonly [number, number] = [50, 3_000];
 const DELAY_FAULT_MS: readonly [number, number] = [100, 1_500];
+/** A stalled owner stays stopped past its heartbeat timeout (2 s) and the next attempt's takeover. */
+const STALL_MS: readonly [number, number] = [4_000, 8_000];
 const SUCCESSOR_DELAY_MS: readonly [number, number] = [0, 1_000];
 
 /** One iteration in ten asks for a dev-server restart: a few per hundred crashes, each costing seconds. */
@@ -101,6 +103,7 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
       mode,
       ...(mode === 'random-time' ? { delayMs: rng.int(...(scenario.randomKillMs ?? RANDOM_KILL_MS)) } : {}),
       ...(holdMs !== undefined ? { holdMs } : {}),
+      ...(mode === 'stalled-owner' ? { stallMs: rng.int(...STALL_MS) } : {}),
     },
     faults,
     readLagMs: rng.int(scenario.readLagMs[0], Math.min(scenario.readLagMs[1], contract.readAfterWriteLagMs)),

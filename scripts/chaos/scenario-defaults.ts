@@ -33,6 +33,7 @@ export const RUN_CALL_MODES: ChaosScenario['modes'] = [
   ...KEYED_CALL_MODES,
   ['after-row-claimed', 2],
   ['before-row-settles', 3],
+  ['stalled-owner', 2],
 ];
 
 /** Before-commit faults a keyed provider call must ride through: half the calls see none. */

@@ -23,6 +23,9 @@ import type { AnyTool } from 'retrysafe';
  * Two more are points of the record-first path, where a run acts on the action's ledger row (runs only):
  *   after-row-claimed   the run's act holds the row, nothing sent
  *   before-row-settles  the executor has its verdict (the provider committed); the worker dies before the row has it
+ *   stalled-owner       the run's act holds the row and the worker stops (SIGSTOP) there past its heartbeat timeout,
+ *                       so another attempt takes the row over; then it is continued (SIGCONT), runs into the row's
+ *                       fence, and is killed
  * random-time kills at a seeded delay after the work starts, wherever the worker happens to be
  * (workflow task, claim, dispatch, reconciliation).
  */
@@ -35,6 +38,7 @@ export const CRASH_MODES = [
   'random-time',
   'after-row-claimed',
   'before-row-settles',
+  'stalled-owner',
 ] as const;
 export type CrashMode = (typeof CRASH_MODES)[number];
 
@@ -88,7 +92,8 @@ export interface IterationPlan {
   /** The sandbox provider and operation the crash points target; absent on a real server (no faults there). */
   provider?: ProviderKind;
   providerOp?: string;
-  crash: { mode: CrashMode; delayMs?: number; holdMs?: number };
+  /** `stallMs`: how long a stalled owner stays stopped before it is continued. */
+  crash: { mode: CrashMode; delayMs?: number; holdMs?: number; stallMs?: number };
   /** Armed on the lane's provider, in order (the oldest matching fault strikes first). */
   faults: Fault[];
   readLagMs: number;

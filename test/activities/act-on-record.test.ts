@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActOnRecordActivity, type ActOnRecordResult } from '../../activities/act-on-record';
+import { createExecuteAction } from '../../activities/execute-action';
+import { openLedger, type ActionLedger } from '../../ledger';
+import type { DedupeCapability } from '../../policies/tool';
+import { committed, type ToolOutcome } from '../../policies/tool-outcome';
+import { scriptedTool } from '../support/scripted-tool';
+
+/**
+ * The record-first activity against a real SQLite ledger and a scripted provider, in the SDK's mock activity
+ * context: which attempt may take the row from which, what a row left `planned` or `dispatching` by a dead attempt
+ * lets the next one do, and that a stale attempt sends nothing. Sends are counted on the tool.
+ */
+describe('acting on the record: attempts and the row', () => {
+  let dir: string;
+  let ledger: ActionLedger;
+  let n = 0;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-act-on-record-'));
+    ledger = await openLedger({ kind: 'sqlite', path: path.join(dir, 'ledger.sqlite') });
+  });
+  after(async () => {
+    await ledger?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  function setup(dedupe: DedupeCapability, outcomes: ToolOutcome[]) {
+    const { tools, intent, calls } = scriptedTool({ name: 'ping', dedupe, outcomes });
+    n += 1;
+    const eventId = `e-${n}`;
+    const owner = `run:acme:${eventId}`;
+    const action = { key: `ping:v1:acme:${eventId}`, intent, requestHash: tools.hash(intent), tenant: 'acme', owner };
+    const execute = createExecuteAction({ tools, crash: () => undefined, sleep: async () => undefined });
+    const act = createActOnRecordActivity({
+      // A handover would claim the action workflow: these cases never reach it, and a client that is used fails.
+      client: {} as Client,
+      taskQueue: 'unused',
+      tools,
+      ledger,
+      execute,
+      crash: () => undefined,
+    });
+    const run = (attempt: number) =>
+      new MockActivityEnvironment({ attempt }).run(act, { action, token: 'tok' }) as Promise<ActOnRecordResult>;
+    const holder = (attempt: number) => `run:${owner}/tok#${attempt}`;
+    /** The row as an earlier attempt left it: claimed, and moved to `status` when that is not `planned`. */
+    const leftBy = async (attempt: number, status: 'planned' | 'dispatching') => {
+      const claimedAt = new Date().toISOString();
+      await ledger.claimRow({
+        key: action.key,
+        tenant: 'acme',
+        operation: 'ping',
+        toolVersion: 1,
+        requestHash: action.requestHash,
+        owner,
+        claimedAt,
+        holder: holder(attempt),
+        leaseUntil: new Date(Date.now() + 60_000).toISOString(),
+      });
+      await ledger.recordStatus({
+        key: action.key,
+        seq: 0,
+        status: 'planned',
+        at: claimedAt,
+        reason: 'claimed',
+        holder: holder(attempt),
+      });
+      if (status === 'dispatching') {
+        await ledger.recordStatus({
+          key: action.key,
+          seq: 1,
+          status,
+          at: claimedAt,
+          reason: 'sent?',
+          holder: holder(attempt),
+        });
+      }
+    };
+    return { action, calls, run, holder, leftBy };
+  }
+
+  it('settles a new row in one attempt: planned, dispatching, confirmed, held by that attempt', async () => {
+    const t = setup('none', [committed('msg-1')]);
+    const { snapshot, holder } = await t.run(1);
+    assert.equal(snapshot.status, 'confirmed');
+    assert.equal(snapshot.providerRef, 'msg-1');
+    assert.equal(holder, t.holder(1));
+    assert.equal(t.calls.execute, 1);
+    const row = await ledger.get(t.action.key);
+    assert.deepEqual([row?.status, row?.holder, row?.providerRef], ['confirmed', t.holder(1), 'msg-1']);
+    assert.deepEqual(
+      (await ledger.audit(t.action.key)).map((e) => e.status),
+      ['planned', 'dispatching', 'confirmed'],
+    );
+  });
+
+  it('takes a row an earlier attempt left planned and sends as the first, even without a key', async () => {
+    const t = setup('none', [committed('msg-2')]);
+    await t.leftBy(1, 'planned');
+    const { snapshot } = await t.run(2);
+    assert.equal(snapshot.status, 'confirmed');
+    assert.equal(t.calls.execute, 1, 'nothing can have been sent while the row said planned');
+    assert.equal((await ledger.get(t.action.key))?.holder, t.holder(2));
+    assert.deepEqual(
+      snapshot.audit.map((e) => e.to),
+      ['planned', 'dispatching', 'confirmed'],
+    );
+  });
+
+  it('resends with the key over a row an earlier attempt left dispatching', async () => {
+    const t = setup('idempotency-key', [committed('ch-1', undefined, true)]);
+    await t.leftBy(1, 'dispatching');
+    const { snapshot } = await t.run(2);
+    assert.equal(snapshot.status, 'confirmed');
+    assert.equal(t.calls.execute, 1);
+    const audit = await ledger.audit(t.action.key);
+    assert.match(audit.find((e) => e.seq === 2)?.reason ?? '', /resend with the same key/);
+  });
+
+  it('never resends a key-less request over a row left dispatching: the row goes unknown, nothing is sent', async () => {
+    const t = setup('none', []);
+    await t.leftBy(1, 'dispatching');
+    // Unknown hands over to the action workflow, which this test has no client for: the attempt fails there.
+    await assert.rejects(t.run(2));
+    assert.equal(t.calls.execute, 0);
+    const row = await ledger.get(t.action.key);
+    assert.equal(row?.status, 'unknown');
+    assert.ok(row?.leaseUntil && Date.parse(row.leaseUntil) <= Date.now(), 'the row was let go for a takeover');
+  });
+
+  it('stops a stale attempt: a later attempt of the act holds the row, so nothing is sent and nothing moves', async () => {
+    const t = setup('idempotency-key', [committed('ch-2')]);
+    await t.leftBy(3, 'dispatching');
+    await assert.rejects(t.run(2), /attempt 3 of this act holds the row .* attempt 2 is stale/);
+    assert.equal(t.calls.execute, 0);
+    assert.deepEqual(
+      [(await ledger.get(t.action.key))?.holder, (await ledger.get(t.action.key))?.seq],
+      [t.holder(3), 1],
+    );
+  });
+
+  it('refuses another request under the key, naming both hashes, before anything is sent', async () => {
+    const t = setup('none', [committed('msg-3')]);
+    await ledger.claimRow({
+      key: t.action.key,
+      tenant: 'acme',
+      operation: 'ping',
+      toolVersion: 1,
+      requestHash: 'f'.repeat(64),
+      owner: t.action.owner,
+      claimedAt: new Date().toISOString(),
+      holder: 'action:other',
+    });
+    await assert.rejects(t.run(1), (err: Error & { type?: string }) => {
+      assert.equal(err.type, 'IntentMismatch');
+      assert.match(err.message, /ffffffffffff…; this act carries/);
+      return true;
+    });
+    assert.equal(t.calls.execute, 0);
+  });
+});
