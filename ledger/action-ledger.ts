@@ -108,11 +108,12 @@ export interface RowClaim {
 
 /**
  * Why a write did not apply while the row says something else happened: a write from whoever does not hold the row
- * (`not-holder`), or an audit entry whose sequence number is taken by a different one (`audit-conflict`). Recorded,
- * shown by `ops alarms` and `ops show`, never silently dropped.
+ * (`not-holder`), or an audit entry whose sequence number is taken by a different one (`audit-conflict`); or a row
+ * a run's act left unsettled when the run ended, whose intent nothing holds any more (`abandoned`, raised by the
+ * sweeper: a person settles it). Recorded, shown by `ops alarms` and `ops show`, never silently dropped.
  */
-export type LedgerAlarmKind = 'not-holder' | 'audit-conflict';
-export const LEDGER_ALARM_KINDS: readonly LedgerAlarmKind[] = ['not-holder', 'audit-conflict'];
+export type LedgerAlarmKind = 'not-holder' | 'audit-conflict' | 'abandoned';
+export const LEDGER_ALARM_KINDS: readonly LedgerAlarmKind[] = ['not-holder', 'audit-conflict', 'abandoned'];
 
 /**
  * A write the ledger refused because it disagreed with the row (a writer that no longer holds the key, or an audit

@@ -90,6 +90,9 @@ export class PostgresLedger implements ActionLedger {
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
       idleTimeoutMillis: 30_000,
       application_name: 'retrysafe-ledger',
+      // A write that returned is on the server's disk, whatever the server's default: the record-first path reads
+      // a row still `planned` as "nothing was sent", so a `dispatching` lost in a crash could let a retry send again.
+      options: '-c synchronous_commit=on',
     });
     // Without a listener an idle connection's error would crash the process; the next query reconnects.
     this.pool.on('error', options.onPoolError ?? (() => undefined));

@@ -19,6 +19,7 @@ import {
   OPEN_ACTION_GROUPS_SQL,
   openActionStatsOf,
   type OpenActionStats,
+  LedgerConfigError,
   LedgerError,
   alarmLimit,
   auditConflictDetail,
@@ -43,6 +44,7 @@ import {
   type AuditRowRecord,
 } from './ledger-rows';
 import type { LedgerMigration, MigrationResult } from './migrations';
+import { sharedFilesystemProblem } from './sqlite-placement';
 import { openSqliteDatabase, type SqliteDatabase } from './sqlite-driver';
 import {
   ACTIONS_TABLE,
@@ -54,9 +56,11 @@ import {
 } from './migrations';
 
 /**
- * The ledger in one SQLite file (better-sqlite3): WAL journal, so readers never wait for the writer;
- * `synchronous=NORMAL`, which in WAL mode loses at most the last transactions on a power cut, never the file;
- * and a busy timeout, so several workers on one machine may share the file and wait for each other's writes.
+ * The ledger in one SQLite file (node:sqlite or better-sqlite3): WAL journal, so readers never wait for the writer;
+ * `synchronous=FULL`, so a write is on disk when it returns and survives a power cut, not only a crashed process
+ * (the record-first path reads a row still `planned` as "nothing was sent": that `dispatching` must not be lost);
+ * a busy timeout, so several workers on one machine may share the file and wait for each other's writes; and a
+ * refusal to open a file on a network filesystem, whose locks do not hold between machines.
  * Times are stored as canonical ISO strings, which sort as the times they name.
  */
 
@@ -83,11 +87,13 @@ export class SqliteLedger implements ActionLedger {
     const busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     this.migrations = options.migrations ?? LEDGER_MIGRATIONS;
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const shared = sharedFilesystemProblem(file);
+    if (shared) throw new LedgerConfigError(shared);
     this.db = openSqliteDatabase(file, { busyTimeoutMs });
     try {
       this.db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
       this.db.exec('PRAGMA journal_mode = WAL');
-      this.db.exec('PRAGMA synchronous = NORMAL');
+      this.db.exec('PRAGMA synchronous = FULL');
       this.db.exec('PRAGMA foreign_keys = ON');
     } catch (err) {
       this.db.close();

@@ -31,6 +31,7 @@ import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry
 import { withEnginePreloads } from './workflow-preload';
 import { createRetrysafeMetrics } from '../metrics/instruments';
 import { pollLedgerGauges, type EscalationWindows } from '../metrics/ledger-gauges';
+import { DEFAULT_SWEEP_EVERY_MS, sweepRowsEvery, type RowSweepDeps } from './row-sweeper';
 
 /**
  * After a SIGKILL, the dead worker's workflow tasks wait out the sticky queue's schedule-to-start timeout before
@@ -42,8 +43,13 @@ export const STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT = '2s';
 export interface RetrysafePluginOptions {
   /** The tools this worker runs: the only place the engine learns of them. A malformed tool stops the worker. */
   tools: readonly AnyTool[] | ToolRegistry;
-  /** The durable action ledger (ledger/; `openLedger(ledgerConfigFromEnv())`). */
+  /**
+   * The durable action ledger (ledger/; `openLedger(ledgerConfigFromEnv())`). With it, runs act on each action's row
+   * (the record-first path) and the worker sweeps for rows left by runs that ended (workers/row-sweeper.ts).
+   */
   ledger?: ActionLedger;
+  /** How often the worker sweeps the ledger for rows left by runs that ended; 30 s by default, `false` never. */
+  sweepEveryMs?: number | false;
   /** Key id → hex Ed25519 public key of the approval service(s) whose signatures this worker trusts. */
   trustedApprovalKeys?: Record<string, string>;
   /** Operators' tenants and roles, or a reader called on every policy load (the operators file). */
@@ -82,6 +88,7 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
   // The Runtime's meter is a no-op unless the process installed a metrics exporter: then nothing is counted.
   const meter = () => (options.metrics === false ? noopMetricMeter : Runtime.instance().metricMeter);
   let metrics: ReturnType<typeof createRetrysafeMetrics> | undefined;
+  let sweeper: RowSweepDeps | undefined;
   return {
     name: 'retrysafe',
     async configureWorker(worker: WorkerOptions): Promise<WorkerOptions> {
@@ -116,6 +123,7 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         ...(options.ledger ? { ledger: options.ledger } : {}),
       };
       if (meter() !== noopMetricMeter) deps.metrics = metrics = createRetrysafeMetrics(meter());
+      if (options.ledger) sweeper = { ledger: options.ledger, client, taskQueue: worker.taskQueue!, tools };
       const namesWorkflows = worker.workflowsPath !== undefined || worker.workflowBundle !== undefined;
       return {
         stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
@@ -129,20 +137,35 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
     },
     async runWorker(worker, next) {
       const { ledger } = options;
-      if (!metrics || !ledger) return next(worker);
+      const logger = Runtime.instance().logger;
       const settings = options.metrics || {};
-      const gauges = pollLedgerGauges({
-        ledger,
-        metrics,
-        ...(settings.escalationWindows ? { escalationWindows: settings.escalationWindows } : {}),
-        ...(settings.ledgerPollMs ? { pollMs: settings.ledgerPollMs } : {}),
-        onError: (err) =>
-          Runtime.instance().logger.warn('ledger gauges: the ledger could not be read', { error: err.message }),
-      });
+      const gauges =
+        metrics && ledger
+          ? pollLedgerGauges({
+              ledger,
+              metrics,
+              ...(settings.escalationWindows ? { escalationWindows: settings.escalationWindows } : {}),
+              ...(settings.ledgerPollMs ? { pollMs: settings.ledgerPollMs } : {}),
+              onError: (err) => logger.warn('ledger gauges: the ledger could not be read', { error: err.message }),
+            })
+          : undefined;
+      const sweeps =
+        sweeper && options.sweepEveryMs !== false
+          ? sweepRowsEvery({
+              ...sweeper,
+              everyMs: options.sweepEveryMs ?? DEFAULT_SWEEP_EVERY_MS,
+              onSweep: (sweep) => {
+                if (sweep.failed.length + sweep.handedOver.length + sweep.abandoned.length === 0) return;
+                logger.warn('ledger sweep: rows left by runs that ended', { ...sweep });
+              },
+              onError: (err) => logger.warn('ledger sweep failed; the next one tries again', { error: err.message }),
+            })
+          : undefined;
       try {
         return await next(worker);
       } finally {
-        await gauges.stop();
+        await gauges?.stop();
+        await sweeps?.stop();
       }
     },
     // For a bundle built ahead of time with bundleWorkflowCode({ plugins: [retrysafePlugin(…)] }).

@@ -22,9 +22,11 @@ export const AlarmsArgs = z.object({
 
 const USAGE = `Usage: retrysafe ops alarms [--key KEY] [--limit N] [--json]
 
-Writes the durable ledger refused because its row of the key said something else happened, newest first:
-  not-holder      a workflow that does not hold the key's row tried to record a status
-  audit-conflict  an audit entry disagrees with the one already recorded under its sequence number
+What the durable ledger raised about a key's row, newest first:
+  not-holder      a workflow or act that does not hold the key's row tried to record a status (refused)
+  audit-conflict  an audit entry disagrees with the one already recorded under its sequence number (refused)
+  abandoned       a run's act left the row unsettled and the run ended, and nothing holds its intent any more:
+                  ask the provider, then settle it by hand
 
   --key KEY   only this action's
   --limit N   at most N (default ${DEFAULT_LIMIT})
