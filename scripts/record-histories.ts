@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   const dir = LEDGER ? await mkdtemp(path.join(os.tmpdir(), 'retrysafe-record-')) : undefined;
   const stack = await startStack({
     payloadEncryption: false,
-    ...(dir ? { ledger: `sqlite:${path.join(dir, 'ledger.sqlite')}` } : {}),
+    ledger: dir ? `sqlite:${path.join(dir, 'ledger.sqlite')}` : false,
   });
   try {
     await stack.startWorker({ name: 'recorder' });

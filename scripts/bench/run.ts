@@ -111,7 +111,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const started = Date.now();
   const log = options.log ?? (() => undefined);
   const tag = `b${Date.now().toString(36)}`;
-  const stack = options.stack ?? (await startStack({ log: (m) => log(`  ${m}`) }));
+  // The bench gives each queue's workers their ledger (or none) itself.
+  const stack = options.stack ?? (await startStack({ log: (m) => log(`  ${m}`), ledger: false }));
   const approver = createApprover('bench-approver');
   const taskQueue = `bench-${tag}`;
   // Every worker keeps the durable ledger (a throw-away SQLite file), as a deployment does: the record-first path.

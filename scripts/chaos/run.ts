@@ -85,7 +85,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     (await startStack({
       temporal: target,
       log: (m) => log(`  ${m}`),
-      ...(options.ledger ? { ledger: `sqlite:${path.join(logDir, 'ledger.sqlite')}` } : {}),
+      // On the cluster the ledger shares the cluster's PostgreSQL, which iterations kill with an immediate shutdown.
+      ...(options.ledger && target === 'cluster'
+        ? { ledgerOnClusterPostgres: true }
+        : { ledger: options.ledger ? `sqlite:${path.join(logDir, 'ledger.sqlite')}` : false }),
     }));
   if (target === 'cluster' && !stack.cluster) throw new Error('chaos: --target cluster needs a stack on the cluster');
   const clusterFaults = target === 'cluster' ? new ClusterFaults(stack.cluster!) : undefined;

@@ -122,9 +122,16 @@ export interface StackOptions {
   uiCodecEndpoint?: string;
   /**
    * The durable action ledger, as RETRYSAFE_LEDGER spells it (`sqlite:<file>` or `postgres://…`): every worker
-   * the stack spawns writes it, and the stack's client claims and reads through it. None when absent.
+   * the stack spawns writes it, and the stack's client claims and reads through it. By default a SQLite file in a
+   * throw-away folder, as every deployment keeps one (runs act on its rows); `false` for none, the earlier shape
+   * where each action's workflow is its record.
    */
-  ledger?: string;
+  ledger?: string | false;
+  /**
+   * On the cluster target: the ledger lives in a database of the cluster's own PostgreSQL (so a kill of that server
+   * hits the ledger too), instead of `ledger`.
+   */
+  ledgerOnClusterPostgres?: boolean;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -179,9 +186,21 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         .map((p) => p.configure(webhookConfig(p.kind))),
     );
     const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
-    const ledgerConfig = opts.ledger ? ledgerConfigFromEnv({ RETRYSAFE_LEDGER: opts.ledger }) : undefined;
+    let ledgerSpec =
+      opts.ledgerOnClusterPostgres && target === 'cluster'
+        ? await (server as TemporalCluster).postgres.createDatabase('retrysafe_ledger')
+        : opts.ledger === false
+          ? undefined
+          : opts.ledger;
+    const ledgerDir =
+      ledgerSpec === undefined && opts.ledger !== false
+        ? await mkdtemp(path.join(os.tmpdir(), 'retrysafe-ledger-'))
+        : undefined;
+    if (ledgerDir) ledgerSpec = `sqlite:${path.join(ledgerDir, 'ledger.sqlite')}`;
+    const ledgerConfig = ledgerSpec ? ledgerConfigFromEnv({ RETRYSAFE_LEDGER: ledgerSpec }) : undefined;
     const ledger = ledgerConfig ? await openLedger(ledgerConfig) : undefined;
     if (ledger) cleanups.push(() => ledger.close());
+    if (ledgerDir) cleanups.push(() => rm(ledgerDir, { recursive: true, force: true }));
     const urls = Object.fromEntries(
       (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [
         k,
@@ -195,7 +214,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       RETRYSAFE_WORKFLOW_BUNDLE: bundle,
       ...(opts.workerEnv ?? {}),
       ...keys.workerEnv,
-      ...(opts.ledger ? { RETRYSAFE_LEDGER: opts.ledger } : {}),
+      ...(ledgerSpec ? { RETRYSAFE_LEDGER: ledgerSpec } : {}),
       ...sandboxUrlsToEnv(urls),
     };
     const workers: WorkerProcess[] = [];
