@@ -11,9 +11,10 @@ import {
 } from '@temporalio/client';
 import { claimAction, snapshotFromLedger } from '../activities/claim-action';
 import type { ActionLedger } from '../ledger';
+import { snapshotFromRun } from './recorded-acts';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
-import type { ActionStatus } from '../policies/action-status';
+import { isFinal, type ActionStatus } from '../policies/action-status';
 import { requestHash } from '../policies/request-hash';
 import {
   SA_KIND,
@@ -266,12 +267,24 @@ export class RetrysafeClient {
       return await handle.query(statusQuery);
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      const row = await this.options.ledger?.get(key);
-      return row && this.options.ledger ? snapshotFromLedger(this.options.ledger, row) : undefined;
+      const { ledger } = this.options;
+      const row = await ledger?.get(key);
+      // A run that acted on the row itself holds the requests it sent in its history; the row, what became of it.
+      const fromRun =
+        !row || row.holder?.startsWith('run:') ? await snapshotFromRun(this.client, key, row?.owner) : undefined;
+      const fromLedger = row && ledger ? await snapshotFromLedger(ledger, row) : undefined;
+      if (fromRun && fromLedger) {
+        const { status, audit, providerRef } = fromLedger;
+        return { ...fromRun, status, audit, ...(providerRef ? { providerRef } : {}), source: 'ledger' };
+      }
+      return fromLedger ?? fromRun;
     }
   }
 
-  /** Lists actions through their search attributes (the same query the Web UI can run). */
+  /**
+   * Lists actions through their search attributes (the same query the Web UI can run) and, when the client has the
+   * ledger, the actions that never had a workflow (a run acted on their row) from the ledger.
+   */
   async listActions(filter: ActionFilter = {}): Promise<ActionListing[]> {
     const clauses = [`${SA_KIND.name} = 'action'`];
     const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
@@ -293,6 +306,28 @@ export class RetrysafeClient {
         startTime: wf.startTime,
       });
       if (filter.limit && out.length >= filter.limit) break;
+    }
+    const { ledger } = this.options;
+    if (!ledger || (filter.limit && out.length >= filter.limit)) return out;
+    const listed = new Set(out.map((a) => a.key));
+    const rows = await ledger.history({
+      ...(statuses.length ? { status: statuses } : {}),
+      ...(filter.tenant ? { tenant: filter.tenant } : {}),
+      ...(filter.operation ? { operation: filter.operation } : {}),
+      ...(filter.olderThanMs !== undefined ? { until: new Date(Date.now() - filter.olderThanMs) } : {}),
+      ...(filter.limit ? { limit: filter.limit - out.length } : {}),
+    });
+    for (const row of rows) {
+      if (listed.has(row.key) || row.holder?.startsWith('action:')) continue;
+      out.push({
+        key: row.key,
+        status: row.status,
+        operation: row.operation,
+        tenant: row.tenant,
+        ...(row.providerRef ? { providerRef: row.providerRef } : {}),
+        running: !isFinal(row.status),
+        startTime: new Date(row.claimedAt),
+      });
     }
     return out;
   }

@@ -12,12 +12,12 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { ActionLedger, LedgerRow } from '../ledger';
 import { RUN_HOLDER_PREFIX } from '../activities/record-ledger';
 import { claimAction, within } from '../activities/claim-action';
 import type { ActOnRecordInput } from '../activities/act-on-record';
 import type { ToolRegistry } from '../policies/tool-registry';
+import { recordedActs } from '../client/recorded-acts';
 
 /** How many unsettled rows one sweep reads (newest claims first); the rest wait for the next sweep. */
 const SWEEP_BATCH = 500;
@@ -136,20 +136,9 @@ async function failUnsent(ledger: ActionLedger, row: LedgerRow, run: 'closed' | 
 
 /** The act the run scheduled for this row (its holder names the act's token), from the run's history. */
 async function scheduledAction(client: Client, row: LedgerRow): Promise<ActOnRecordInput | undefined> {
-  let history;
-  try {
-    history = await client.workflow.getHandle(row.owner).fetchHistory();
-  } catch {
-    return undefined;
-  }
-  const converter = client.options.loadedDataConverter;
-  for (const event of history.events ?? []) {
-    const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name !== 'actOnRecord') continue;
-    const input = await decodeFromPayloadsAtIndex<ActOnRecordInput>(converter, 0, scheduled.input?.payloads);
-    if (input?.action?.key === row.key && row.holder?.startsWith(`${RUN_HOLDER_PREFIX}${row.owner}/${input.token}#`)) {
-      return input;
-    }
-  }
-  return undefined;
+  const acts = await recordedActs(client, row.owner);
+  return acts.find(
+    ({ input }) =>
+      input.action.key === row.key && row.holder?.startsWith(`${RUN_HOLDER_PREFIX}${row.owner}/${input.token}#`),
+  )?.input;
 }

@@ -5,6 +5,7 @@ import { formatActionKey } from '../../policies/action-key';
 import type { RenewalResult } from '../../examples/workflows/renewal';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { chargeForEvent } from '../../examples/application';
+import { ExampleClient } from '../../examples/client';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { countForKey } from '../support/ledger';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
@@ -57,11 +58,18 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     assert.equal(countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId)).records, 1);
   });
 
-  it('has the owning run send its charge itself, in one activity, while the action workflow stays the record', async () => {
-    await ensureWorker();
+  it('has the owning run send its charge itself, in one activity, on workers without a ledger (the workflow is the record)', async () => {
+    // Workers of their own, on a queue of their own, that keep no ledger: the shape before the record-first path.
+    const taskQueue = `${stack.taskQueue}-no-ledger`;
+    const noLedger = await stack.startWorker({
+      name: 'no-ledger',
+      env: { RETRYSAFE_TASK_QUEUE: taskQueue, RETRYSAFE_LEDGER: '' },
+    });
+    const retrysafe = new ExampleClient(stack.client, { taskQueue, tools: stack.retrysafe.tools });
     const input = renewalInput(uniqueEvent('owner-sends'));
-    const run = await stack.retrysafe.startRenewal(input);
+    const run = await retrysafe.startRenewal(input);
     const result = (await run.result()) as RenewalResult;
+    await noLedger.stop();
     assert.equal(result.status, 'renewed');
     const key = chargeKey(input.eventId);
     const activitiesOf = async (workflowId: string) =>
@@ -82,7 +90,7 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     assert.ok((await signalsOf(key)).includes('retrysafe.dispatchReport'));
     // The run was not told what it reported itself: no status signal for its charge's dispatch or outcome.
     assert.ok(!(await signalsOf(run.workflowId)).includes('retrysafe.actionUpdate'), 'no status signals to the run');
-    const action = await stack.retrysafe.getAction(key);
+    const action = await retrysafe.getAction(key);
     assert.equal(action?.status, 'confirmed');
     assert.equal(action?.providerRef, result.chargeId);
     assert.equal(action?.dispatcher, undefined);

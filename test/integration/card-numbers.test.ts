@@ -9,6 +9,7 @@ import { RetrysafeError, errorCodeOf } from '../../policies/errors';
 import { canonicalJson } from '../../policies/request-hash';
 import type { Intent } from '../../policies/tool-registry';
 import type { FulfillmentResult } from '../../examples/workflows/fulfillment-agent';
+import { recordedActs } from '../../client/recorded-acts';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import type { ActionSnapshot } from '../../messages/action';
@@ -168,12 +169,17 @@ describe('card numbers in free text, on the real dev server', () => {
     const emailKey = result.emailKey!;
     const snapshot = await stack.retrysafe.getAction(emailKey);
     assert.equal(snapshot?.status, 'confirmed');
-    const { memo } = await stack.client.workflow.getHandle(emailKey).describe();
-    const preview = (memo as { intentPreview: { subject: string; body: string }; summary: string }).intentPreview;
-    assert.equal(preview.subject, 'Order •••• 5100 is on its way');
-    assert.match(preview.body, /order •••• 5100 has been handed/);
-    const seen = [JSON.stringify(memo), JSON.stringify(snapshot), await historyText(stack.client, emailKey)].join('\n');
-    assert.deepEqual(holdsAny(seen, [RUN_MASKED]), [], "the action's memo, snapshot and history hold no card number");
+    // The run acted on the email's ledger row itself (no action workflow): what it sent is its act's recorded input.
+    const act = (await recordedActs(stack.client, run.workflowId)).find((a) => a.input.action.key === emailKey);
+    const sentIntent = act?.input.action.intent as { subject: string; body: string } | undefined;
+    assert.equal(sentIntent?.subject, 'Order •••• 5100 is on its way');
+    assert.match(sentIntent?.body ?? '', /order •••• 5100 has been handed/);
+    const seen = [JSON.stringify(act), JSON.stringify(snapshot), JSON.stringify(await stack.ledger!.get(emailKey))];
+    assert.deepEqual(
+      holdsAny(seen.join('\n'), [RUN_MASKED]),
+      [],
+      "the act's recorded input and result, the snapshot and the ledger row hold no card number",
+    );
     const email = await stack.providers.email.ledger();
     const sent = (email.records.messages ?? []).filter((m) => (m as { reference?: string }).reference === emailKey);
     assert.equal(sent.length, 1);

@@ -10,15 +10,14 @@ import { CRASH_MODES } from '../../scripts/chaos/types';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 
 /**
- * A short chaos run on the real stack, as `npm run chaos` does it: one crash in each of the six scenarios.
- * Seed 4 draws all five crash modes (before-send, before-lookup, in-flight, after-commit, random-time), a
- * lost email reply and a dev-server restart in the first batch.
+ * A short chaos run on the real stack, as `npm run chaos` does it: two crashes in each of the six scenarios.
+ * Seed 15's twelve iterations draw all nine crash modes (the record-first path's three fall on the runs: renewal
+ * and multi-agent), lost email replies, and dev-server restarts in three of the four batches.
  */
-/** A seed whose six iterations draw all six crash modes, with a dev-server restart in one batch. */
-const SEED = 102;
+const SEED = 15;
 const SCENARIOS = ['renewal', 'unknown-lookup', 'email-no-key', 'saga-compensation', 'approval', 'multi-agent'];
 const RESTART_RATE = 0.2;
-const CRASHES = 6;
+const CRASHES = 12;
 const CONCURRENCY = 3;
 
 describe('chaos harness on the real dev server, providers and worker processes', () => {
@@ -58,7 +57,8 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.equal(t.ledgerOutOfStep, 0, `the ledger agrees with the providers${why}`);
     const modes = new Set(report.iterations.map((r) => r.plan.crash.mode));
     assert.deepEqual([...modes].sort(), [...CRASH_MODES].sort(), 'every crash mode was drawn');
-    const plannedRestarts = [0, 1].filter((b) =>
+    const batches = Array.from({ length: Math.ceil(CRASHES / CONCURRENCY) }, (_, b) => b);
+    const plannedRestarts = batches.filter((b) =>
       Array.from({ length: CONCURRENCY }, (_, j) => b * CONCURRENCY + j).some(
         (i) =>
           planIteration(SEED, i, scenarioByName(SCENARIOS[i % SCENARIOS.length])!, { restartRate: RESTART_RATE })
@@ -71,8 +71,8 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.ok(report.retrysafe.scenarios['email-no-key'].needsReview >= 1, why);
     // Every scenario ran and was counted: a compensated renewal is four effects, two agents share three.
     assert.deepEqual(Object.keys(report.retrysafe.scenarios).sort(), [...SCENARIOS].sort());
-    assert.equal(report.retrysafe.scenarios['saga-compensation'].expectedEffects, 4, why);
-    assert.equal(report.retrysafe.scenarios['multi-agent'].actualEffects, 3, why);
+    assert.equal(report.retrysafe.scenarios['saga-compensation'].expectedEffects, 8, why);
+    assert.equal(report.retrysafe.scenarios['multi-agent'].actualEffects, 6, why);
   });
 
   it('starts no batch once stopped, and says why in the report', async () => {
@@ -91,16 +91,16 @@ describe('chaos harness on the real dev server, providers and worker processes',
   });
 
   it('sees the duplicates a bare Temporal activity makes under the same after-commit and gateway-error crashes', async () => {
-    // With these three scenarios, iterations 0 and 21 are renewals: the worker dies right after the provider
-    // committed the charge, with its answer (0) or after it answered 502/504 to a commit (21).
+    // With these three scenarios, iterations 12 and 114 are renewals: the worker dies right after the provider
+    // committed the charge, with its answer (12) or after it answered 502/504 to a commit (114).
     const scenarios = ['renewal', 'unknown-lookup', 'email-no-key'];
-    const indices = [0, 21];
+    const indices = [12, 114];
     assert.deepEqual(
       indices.map((i) => planIteration(SEED, i, scenarioByName('renewal')!, { restartRate: RESTART_RATE }).crash.mode),
       ['after-commit', 'gateway-error'],
     );
     const report = await runChaos({
-      crashes: 22,
+      crashes: 115,
       seed: SEED,
       scenarios,
       concurrency: 1,

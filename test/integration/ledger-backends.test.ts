@@ -429,7 +429,7 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       const { ledger } = await fresh();
       assert.deepEqual(await ledger.openActionStats(), {
         groups: [],
-        alarms: { 'not-holder': 0, 'audit-conflict': 0 },
+        alarms: { 'not-holder': 0, 'audit-conflict': 0, abandoned: 0 },
       });
       await ledger.recordClaim(claim('charge:v1:acme:a', { claimedAt: at(5) }));
       await ledger.recordClaim(claim('charge:v1:acme:b', { claimedAt: at(2) }));
@@ -451,7 +451,7 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
         { tenant: 'acme', operation: 'charge', status: 'unknown', count: 2, oldestClaimedAt: at(2) },
         { tenant: 'globex', operation: 'send-email', status: 'needs_review', count: 1, oldestClaimedAt: at(7) },
       ]);
-      assert.deepEqual(stats.alarms, { 'not-holder': 0, 'audit-conflict': 2 });
+      assert.deepEqual(stats.alarms, { 'not-holder': 0, 'audit-conflict': 2, abandoned: 0 });
       await ledger.close(); // the test server allows few connections; the suite's cases each hold a pool
     });
 
