@@ -68,11 +68,12 @@ describe('chaos on the real servers (PostgreSQL, Mailpit, localstripe) with the 
           `${name}${why}`,
         );
       }
-      // The key-only contract on a server that ignores keys: the after-commit crash (iteration 7) charged twice.
+      // The key-only contract on a server that ignores keys: the after-commit crash (iteration 7) charged again, once
+      // per resend under the key (a retry after the seed's dev-server restart, in the same batch, may resend again).
       const keyOnly = report.iterations.find((r) => r.variant === 'retrysafe' && r.plan.index === 7)!;
       assert.equal(keyOnly.scenario, 'stripe-key-only');
       assert.equal(keyOnly.plan.crash.mode, 'after-commit');
-      assert.equal(keyOnly.tally.duplicates, 1, why);
+      assert.ok(keyOnly.tally.duplicates >= 1, why);
       assert.ok(
         report.failures.some((f) => f.index === 7 && /duplicate/.test(f.reasons.join(' '))),
         why,
