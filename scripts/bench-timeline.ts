@@ -63,6 +63,7 @@ async function timeRecovery(
   for (const side of ['bare', 'retrysafe'] as const) {
     const trace: TimedEvent[] = [];
     const sample = await measureRecovery(side, `timeline-${stamp}-rec-${side}`, {
+      ...(stack.ledger ? { ledger: stack.ledger } : {}),
       client: stack.client,
       taskQueue,
       payments: stack.providers.payments,

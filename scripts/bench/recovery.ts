@@ -8,6 +8,7 @@ import type { WorkerProcess } from '../lib/worker-process';
 import { epochMs, type TimedEvent } from './timeline';
 import { actionKeyForStep, runWorkflowId } from 'retrysafe';
 import { WORKFLOW_TASK_TIMEOUT } from 'retrysafe/workflow';
+import type { ActionLedger } from 'retrysafe/worker';
 
 /**
  * Recovery time: the provider commits a charge and holds the reply, the harness SIGKILLs whichever worker
@@ -62,6 +63,8 @@ export async function measureRecovery(
     pool: WorkerPool;
     /** When given, the holder's pending activity is watched after the kill and what the server says of it kept here. */
     trace?: TimedEvent[];
+    /** The workers' ledger: an action the run settled on its row has no workflow to ask. */
+    ledger?: Pick<ActionLedger, 'get'>;
   },
 ): Promise<RecoverySample> {
   const { client, taskQueue, payments, pool } = deps;
@@ -93,7 +96,7 @@ export async function measureRecovery(
   await payments.waitForInflight((s) => s.committedButUnanswered >= 1, WAIT_MS);
 
   // The activity that holds the provider call names its worker (`<pid>@<host>`, the SDK's default identity). In
-  // retrysafe it is the run's (its owner sends) or, for an action that sends itself, the action's.
+  // retrysafe it is the run's (its act, or its owner's claim and send) or, for an action that sends itself, the action's.
   const workflows =
     side === 'retrysafe'
       ? [
@@ -112,7 +115,7 @@ export async function measureRecovery(
   try {
     if (side === 'retrysafe') {
       const deadline = Date.now() + WAIT_MS;
-      while ((await actionState(client, actionKey))?.status !== 'confirmed') {
+      while ((await actionState(client, actionKey, deps.ledger))?.status !== 'confirmed') {
         if (Date.now() > deadline) throw new Error(`${actionKey} not confirmed ${WAIT_MS} ms after the kill`);
         await sleep(POLL_MS);
       }

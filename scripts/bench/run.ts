@@ -17,6 +17,7 @@ import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from 'retrysafe/workflow';
+import { ledgerConfigFromEnv, openLedger } from 'retrysafe/worker';
 import { getFreePort } from '../../cli/dev/free-port';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -119,6 +120,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const ledgerDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bench-ledger-'));
   const baseEnv = { ...approver.workerEnv, RETRYSAFE_TASK_QUEUE: taskQueue };
   const env = { ...baseEnv, RETRYSAFE_LEDGER: `sqlite:${path.join(ledgerDir, 'ledger.sqlite')}` };
+  // The bench reads it too: an action its run settled on the row has no workflow to ask (recoveries).
+  const ledger = await openLedger(ledgerConfigFromEnv({ RETRYSAFE_LEDGER: env.RETRYSAFE_LEDGER })!);
   const spawn = (i: number) => stack.startWorker({ name: `${taskQueue}-w${i}`, env });
   const pool = await startWorkerPool(WORKERS, spawn);
   // The same workers again on a second queue without the ledger: the action workflow is each action's record there.
@@ -233,6 +236,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const samples: RecoverySample[] = [];
       for (let i = 0; i < options.recoveries; i++) {
         const sample = await measureRecovery(side, `${tag}-rec-${side}-${i}`, {
+          ledger,
           client: stack.client,
           taskQueue,
           payments: stack.providers.payments,
@@ -264,6 +268,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     log(`  traces: ${traces.batches} OTLP batches received, ${Math.round(traces.bytes / 1024)} KiB`);
     await traces.close();
     await Promise.all(pool.workers.map((w) => w.stop()));
+    await ledger.close();
     if (!options.stack) await stack.stop();
   }
 }
