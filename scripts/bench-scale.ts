@@ -54,11 +54,18 @@ export function formatScale(r: ScaleReport): string[] {
   if (r.concurrent.length) {
     out.push('actions started at once on one worker:');
     for (const c of r.concurrent) {
+      const bare = r.bare.find((b) => b.actions === c.actions);
       out.push(
         `  ${String(c.actions).padStart(5)}: p50 ${c.p50} ms, p99 ${c.p99} ms, max ${c.max} ms, ` +
           `${c.throughputPerSec}/s over ${(c.wallMs / 1000).toFixed(1)} s, ${c.confirmed} confirmed; ` +
-          `worker ${c.rssBeforeMiB ?? '?'} → peak ${c.rssPeakMiB ?? '?'} MiB`,
+          `worker ${c.rssBeforeMiB ?? '?'} → peak ${c.rssPeakMiB ?? '?'} MiB (${c.kibPerActionInFlight ?? '?'} KiB per action in flight)`,
       );
+      if (bare) {
+        out.push(
+          `         bare activities: p50 ${bare.p50} ms, ${bare.throughputPerSec}/s, peak ${bare.rssPeakMiB ?? '?'} MiB; ` +
+            `retrysafe throughput ×${bare.throughputPerSec > 0 ? Math.round((c.throughputPerSec / bare.throughputPerSec) * 100) / 100 : '?'} of bare`,
+        );
+      }
     }
     const g = r.concurrentGrowth;
     if (g) {

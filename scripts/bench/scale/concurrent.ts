@@ -1,11 +1,13 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import { retrysafeChargeWorkflow } from '../../../examples/workflows/baseline';
+import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../../examples/workflows/baseline';
 import { summarize } from '../stats';
 import type { ScaleContext } from './context';
 import { rssMiB, sampleRss } from './rss';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
 
 export interface ConcurrentReport {
+  /** retrysafe actions (retrysafeChargeWorkflow), or as many bare activities (baselineChargeWorkflow). */
+  side: 'retrysafe' | 'bare';
   actions: number;
   confirmed: number;
   p50: number;
@@ -16,10 +18,19 @@ export interface ConcurrentReport {
   /** The worker's resident memory before the burst and its highest sample during it. */
   rssBeforeMiB?: number;
   rssPeakMiB?: number;
+  /** (peak − before) ÷ actions: what one action in flight holds of the worker's memory. */
+  kibPerActionInFlight?: number;
 }
 
-/** `n` actions started at once on the one worker, each timed from its start to its result. */
-export async function measureConcurrent(ctx: ScaleContext, n: number): Promise<ConcurrentReport> {
+/**
+ * `n` actions (or, for `bare`, as many bare Temporal activities charging the same way) started at once on the one
+ * worker, each timed from its start to its result.
+ */
+export async function measureConcurrent(
+  ctx: ScaleContext,
+  n: number,
+  side: 'retrysafe' | 'bare' = 'retrysafe',
+): Promise<ConcurrentReport> {
   const rssBeforeMiB = await rssMiB(ctx.worker.pid);
   const sampler = sampleRss(ctx.worker.pid);
   const t0 = performance.now();
@@ -31,25 +42,28 @@ export async function measureConcurrent(ctx: ScaleContext, n: number): Promise<C
     await Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const started = performance.now();
-        const handle: WorkflowHandle<typeof retrysafeChargeWorkflow> = await ctx.client.workflow.start(
-          retrysafeChargeWorkflow,
-          {
-            workflowId: runWorkflowId('scale', `${ctx.tag}-c${n}-${i}`),
+        const charge = {
+          amountCents: DEFAULT_AUTO_APPROVE_BELOW_CENTS - 10,
+          currency: 'usd',
+          customerId: 'cus_scale',
+          paymentMethod: 'pm_scale',
+          merchantReference: `C-${ctx.tag}-${side}-${n}-${i}`,
+        };
+        if (side === 'bare') {
+          await ctx.client.workflow.execute(baselineChargeWorkflow, {
+            workflowId: `scale:bare:${ctx.tag}-c${n}-${i}`,
             taskQueue: ctx.taskQueue,
-            args: [
-              {
-                amountCents: DEFAULT_AUTO_APPROVE_BELOW_CENTS - 10,
-                currency: 'usd',
-                customerId: 'cus_scale',
-                paymentMethod: 'pm_scale',
-                merchantReference: `C-${ctx.tag}-${n}-${i}`,
-              },
-            ],
-          },
-        );
-        const r = await handle.result();
+            args: [charge],
+          });
+          confirmed++;
+        } else {
+          const handle: WorkflowHandle<typeof retrysafeChargeWorkflow> = await ctx.client.workflow.start(
+            retrysafeChargeWorkflow,
+            { workflowId: runWorkflowId('scale', `${ctx.tag}-c${n}-${i}`), taskQueue: ctx.taskQueue, args: [charge] },
+          );
+          if ((await handle.result()).status === 'confirmed') confirmed++;
+        }
         latencies.push(performance.now() - started);
-        if (r.status === 'confirmed') confirmed++;
         done++;
       }),
     );
@@ -60,6 +74,7 @@ export async function measureConcurrent(ctx: ScaleContext, n: number): Promise<C
   const rssPeakMiB = await sampler.stop();
   const s = summarize(latencies, wallMs);
   return {
+    side,
     actions: n,
     confirmed,
     p50: s.p50,
@@ -69,5 +84,8 @@ export async function measureConcurrent(ctx: ScaleContext, n: number): Promise<C
     throughputPerSec: s.throughputPerSec,
     ...(rssBeforeMiB !== undefined ? { rssBeforeMiB } : {}),
     ...(rssPeakMiB !== undefined ? { rssPeakMiB } : {}),
+    ...(rssBeforeMiB !== undefined && rssPeakMiB !== undefined
+      ? { kibPerActionInFlight: Math.round(((rssPeakMiB - rssBeforeMiB) * 1024) / n) }
+      : {}),
   };
 }

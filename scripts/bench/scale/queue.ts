@@ -111,7 +111,7 @@ async function opsQueue(ctx: ScaleContext, tenant: string): Promise<{ ms: number
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'scripts', 'ops.ts'), 'queue', '--tenant', tenant, '--json'],
+    ['--import', 'tsx', path.join(ROOT, 'cli', 'main.ts'), 'ops', 'queue', '--tenant', tenant, '--json'],
     {
       cwd: ROOT,
       env: {

@@ -10,6 +10,8 @@ import { measureQueue, type QueuePoint } from './queue';
 export interface ScaleReport {
   longRun?: LongRunReport;
   concurrent: ConcurrentReport[];
+  /** The same bursts of bare activities, each measured just before its retrysafe burst. */
+  bare: ConcurrentReport[];
   /** Wall time of a burst against its size, and the worker's peak memory against it. */
   concurrentGrowth?: { wall?: Growth; p50?: Growth; rssAboveIdle?: Growth };
   queue: QueuePoint[];
@@ -35,16 +37,22 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
       tag,
       log,
     };
-    const report: ScaleReport = { concurrent: [], queue: [], durationMs: 0 };
+    const report: ScaleReport = { concurrent: [], bare: [], queue: [], durationMs: 0 };
     if (args['long-run'] > 0) {
       log(`scale: one run of ${args['long-run']} actions`);
       report.longRun = await measureLongRun(ctx, args['long-run']);
     }
     for (const n of args.concurrent.filter((x) => x > 0)) {
+      // The same number of bare activities first, on the same worker: the side-by-side the ratio is taken from.
+      log(`scale: ${n} bare activities at once on one worker`);
+      const bare = await measureConcurrent(ctx, n, 'bare');
+      log(`  ${n} bare at once: p50 ${bare.p50} ms, p99 ${bare.p99} ms, ${bare.throughputPerSec}/s`);
+      report.bare.push(bare);
       log(`scale: ${n} actions at once on one worker`);
       const r = await measureConcurrent(ctx, n);
       log(
-        `  ${n} at once: p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.throughputPerSec}/s, worker peak ${r.rssPeakMiB ?? '?'} MiB`,
+        `  ${n} at once: p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.throughputPerSec}/s (×${ratio(r.throughputPerSec, bare.throughputPerSec)} of bare), ` +
+          `worker peak ${r.rssPeakMiB ?? '?'} MiB, ${r.kibPerActionInFlight ?? '?'} KiB per action in flight`,
       );
       report.concurrent.push(r);
     }
@@ -74,3 +82,5 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
     await stack.stop();
   }
 }
+
+const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 100) / 100 : 0);
