@@ -53,8 +53,8 @@ export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Pro
     if (recorded.requestHash !== claim.requestHash) {
       throw new RetrysafeError(
         'IntentMismatch',
-        `action ${action.key} was claimed with request hash ${recorded.requestHash.slice(0, 12)}… (the ledger's record; ` +
-          `its workflow is gone); this claim carries ${claim.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
+        `action ${action.key} was claimed with request hash ${recorded.requestHash.slice(0, 12)}… (the ledger's record); ` +
+          `this claim carries ${claim.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
         { key: action.key, expected: recorded.requestHash, got: claim.requestHash },
       );
     }

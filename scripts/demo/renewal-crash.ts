@@ -101,7 +101,8 @@ export async function runRenewalDemo(
     ...(again.providerRef ? { reclaimedChargeId: again.providerRef } : {}),
     mismatchRejected: mismatchError !== undefined,
     ...(mismatchError ? { mismatchError } : {}),
-    ...(webUiWorkflowUrl(stack.server, result.actionKey)
+    // On the record-first path the charge settled on its ledger row in the run's own activity: no workflow to link.
+    ...(webUiWorkflowUrl(stack.server, result.actionKey) && (await workflowExists(stack, result.actionKey))
       ? { actionUrl: webUiWorkflowUrl(stack.server, result.actionKey) }
       : {}),
     ...(webUiWorkflowUrl(stack.server, run.workflowId)
@@ -109,4 +110,13 @@ export async function runRenewalDemo(
       : {}),
     elapsedMs: Date.now() - started,
   };
+}
+
+async function workflowExists(stack: Stack, workflowId: string): Promise<boolean> {
+  try {
+    await stack.client.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch {
+    return false;
+  }
 }
