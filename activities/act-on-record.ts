@@ -9,7 +9,7 @@ import { appendRequests, requestLogIn } from '../policies/provider-requests';
 import { policyForTenant, type TenantPolicyConfig } from '../policies/tenant-policy';
 import { CLAIM_START_TO_CLOSE, DISPATCH_START_TO_CLOSE, HEARTBEAT_INTERVAL_MS } from '../policies/timeouts';
 import type { ActionInput, ActionSnapshot, AuditEntry } from '../messages/action';
-import { reportedMove, reportedRequests } from '../workflows/dispatch-report';
+import { reportedMove, reportedRequests } from '../messages/dispatch-report';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
 import { claimAction, snapshotFromLedger, within, type ClaimDeps } from './claim-action';
 import type { CrashHook } from './crash-points';

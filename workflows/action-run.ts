@@ -68,7 +68,7 @@ import {
 } from '../messages/action';
 import { acceptRiskUpdate, runStatusQuery, type CompensationResult, type RiskAcceptance } from '../messages/run';
 import { DecisionGate, paramsOf } from './signed-decisions';
-import { ownerViewAfterReport } from './dispatch-report';
+import { ownerViewAfterReport } from '../messages/dispatch-report';
 
 /** Runs from this patch on claim through an activity, not a local activity (see act). */
 export const CLAIM_AS_ACTIVITY_PATCH = 'claim-as-activity';

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { Decision, DecisionClaims, SignedDecision } from '../policies/signed-decision';
 import { DecisionGate, paramsOf } from './signed-decisions';
-import { parseDispatchReport, reportedMove } from './dispatch-report';
+import { parseDispatchReport, reportedMove } from '../messages/dispatch-report';
 import { isFinal, transition, type ActionStatus } from '../policies/action-status';
 import { RetrysafeError } from '../policies/errors';
 import { SA_KIND, SA_OPERATION, SA_PROVIDER_REF, SA_STATUS, SA_TENANT } from '../policies/search-attributes';

@@ -52,7 +52,7 @@ import {
 } from '../policies/timeouts';
 import type { ActionInput, ActionSnapshot, DispatchReport, ProviderEvent, Settlement } from '../messages/action';
 import { ActionState, nowIso } from './action-state';
-import { reportedMove, reportedRequests } from './dispatch-report';
+import { reportedMove, reportedRequests } from '../messages/dispatch-report';
 import type { HandedOver } from '../activities/record-ledger';
 
 type Activities = ReturnType<typeof createActivities>;

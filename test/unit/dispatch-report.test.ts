@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ActionSnapshot, DispatchReport } from '../../messages/action';
 import type { ProviderRequest } from '../../policies/provider-requests';
-import { ownerViewAfterReport, parseDispatchReport, reportedMove } from '../../workflows/dispatch-report';
+import { ownerViewAfterReport, parseDispatchReport, reportedMove } from '../../messages/dispatch-report';
 
 /**
  * An owner's dispatch report is input from outside the action workflow: it is rebuilt field by field,

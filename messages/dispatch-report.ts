@@ -1,9 +1,10 @@
 /**
- * What an owner's dispatch report means, in one place: the action workflow applies it (action.ts), and
- * the owner run, which sent the report, continues from the same status without waiting to be told
- * (action-run.ts). Both derive the status change from here, so the two views cannot drift apart.
+ * What a report of a send means, in one place: the action workflow applies an owner's (workflows/action.ts), the
+ * owner run continues from the same status without waiting to be told (workflows/action-run.ts), and a run's act
+ * settles the ledger row with it (activities/act-on-record.ts). All derive the status change from here, so the
+ * views cannot drift apart.
  */
-import type { ActionSnapshot, DispatchReport } from '../messages/action';
+import type { ActionSnapshot, DispatchReport } from './action';
 import { isErrorCode } from '../policies/errors';
 import { appendRequests, requestLogIn, type ProviderRequest } from '../policies/provider-requests';
 import type { Json } from '../policies/tool';
