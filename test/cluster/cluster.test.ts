@@ -30,7 +30,8 @@ describe('retrysafe on a multi-service Temporal cluster on PostgreSQL', () => {
   let cluster: TemporalCluster;
 
   before(async () => {
-    stack = await startStack({ temporal: 'cluster' });
+    // The ledger in the cluster's own PostgreSQL, as a deployment across hosts keeps it: its kill hits both.
+    stack = await startStack({ temporal: 'cluster', ledgerOnClusterPostgres: true });
     assert.ok(stack.cluster, 'a stack on the cluster exposes it');
     cluster = stack.cluster;
     await stack.startWorker({ name: 'steady' });
@@ -134,7 +135,8 @@ describe('retrysafe on a multi-service Temporal cluster on PostgreSQL', () => {
     const input = renewalInput(uniqueEvent('cluster-postgres'));
     const run = await stack.retrysafe.startRenewal(input);
     const key = chargeKey(input.eventId);
-    // Acknowledged: the charge's outcome is in the action's history, which history wrote to PostgreSQL.
+    // Acknowledged: the charge's outcome is in its ledger row and in the run's history (its act's result), both in
+    // PostgreSQL: the run acted on the row itself, so there is no action workflow.
     await waitForStatus(stack.retrysafe, key, ['confirmed'], { intervalMs: 50 });
     const pgPid = cluster.postgres.pid;
     await cluster.postgres.kill();
@@ -148,11 +150,28 @@ describe('retrysafe on a multi-service Temporal cluster on PostgreSQL', () => {
     await pg.connect();
     try {
       const { rows } = await pg.query<{ n: string }>('SELECT count(*) AS n FROM executions WHERE workflow_id = $1', [
-        key,
+        run.workflowId,
       ]);
-      assert.equal(Number(rows[0].n), 1, 'the action workflow is in PostgreSQL');
+      assert.equal(Number(rows[0].n), 1, 'the run is in PostgreSQL');
     } finally {
       await pg.end();
+    }
+    const ledgerDb = new PgClient({
+      connectionString: cluster.postgres.url.replace(/\/postgres$/, '/retrysafe_ledger'),
+    });
+    await ledgerDb.connect();
+    try {
+      const { rows } = await ledgerDb.query<{ status: string }>(
+        'SELECT status FROM retrysafe_actions WHERE action_key = $1',
+        [key],
+      );
+      assert.deepEqual(
+        rows.map((r) => r.status),
+        ['confirmed'],
+        "the charge's ledger row survived the crash",
+      );
+    } finally {
+      await ledgerDb.end();
     }
     const action = await stack.retrysafe.getAction(key);
     assert.equal(action?.status, 'confirmed', 'the confirmed charge survived the database crash');
