@@ -1,7 +1,7 @@
 import type { ApplicationFailure } from '@temporalio/activity';
 import { Context } from '@temporalio/activity';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { ActionLedger, LedgerRow } from '../ledger';
+import type { LedgerRow } from '../ledger';
 import { isFinal, type ActionStatus } from '../policies/action-status';
 import { decideAction } from '../policies/decision-table';
 import { RetrysafeError } from '../policies/errors';
@@ -11,7 +11,7 @@ import { CLAIM_START_TO_CLOSE, DISPATCH_START_TO_CLOSE, HEARTBEAT_INTERVAL_MS } 
 import type { ActionInput, ActionSnapshot, AuditEntry } from '../messages/action';
 import { reportedMove, reportedRequests } from '../messages/dispatch-report';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
-import { claimAction, snapshotFromLedger, within, type ClaimDeps } from './claim-action';
+import { auditTrailOf, claimAction, snapshotFromLedger, within, type ClaimDeps } from './claim-action';
 import type { CrashHook } from './crash-points';
 import { executionReport, type ExecuteInput, type ExecuteOutcome, type SendHooks } from './execute-action';
 import { claimRecordOf, recordStatusCounted, RUN_HOLDER_PREFIX, timedLedgerWrite } from './record-ledger';
@@ -190,7 +190,6 @@ export function createActOnRecordActivity(deps: ActOnRecordDeps) {
       await timed('takeover', () => ledger.takeOver(action.key, epoch, holder, new Date().toISOString()));
       return { snapshot: await handOver(deps, input, move.reason) };
     }
-    const earlier = claim.kind === 'new' ? [] : await earlierEntries(ledger, action.key, audit.length);
     const snapshot: ActionSnapshot = {
       key: action.key,
       operation: action.intent.operation,
@@ -206,7 +205,8 @@ export function createActOnRecordActivity(deps: ActOnRecordDeps) {
       sends: 0,
       dispatches: 1,
       checks: [],
-      audit: [...earlier, ...audit],
+      // A row taken from an earlier attempt holds that attempt's entries too: the ledger has the whole trail.
+      audit: claim.kind === 'new' ? audit : auditTrailOf(await ledger.audit(action.key)),
       source: 'ledger',
     };
     appendRequests(snapshot, reportedRequests(report));
@@ -257,23 +257,6 @@ async function handOver(deps: ActOnRecordDeps, input: ActOnRecordInput, why: str
   } finally {
     clearInterval(beat);
   }
-}
-
-/** The row's entries before this attempt's (an earlier attempt's planned and dispatching). */
-async function earlierEntries(ledger: ActionLedger, key: string, mine: number): Promise<AuditEntry[]> {
-  const all = await ledger.audit(key);
-  let previous: ActionStatus | null = null;
-  return all.slice(0, Math.max(all.length - mine, 0)).map((e) => {
-    const entry: AuditEntry = {
-      at: e.at,
-      from: previous,
-      to: e.status,
-      reason: e.reason,
-      ...(e.by ? { by: e.by } : {}),
-    };
-    previous = e.status;
-    return entry;
-  });
 }
 
 function mismatch(action: ActionInput, other: string, what = 'the ledger holds'): ApplicationFailure {

@@ -18,6 +18,7 @@ import {
   type ClaimRequest,
   type ActionInput,
   type ActionSnapshot,
+  type AuditEntry,
 } from '../messages/action';
 
 export interface ClaimActionInput {
@@ -120,7 +121,6 @@ async function workflowExists(client: Client, key: string): Promise<boolean> {
 /** The action as the ledger holds it, in the snapshot's shape (`source: 'ledger'`): its outcome and audit trail. */
 export async function snapshotFromLedger(ledger: ActionLedger, row: LedgerRow): Promise<ActionSnapshot> {
   const audit = await ledger.audit(row.key);
-  let previous: ActionStatus | null = null;
   return {
     key: row.key,
     operation: row.operation,
@@ -134,13 +134,25 @@ export async function snapshotFromLedger(ledger: ActionLedger, row: LedgerRow): 
     sends: 0,
     dispatches: 0,
     checks: [],
-    audit: audit.map((e: LedgerAuditEntry) => {
-      const entry = { at: e.at, from: previous, to: e.status, reason: e.reason, ...(e.by ? { by: e.by } : {}) };
-      previous = e.status;
-      return entry;
-    }),
+    audit: auditTrailOf(audit),
     source: 'ledger',
   };
+}
+
+/** A ledger's audit entries as an action's audit trail: each entry's `from` is the status before it. */
+export function auditTrailOf(entries: readonly LedgerAuditEntry[]): AuditEntry[] {
+  let previous: ActionStatus | null = null;
+  return entries.map((e) => {
+    const entry: AuditEntry = {
+      at: e.at,
+      from: previous,
+      to: e.status,
+      reason: e.reason,
+      ...(e.by ? { by: e.by } : {}),
+    };
+    previous = e.status;
+    return entry;
+  });
 }
 
 function isAlreadyClosed(err: unknown): boolean {

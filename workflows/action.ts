@@ -124,8 +124,6 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   let recovered = input.recovered;
   /** The row as a run's act left it when this workflow took it over (see HandedOver). */
   let takenFrom: HandedOver | undefined;
-  /** Taken over from a run's act that may have sent: reconciliation comes first, nothing is sent blindly. */
-  let handedOver: HandedOver | undefined;
 
   if (policy.ledger) {
     // The durable ledger outlives this history: the row is claimed first, then every status change is written
@@ -162,11 +160,7 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
         return state.finish();
       }
       if (claim.kind === 'unresolved') recovered = claim.recovered;
-      if (claim.kind === 'handed-over') {
-        takenFrom = claim.from;
-        // Nothing was sent while the row said `planned`: the action goes on as a new one.
-        if (takenFrom.status !== 'planned') handedOver = takenFrom;
-      }
+      if (claim.kind === 'handed-over') takenFrom = claim.from;
     }
     // A workflow that recovers a key from the ledger numbers its entries after the ones already there.
     const seqBase = recovered ? recovered.seq + 1 : takenFrom ? takenFrom.seq + 1 : 0;
@@ -195,6 +189,9 @@ export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot
   let mode: DispatchMode = 'first';
   /** Whether the loop below starts by dispatching, or (taken over from a run's act that may have sent) by reconciling. */
   let next: 'dispatch' | 'reconcile' = 'dispatch';
+  // Taken over from a run's act that may have sent, reconciliation comes first and nothing is sent blindly; nothing
+  // was sent while the row said `planned`, so such an action goes on as a new one.
+  const handedOver = takenFrom?.status === 'planned' ? undefined : takenFrom;
   if (handedOver) {
     // The run's act sent with the key, or may have, and could not learn the outcome (or stopped holding the row):
     // the row's `dispatching` stands, and what happened is found out by evidence and lookups, as for any unknown.
