@@ -57,6 +57,16 @@ export const DISPATCH_RETRY: RetryPolicy = {
     'CeilingReached',
   ],
 };
+/**
+ * The options of every activity that may send to a provider: the executor's, and a run's own (its act on the
+ * ledger row, 0.2's claim and send). The same heartbeat and retries everywhere, so a dead attempt costs the same.
+ */
+export const SENDING_ACTIVITY = {
+  startToCloseTimeout: DISPATCH_START_TO_CLOSE,
+  scheduleToCloseTimeout: DISPATCH_SCHEDULE_TO_CLOSE,
+  heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
+  retry: DISPATCH_RETRY,
+} as const;
 /** Backoff for 429 / 5xx / resets inside one attempt: 250 ms doubling to 4 s, full jitter, at most 6 tries. */
 export const TRANSIENT_BACKOFF = { initialMs: 250, maxMs: 4_000, maxTries: 6 } as const;
 

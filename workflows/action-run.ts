@@ -20,7 +20,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  patched,
+  deprecatePatch,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -47,12 +47,9 @@ import {
   CLAIM_HEARTBEAT_TIMEOUT,
   CLAIM_RETRY,
   CLAIM_START_TO_CLOSE,
-  DISPATCH_HEARTBEAT_TIMEOUT,
-  DISPATCH_RETRY,
-  DISPATCH_SCHEDULE_TO_CLOSE,
-  DISPATCH_START_TO_CLOSE,
   POLICY_START_TO_CLOSE,
   READ_START_TO_CLOSE,
+  SENDING_ACTIVITY,
 } from '../policies/timeouts';
 import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
@@ -70,20 +67,12 @@ import { acceptRiskUpdate, runStatusQuery, type CompensationResult, type RiskAcc
 import { DecisionGate, paramsOf } from './signed-decisions';
 import { ownerViewAfterReport } from '../messages/dispatch-report';
 
-/** Runs from this patch on claim through an activity, not a local activity (see act). */
+/** Runs recorded by 0.2 claim their undos through an activity, not a local activity (see claimOnly). */
 export const CLAIM_AS_ACTIVITY_PATCH = 'claim-as-activity';
-/** Runs from this patch claim and send their actions' first dispatch in one activity (see claimAndSend). */
+/** Runs recorded by 0.2 claim and send their actions' first dispatch in one activity (see claimAndSend). */
 export const OWNER_SENDS_PATCH = 'owner-sends';
 
 type Activities = ReturnType<typeof createActivities>;
-
-/** The options of a run's activity that sends (act on the record, claim and send): the executor's. */
-const SENDING_ACTIVITY = {
-  startToCloseTimeout: DISPATCH_START_TO_CLOSE,
-  scheduleToCloseTimeout: DISPATCH_SCHEDULE_TO_CLOSE,
-  heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
-  retry: DISPATCH_RETRY,
-};
 
 /** How one step of a run acts: its step name (part of the key) and what it may do. */
 export interface ActOptions {
@@ -284,11 +273,11 @@ export class ActionRun {
       this.compensations.push({ forKey: key, prepared: p });
     }
     // The worker keeps the ledger: the run acts on the action's row itself (recorded in `p`, so it replays; results
-    // recorded before it lack the field). Otherwise the patch checks come before the search attribute, in the order
-    // runs recorded before them hold them.
+    // recorded before it lack the field). Without it (and in 0.2's runs) the run claims and sends; an undo is claimed
+    // for its action workflow. Every history since 0.2 carries these patches' markers; the claims before them (a
+    // local activity, a claim without the send), never published, are gone.
     const recordFirst = p.recordFirst === true && !options.compensation;
-    const ownerSends = !recordFirst && !options.compensation && patched(OWNER_SENDS_PATCH);
-    const claimAsActivity = recordFirst || ownerSends || patched(CLAIM_AS_ACTIVITY_PATCH);
+    if (!recordFirst) deprecatePatch(options.compensation ? CLAIM_AS_ACTIVITY_PATCH : OWNER_SENDS_PATCH);
     const self = workflowInfo().workflowId;
     upsertSearchAttributes([
       { key: SA_ACTION_KEYS, value: actionKeysWithinLimit([...new Set([...this.actions.keys(), key])]) },
@@ -304,9 +293,9 @@ export class ActionRun {
     const claim = { requestHash: p.requestHash, claimant: self, notify: self };
     const claimed = recordFirst
       ? await this.actOnRecord(action, claim, p.summary)
-      : ownerSends
-        ? await this.claimAndSend(action, claim, p.summary)
-        : await this.claimOnly(action, claim, p.summary, claimAsActivity);
+      : options.compensation
+        ? await this.claimOnly(action, claim, p.summary)
+        : await this.claimAndSend(action, claim, p.summary);
     this.remember(claimed);
     const settled = () => {
       const status = this.actions.get(key)!.status;
@@ -320,7 +309,7 @@ export class ActionRun {
   }
 
   /**
-   * The shorter path (from OWNER_SENDS_PATCH): one activity claims the action asking to send it, and when it
+   * Without the ledger (and in 0.2's runs): one activity claims the action asking to send it, and when it
    * is granted (this run owns the action, the policy lets it through) sends it with the key and reports to
    * the action. The run continues from that report without waiting for the action to apply it.
    */
@@ -388,30 +377,21 @@ export class ActionRun {
         key: action.key,
         error: (err as Error).message,
       });
-      return this.claimOnly(action, claim, summary, true);
+      return this.claimOnly(action, claim, summary);
     }
   }
 
-  /** The claim alone: the action workflow sends (runs from before OWNER_SENDS_PATCH, and every undo). */
-  private async claimOnly(
-    action: ActionInput,
-    claim: ClaimRequest,
-    summary: string,
-    asActivity: boolean,
-  ): Promise<ActionSnapshot> {
-    // The claim waits for the action workflow's first task to answer it. As a local activity it held this run's
-    // workflow task, and with it a worker slot, while it waited: enough runs claiming at once took every slot on
-    // their worker, and the actions they waited for never got one (bench:scale, 100 runs at once on one worker:
-    // none finished). As an activity it leaves the slot free; a worker that dies mid-claim is noticed by the
-    // heartbeat. Runs recorded before keep their local activity on replay.
-    const claimOptions = {
+  /**
+   * The claim alone, as an activity that heartbeats while the action workflow answers (it leaves the run's workflow
+   * task slot free meanwhile): every undo, and a run's act that ended without a verdict.
+   */
+  private async claimOnly(action: ActionInput, claim: ClaimRequest, summary: string): Promise<ActionSnapshot> {
+    const { claimAction } = proxyActivities<Activities>({
       startToCloseTimeout: CLAIM_START_TO_CLOSE,
+      heartbeatTimeout: CLAIM_HEARTBEAT_TIMEOUT,
       retry: CLAIM_RETRY,
       summary: `claim ${action.key}: ${summary}`,
-    };
-    const { claimAction } = asActivity
-      ? proxyActivities<Activities>({ ...claimOptions, heartbeatTimeout: CLAIM_HEARTBEAT_TIMEOUT })
-      : proxyLocalActivities<Activities>(claimOptions);
+    });
     try {
       return await claimAction({ action, claim });
     } catch (err) {

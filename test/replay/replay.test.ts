@@ -7,12 +7,18 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { temporal } from '@temporalio/proto';
 import { RECEIPT_PATCH } from '../../examples/workflows/renewal';
 import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
+import { CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../../workflows/action';
 import { withEnginePreloads } from '../../workers/workflow-preload';
 
 /**
  * Recorded histories of the demo scenarios (scripts/record-histories.ts) replayed against today's workflow
  * code. A change that would send a running workflow down another path fails here, in CI, instead of in
  * production; intended changes go behind patched() (see examples/workflows/renewal.ts, 'renewal-receipt-email').
+ *
+ * What must replay: every release's histories (`*.v0-2-0.json`, recorded by 0.2.0), the current shape
+ * (`*.record-first.json`), and the recordings between them that still do (`*.owner-sends.json`). Paths only
+ * histories from before 0.2.0 took (a claim as a local activity, a run's claim without the send, an action workflow
+ * without the ledger-in-worker and current-claim-answers patches) were removed with deprecatePatch().
  */
 const HISTORIES = path.join(__dirname, 'histories');
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
@@ -82,20 +88,25 @@ describe('replay of recorded histories', () => {
   });
 
   it('records the receipt step behind its patch, so runs from before it keep replaying', async () => {
-    const renewal = (await loadHistories()).find((h) => h.name === 'renewal-renewed');
+    const renewal = (await loadHistories()).find((h) => h.name === 'renewal-renewed.v0-2-0');
     assert.ok(renewal, 'a recording of a renewed run');
-    assert.deepEqual(patchIds(renewal.history), [RECEIPT_PATCH]);
+    assert.deepEqual(patchIds(renewal.history), [OWNER_SENDS_PATCH, RECEIPT_PATCH]);
   });
 
-  it('holds recordings of the path where the owner sends, behind its patch, beside the ones from before', async () => {
+  it('holds recordings of 0.2.0: runs claim and send, their undos claim, action workflows carry both patches', async () => {
     const histories = await loadHistories();
-    const before = histories.find((h) => h.name === 'renewal-renewed.claim-as-activity');
-    const after = histories.find((h) => h.name === 'renewal-renewed.owner-sends');
-    assert.ok(before && after, 'recordings from before and after the owner-sends patch');
-    assert.deepEqual(patchIds(before.history).sort(), [CLAIM_AS_ACTIVITY_PATCH, RECEIPT_PATCH].sort());
-    assert.deepEqual(patchIds(after.history).sort(), [OWNER_SENDS_PATCH, RECEIPT_PATCH].sort());
-    const action = histories.find((h) => h.name === 'charge-action-confirmed.owner-sends');
-    const signals = (action?.history.events ?? []).map((e) => e.workflowExecutionSignaledEventAttributes?.signalName);
+    const byName = (name: string) => {
+      const h = histories.find((x) => x.name === name);
+      assert.ok(h, `a recording named ${name}`);
+      return h.history;
+    };
+    assert.deepEqual(patchIds(byName('renewal-compensated.v0-2-0')), [OWNER_SENDS_PATCH, CLAIM_AS_ACTIVITY_PATCH]);
+    for (const name of ['charge-action-confirmed.v0-2-0', 'charge-action-compensated.v0-2-0']) {
+      assert.deepEqual(patchIds(byName(name)), [LEDGER_IN_WORKER_PATCH, CURRENT_CLAIM_ANSWERS_PATCH], name);
+    }
+    const signals = (byName('charge-action-confirmed.v0-2-0').events ?? []).map(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName,
+    );
     assert.ok(signals.includes('retrysafe.dispatchReport'), 'the charge was reported by its owner');
   });
 
@@ -129,7 +140,7 @@ describe('replay of recorded histories', () => {
 
   it('catches a change that is not behind patched() as a determinism violation', async () => {
     const results = await replayAll(require.resolve('./fixtures/unpatched-workflows'));
-    const renewed = results.find((r) => r.name === 'renewal-renewed');
+    const renewed = results.find((r) => r.name === 'renewal-renewed.v0-2-0');
     assert.ok(renewed?.error, 'the unpatched change must fail to replay the renewed history');
     assert.ok(renewed.error instanceof DeterminismViolationError, `got ${String(renewed.error)}`);
   });

@@ -1,0 +1,88 @@
+/**
+ * The confirmation phase: the exact effect is shown (the dry run), and the action waits for a person's signed
+ * decision bound to its key and request hash. An approval counts only if its key is still trusted when the action is
+ * about to send, it has not expired, and the policy did not turn the action human-only meanwhile.
+ *
+ *   dry run ─▶ awaiting_confirmation ─┬─ no decision in the window ─▶ failed
+ *                                     ├─ rejected ─▶ failed
+ *                                     └─ approved ─▶ re-read trust and limits ─┬─ key revoked / expired ─▶ failed
+ *                                                                             ├─ now human-only ─▶ needs_review
+ *                                                                             └─ dispatch
+ */
+import { condition } from '@temporalio/workflow';
+import { buildDryRun } from '../../policies/dry-run';
+import { decideAction } from '../../policies/decision-table';
+import { amountOf, currencyOf } from '../../policies/tool-facts';
+import { CONFIRMATION_WINDOW } from '../../policies/timeouts';
+import type { ActionContext } from './context';
+import { awaitReview } from './review';
+import { nowIso } from './state';
+
+/** Shows the person what exactly would happen: operation, target, amount, the request hash it binds. */
+export function showDryRun(ctx: ActionContext): void {
+  const { input, tool, policy, decision, state } = ctx;
+  const amountCents = amountOf(tool, input.intent);
+  const currency = currencyOf(tool, input.intent);
+  const facts = {
+    operation: tool.name,
+    summary: policy.summary,
+    preview: policy.preview,
+    ...policy.dryRun,
+    ...(amountCents !== undefined ? { amountCents } : {}),
+    ...(currency ? { currency } : {}),
+  };
+  state.showDryRun(buildDryRun(input.key, facts, input.requestHash, decision, nowIso()), decision.mode);
+}
+
+/** Dry run, then a verified, signed decision bound to this key and request hash. True when the action may send. */
+export async function awaitConfirmation(ctx: ActionContext): Promise<boolean> {
+  const { state, decision: d, input } = ctx;
+  showDryRun(ctx);
+  await state.move('awaiting_confirmation', `${d.mode}: ${d.reasons.join('; ') || d.rows.join(', ')}`);
+  const decided = await state.decisions.during(() =>
+    condition(() => state.approval !== undefined, CONFIRMATION_WINDOW),
+  );
+  const approval = state.approval;
+  if (!decided || !approval) {
+    await state.fail(
+      'DecisionRejected',
+      'no verified confirmation arrived within the confirmation window; nothing was sent',
+    );
+    return false;
+  }
+  const { claims, publicKeyId } = approval;
+  const by = claims.operator;
+  if (claims.decision === 'reject') {
+    await state.fail('DecisionRejected', `rejected by ${by}; nothing was sent`, { by });
+    return false;
+  }
+  // Re-read the volatile facts before acting: the approver's key may have been revoked, the tenant's limits changed.
+  const fresh = await ctx.activities.loadVolatilePolicy({ tenant: input.tenant });
+  if (!fresh.trustedApprovalKeys[publicKeyId]) {
+    await state.fail('DecisionRejected', `approval key ${publicKeyId} is no longer trusted; nothing was sent`, { by });
+    return false;
+  }
+  if (Date.parse(claims.expiresAt) <= Date.now()) {
+    await state.fail(
+      'DecisionRejected',
+      `the approval by ${by} expired before the action could start; nothing was sent`,
+      {
+        by,
+      },
+    );
+    return false;
+  }
+  const recheck = decideAction(ctx.tool, input.intent, fresh.tenantPolicy);
+  if (recheck.mode === 'human-only' && d.mode !== 'human-only') {
+    await state.move(
+      'needs_review',
+      `policy changed since the approval: now ${recheck.mode} (${recheck.reasons.join('; ')})`,
+      {
+        by,
+      },
+    );
+    if ((await awaitReview(ctx)) !== 'dispatch') return false;
+  }
+  state.approved(by, publicKeyId, claims.expiresAt);
+  return true;
+}

@@ -1,0 +1,152 @@
+/**
+ * The dispatch phase: the executor sends with the key (activities/execute-action.ts decides what a retried attempt
+ * may do), and an unknown outcome is reconciled, resent with the same key only once absence is proven and the
+ * contract allows it, or left to a person.
+ *
+ *   dispatching ─▶ executor ─┬─ confirmed | failed ─▶ done
+ *        ▲                   └─ unknown ─▶ reconcile ─┬─ confirmed ─▶ done
+ *        │                                            ├─ absent, a key makes a resend safe, budget left ─┐
+ *        │                                            └─ otherwise ─▶ needs_review ─▶ a person decides   │
+ *        └──────────────────────────── same key (maybe-sent, or operator-cleared) ◀─────────────────────┘
+ */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import { errorCodeOf, errorDetailsOf } from '../../policies/errors';
+import { requestLogIn } from '../../policies/provider-requests';
+import { MAX_REDISPATCHES, OWNER_REPORT_WINDOW } from '../../policies/timeouts';
+import type { DispatchOutcome } from '../../messages/action';
+import { reportedMove, reportedRequests } from '../../messages/dispatch-report';
+import { causeMessage, type ActionContext, type DispatchMode } from './context';
+import type { FirstStep } from './policy';
+import { reconcile } from './reconciliation';
+import { awaitReview } from './review';
+
+type Verdict = 'confirmed' | 'failed' | 'unknown';
+
+/** Dispatches until the action has an outcome or a person took it over. */
+export async function act(ctx: ActionContext, first: FirstStep): Promise<void> {
+  const { state, tool, input } = ctx;
+  let { mode, next } = first;
+  for (;;) {
+    if (next === 'dispatch') {
+      const byOwner = ownerSends(ctx, mode);
+      const reason =
+        mode === 'first'
+          ? 'dispatch'
+          : mode === 'operator-cleared'
+            ? 'dispatch after an operator cleared it'
+            : 'redispatch with the same key';
+      // The owner learns of this dispatch from its claim's answer.
+      await state.move('dispatching', reason, byOwner ? { quietFor: input.owner } : {});
+      const verdict = await dispatch(ctx, mode, byOwner);
+      if (verdict !== 'unknown') return;
+    }
+    next = 'dispatch';
+    // Unknown: reconcile by evidence and lookups; resend only when absence is proven and the contract allows it.
+    const found = await reconcile(ctx);
+    if (found === 'confirmed') return;
+    if (found === 'absent' && tool.dedupe !== 'none' && state.dispatches <= MAX_REDISPATCHES) {
+      mode = 'maybe-sent';
+      continue;
+    }
+    await state.move(
+      'needs_review',
+      found === 'absent'
+        ? 'provably absent, but the redispatch budget is spent'
+        : 'reconciliation could not establish the outcome',
+    );
+    if ((await awaitReview(ctx)) !== 'dispatch') return;
+    mode = 'operator-cleared';
+  }
+}
+
+/**
+ * The owner sends the first dispatch itself (0.2's runs) when it asked to and nothing stands between the policy and
+ * the send: an automatic decision, a first send (not recovered, not taken over), not an undo.
+ */
+function ownerSends(ctx: ActionContext, mode: DispatchMode): boolean {
+  const { state, decision, input } = ctx;
+  return (
+    mode === 'first' &&
+    state.dispatches === 0 &&
+    state.ownerGrant.requested &&
+    decision.mode === 'automatic' &&
+    !input.compensation
+  );
+}
+
+/** One dispatch: by the executor here, or by the owner (decided by ownerSends before `dispatching`). */
+async function dispatch(ctx: ActionContext, mode: DispatchMode, byOwner = false): Promise<Verdict> {
+  const { state, input } = ctx;
+  // Decided before the first await, so the owner's waiting claim answers with it (handlers.ts).
+  state.beginDispatch();
+  if (byOwner) return ownerDispatch(ctx);
+  try {
+    const { key, intent, requestHash } = input;
+    return await applyOutcome(ctx, await ctx.activities.executeAction({ key, intent, requestHash, mode }));
+  } catch (err) {
+    state.dispatchEnded();
+    // A failure says what was sent too: in its details (a rejection), or in the last heartbeat (a timeout).
+    const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
+    state.recordRequests(
+      requestLogIn(timedOut ? (err.cause as TimeoutFailure).lastHeartbeatDetails : errorDetailsOf(err)),
+    );
+    const message = causeMessage(err);
+    if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure)) {
+      // Timed out or retries exhausted without a verdict from the executor: the provider may have committed.
+      await state.move('unknown', `dispatch ended without an outcome: ${message}`);
+      return 'unknown';
+    }
+    const code = errorCodeOf(err) ?? 'OutcomeUnknown';
+    if (input.compensation) return undoFailed(ctx, code, message);
+    await state.fail(code, `${code}: ${message}`);
+    return 'failed';
+  }
+}
+
+/** A failed undo is not the end of the story: a person decides what to do, nothing retries by itself. */
+async function undoFailed(ctx: ActionContext, code: string, message: string): Promise<Verdict> {
+  const { state } = ctx;
+  await state.move('needs_review', `compensation failed permanently: ${code}: ${message}`, {
+    error: { code, message },
+  });
+  if ((await awaitReview(ctx)) !== 'dispatch') return state.status === 'confirmed' ? 'confirmed' : 'failed';
+  await state.move('dispatching', 'dispatch after an operator cleared it');
+  return dispatch(ctx, 'operator-cleared');
+}
+
+async function applyOutcome(ctx: ActionContext, outcome: DispatchOutcome, quietFor?: string): Promise<Verdict> {
+  const { state } = ctx;
+  state.recordRequests(outcome);
+  state.dispatchEnded();
+  const move = reportedMove({ kind: 'outcome', outcome });
+  const found = outcome.status === 'confirmed' ? { providerRef: outcome.providerRef, record: outcome.record } : {};
+  await state.move(move.to, move.reason, { ...found, ...(quietFor ? { quietFor } : {}) });
+  return outcome.status;
+}
+
+/**
+ * The owner's claim was answered "you send": its own activity calls the executor with this key, then reports here.
+ * This workflow stays the record: it applies the report (without telling the owner what it reported), reconciles an
+ * unknown one, and takes over when no report comes within the window.
+ */
+async function ownerDispatch(ctx: ActionContext): Promise<Verdict> {
+  const { state } = ctx;
+  const granted = await state.ownerGrant.grantAndAwaitReport(OWNER_REPORT_WINDOW);
+  const { quietFor } = granted;
+  const report = granted.report ?? {
+    kind: 'no-verdict',
+    message: `the owner did not report its dispatch within ${String(OWNER_REPORT_WINDOW)}`,
+    sends: 0,
+  };
+  if (report.kind === 'outcome') return applyOutcome(ctx, report.outcome, quietFor);
+  state.recordRequests(reportedRequests(report));
+  state.dispatchEnded();
+  const move = reportedMove(report);
+  if (move.to === 'failed') {
+    await state.fail(move.error!.code, move.error!.message, quietFor ? { quietFor } : {});
+    return 'failed';
+  }
+  // No verdict: the owner is waiting to hear what reconciliation finds, so it is told.
+  await state.move(move.to, move.reason);
+  return 'unknown';
+}
