@@ -1,7 +1,7 @@
 import type { ApplicationFailure } from '@temporalio/activity';
 import { Context } from '@temporalio/activity';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { LedgerRow } from '../ledger';
+import type { ActionLedger, LedgerRow } from '../ledger';
 import { isFinal, type ActionStatus } from '../policies/action-status';
 import { decideAction } from '../policies/decision-table';
 import { RetrysafeError } from '../policies/errors';
@@ -14,6 +14,7 @@ import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instrument
 import { auditTrailOf, claimAction, snapshotFromLedger, within, type ClaimDeps } from './claim-action';
 import type { CrashHook } from './crash-points';
 import { executionReport, type ExecuteInput, type ExecuteOutcome, type SendHooks } from './execute-action';
+import type { DispatchReport } from '../messages/action';
 import { claimRecordOf, recordStatusCounted, RUN_HOLDER_PREFIX, timedLedgerWrite } from './record-ledger';
 
 /**
@@ -66,152 +67,214 @@ export interface ActOnRecordDeps extends ClaimDeps {
  */
 export function createActOnRecordActivity(deps: ActOnRecordDeps) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
-  const timed = timedLedgerWrite(metrics);
+  return (input: ActOnRecordInput) => actOnRecord({ ...deps, metrics }, input);
+}
 
-  return async function actOnRecord(input: ActOnRecordInput): Promise<ActOnRecordResult> {
-    const ctx = Context.current();
-    const { action, token } = input;
-    const { ledger } = deps;
-    // A worker without the ledger has no row to take: the action workflow is the record there.
-    if (!ledger) return { snapshot: await handOver(deps, input, 'this worker keeps no ledger') };
-    const why = needsAPerson(deps, action);
-    if (why) return { snapshot: await handOver(deps, input, why) };
+type Deps = ActOnRecordDeps & { metrics: RetrysafeMetrics };
 
-    const holder = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#${ctx.info.attempt}`;
-    const lease = () => new Date(Date.now() + ROW_LEASE_MS).toISOString();
-    const claimedAt = new Date().toISOString();
-    const claim = await timed('claim', () =>
-      ledger.claimRow({ ...claimRecordOf({ ...action, claimedAt }), holder, leaseUntil: lease() }),
-    );
-    let row: LedgerRow = claim.row;
-    if (row.requestHash !== action.requestHash) throw mismatch(action, row.requestHash);
-    if (claim.kind === 'other') {
-      if (isFinal(row.status)) return { snapshot: await snapshotFromLedger(ledger, row) };
-      // Only an earlier attempt of this act is taken from; anyone else's row goes to the action workflow.
-      const actPrefix = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#`;
-      if (!row.holder?.startsWith(actPrefix)) {
-        return { snapshot: await handOver(deps, input, `the row is held by ${row.holder ?? 'an earlier workflow'}`) };
-      }
-      // A later attempt holds it: this one was given up on (it stalled, or its worker froze) and must not act.
-      const holding = Number(row.holder.slice(actPrefix.length));
-      if (!(holding < ctx.info.attempt)) {
-        throw new Error(
-          `attempt ${holding} of this act holds the row of ${action.key}; attempt ${ctx.info.attempt} is stale and stops`,
-        );
-      }
-      const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, holder, lease()));
-      if (!taken) return { snapshot: await handOver(deps, input, 'the row moved while this attempt took it over') };
-      row = taken;
-    }
-    const tool = deps.tools.get(action.intent.operation);
-    deps.crash('after-row-claimed', tool.name);
-    if (row.status !== 'planned' && row.status !== 'dispatching') {
-      return { snapshot: await handOver(deps, input, `the row is ${row.status}`) };
-    }
-
-    const audit: AuditEntry[] = [];
-    let seq = row.seq;
-    let status: ActionStatus = row.status;
-    /** One status change as the holder; false when the row is no longer this act's (an alarm is on record). */
-    const write = async (to: ActionStatus, reason: string, extra: { providerRef?: string; outcome?: string } = {}) => {
-      const at = new Date().toISOString();
-      const next = claim.kind === 'new' && audit.length === 0 ? 0 : seq + 1;
-      const w = await recordStatusCounted(ledger, metrics, action.tenant, {
+async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRecordResult> {
+  const { action } = input;
+  const { ledger } = deps;
+  // A worker without the ledger has no row to take: the action workflow is the record there.
+  if (!ledger) return { snapshot: await handOver(deps, input, 'this worker keeps no ledger') };
+  const why = needsAPerson(deps, action);
+  if (why) return { snapshot: await handOver(deps, input, why) };
+  const taken = await takeRow(deps, ledger, input);
+  if (!(taken instanceof RowHold)) return taken;
+  const hold = taken;
+  const toolName = deps.tools.get(action.intent.operation).name;
+  deps.crash('after-row-claimed', toolName);
+  if (hold.status !== 'planned' && hold.status !== 'dispatching') {
+    return { snapshot: await handOver(deps, input, `the row is ${hold.status}`) };
+  }
+  if (hold.isNew && !(await hold.write('planned', `intent persisted (hash ${action.requestHash.slice(0, 12)})`))) {
+    return { snapshot: await handOver(deps, input, 'the new row was taken before its first entry') };
+  }
+  const sentBefore = hold.status !== 'planned';
+  const report = await executionReport(() =>
+    deps.execute(
+      {
         key: action.key,
-        seq: next,
-        status: to,
-        at,
-        reason,
-        holder,
-        ...extra,
-        outcome: extra.outcome ?? `${to}: ${deps.tools.summarize(action.intent)}`,
-        ...(isFinal(to) ? { settled: true } : {}),
-      });
-      if (!w.applied) return false;
-      audit.push({ at, from: audit.length === 0 && next === 0 ? null : status, to, reason });
-      seq = next;
-      status = to;
-      return true;
-    };
-    if (
-      claim.kind === 'new' &&
-      !(await write('planned', `intent persisted (hash ${action.requestHash.slice(0, 12)})`))
-    ) {
-      return { snapshot: await handOver(deps, input, 'the new row was taken before its first entry') };
-    }
+        intent: action.intent,
+        requestHash: action.requestHash,
+        mode: 'first',
+        // `dispatching` is written before any send: a row still `planned` proves no earlier attempt sent.
+        ...(sentBefore ? {} : { earlierAttemptsUnsent: true }),
+      },
+      { beforeSend: () => hold.fence() },
+    ),
+  );
+  deps.crash('before-row-settles', toolName);
+  return settle(deps, input, hold, report);
+}
 
-    // Before every send: `dispatching` on record as this holder (the first time), or the row taken again at its
-    // epoch (later sends of this attempt). A row another took meanwhile stops the send.
-    let epoch = row.epoch;
-    let fencedOnce = false;
-    const beforeSend = async () => {
-      if (!fencedOnce) {
-        fencedOnce = true;
-        const reason = status === 'planned' ? 'dispatch, by the run' : 'resend with the same key, by the run';
-        if (await write('dispatching', reason)) return;
-      } else {
-        const again = await timed('takeover', () => ledger.takeOver(action.key, epoch, holder, lease()));
-        if (again) {
-          epoch = again.epoch;
-          return;
-        }
-      }
-      throw new Error(`${holder} no longer holds the row of ${action.key}; nothing more is sent from this attempt`);
-    };
-
-    const report = await executionReport(() =>
-      deps.execute(
-        {
-          key: action.key,
-          intent: action.intent,
-          requestHash: action.requestHash,
-          mode: 'first',
-          // `dispatching` is written before any send: a row still `planned` proves no earlier attempt sent.
-          ...(row.status === 'planned' ? { earlierAttemptsUnsent: true } : {}),
-        },
-        { beforeSend },
-      ),
+/**
+ * Takes the action's row for this attempt: a new row, or one an earlier attempt of this act held (taken over at its
+ * epoch). Anything else is answered here: a settled row's outcome, or a handover to the action workflow.
+ */
+async function takeRow(
+  deps: Deps,
+  ledger: ActionLedger,
+  input: ActOnRecordInput,
+): Promise<RowHold | ActOnRecordResult> {
+  const { action, token } = input;
+  const attempt = Context.current().info.attempt;
+  const timed = timedLedgerWrite(deps.metrics);
+  const holder = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#${attempt}`;
+  const claimedAt = new Date().toISOString();
+  const claim = await timed('claim', () =>
+    ledger.claimRow({ ...claimRecordOf({ ...action, claimedAt }), holder, leaseUntil: leaseFromNow() }),
+  );
+  const row = claim.row;
+  if (row.requestHash !== action.requestHash) throw mismatch(action, row.requestHash);
+  if (claim.kind !== 'other') return new RowHold(deps, ledger, action, holder, row, claim.kind === 'new');
+  if (isFinal(row.status)) return { snapshot: await snapshotFromLedger(ledger, row) };
+  // Only an earlier attempt of this act is taken from; anyone else's row goes to the action workflow.
+  const actPrefix = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#`;
+  if (!row.holder?.startsWith(actPrefix)) {
+    return { snapshot: await handOver(deps, input, `the row is held by ${row.holder ?? 'an earlier workflow'}`) };
+  }
+  // A later attempt holds it: this one was given up on (it stalled, or its worker froze) and must not act.
+  const holding = Number(row.holder.slice(actPrefix.length));
+  if (!(holding < attempt)) {
+    throw new Error(
+      `attempt ${holding} of this act holds the row of ${action.key}; attempt ${attempt} is stale and stops`,
     );
-    deps.crash('before-row-settles', tool.name);
-    const move = reportedMove(report);
-    const outcomeLine =
-      move.to === 'confirmed'
-        ? `confirmed: ${move.providerRef}`
-        : move.error
-          ? `failed: ${move.error.message}`
-          : undefined;
-    const recorded = await write(move.to, move.reason, {
-      ...(move.providerRef ? { providerRef: move.providerRef } : {}),
-      ...(outcomeLine ? { outcome: outcomeLine } : {}),
-    });
-    if (!recorded) return { snapshot: await handOver(deps, input, `the row was taken before it recorded ${move.to}`) };
-    if (move.to === 'unknown') {
-      // Let go of the row at once, so the action workflow takes it over now rather than when the lease ends.
-      await timed('takeover', () => ledger.takeOver(action.key, epoch, holder, new Date().toISOString()));
-      return { snapshot: await handOver(deps, input, move.reason) };
-    }
-    const snapshot: ActionSnapshot = {
-      key: action.key,
-      operation: action.intent.operation,
-      tenant: action.tenant,
-      status: move.to,
-      requestHash: action.requestHash,
-      owner: row.owner,
-      claimants: [row.owner],
-      summary: deps.tools.summarize(action.intent),
-      ...(move.providerRef ? { providerRef: move.providerRef } : {}),
-      ...(move.record !== undefined ? { record: move.record } : {}),
-      ...(move.error ? { error: move.error } : {}),
-      sends: 0,
-      dispatches: 1,
-      checks: [],
-      // A row taken from an earlier attempt holds that attempt's entries too: the ledger has the whole trail.
-      audit: claim.kind === 'new' ? audit : auditTrailOf(await ledger.audit(action.key)),
-      source: 'ledger',
-    };
-    appendRequests(snapshot, reportedRequests(report));
-    return { holder, snapshot };
+  }
+  const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, holder, leaseFromNow()));
+  if (!taken) return { snapshot: await handOver(deps, input, 'the row moved while this attempt took it over') };
+  return new RowHold(deps, ledger, action, holder, taken, false);
+}
+
+/** The executor's verdict on the row: confirmed or failed settles it; unknown records it, lets go, hands over. */
+async function settle(deps: Deps, input: ActOnRecordInput, hold: RowHold, report: DispatchReport) {
+  const { action } = input;
+  const move = reportedMove(report);
+  const outcomeLine =
+    move.to === 'confirmed'
+      ? `confirmed: ${move.providerRef}`
+      : move.error
+        ? `failed: ${move.error.message}`
+        : undefined;
+  const recorded = await hold.write(move.to, move.reason, {
+    ...(move.providerRef ? { providerRef: move.providerRef } : {}),
+    ...(outcomeLine ? { outcome: outcomeLine } : {}),
+  });
+  if (!recorded) return { snapshot: await handOver(deps, input, `the row was taken before it recorded ${move.to}`) };
+  if (move.to === 'unknown') {
+    // Let go of the row at once, so the action workflow takes it over now rather than when the lease ends.
+    await hold.release();
+    return { snapshot: await handOver(deps, input, move.reason) };
+  }
+  const snapshot: ActionSnapshot = {
+    key: action.key,
+    operation: action.intent.operation,
+    tenant: action.tenant,
+    status: move.to,
+    requestHash: action.requestHash,
+    owner: hold.owner,
+    claimants: [hold.owner],
+    summary: deps.tools.summarize(action.intent),
+    ...(move.providerRef ? { providerRef: move.providerRef } : {}),
+    ...(move.record !== undefined ? { record: move.record } : {}),
+    ...(move.error ? { error: move.error } : {}),
+    sends: 0,
+    dispatches: 1,
+    checks: [],
+    // A row taken from an earlier attempt holds that attempt's entries too: the ledger has the whole trail.
+    audit: await hold.auditTrail(),
+    source: 'ledger',
   };
+  appendRequests(snapshot, reportedRequests(report));
+  return { holder: hold.holder, snapshot };
+}
+
+function leaseFromNow(): string {
+  return new Date(Date.now() + ROW_LEASE_MS).toISOString();
+}
+
+/**
+ * This attempt's hold on the row: every write is made as its holder, and fails (false) once the row is no longer
+ * its own (an alarm is on record then). The fence before each send is `dispatching` the first time, the row taken
+ * again at its epoch after.
+ */
+class RowHold {
+  private readonly audit: AuditEntry[] = [];
+  private seq: number;
+  private epoch: number;
+  private fenced = false;
+  status: ActionStatus;
+  readonly owner: string;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly ledger: ActionLedger,
+    private readonly action: ActionInput,
+    readonly holder: string,
+    row: LedgerRow,
+    readonly isNew: boolean,
+  ) {
+    this.seq = row.seq;
+    this.epoch = row.epoch;
+    this.status = row.status;
+    this.owner = row.owner;
+  }
+
+  /** One status change as the holder; false when the row is no longer this act's. */
+  async write(to: ActionStatus, reason: string, extra: { providerRef?: string; outcome?: string } = {}) {
+    const { action, deps } = this;
+    const at = new Date().toISOString();
+    const next = this.isNew && this.audit.length === 0 ? 0 : this.seq + 1;
+    const w = await recordStatusCounted(this.ledger, deps.metrics, action.tenant, {
+      key: action.key,
+      seq: next,
+      status: to,
+      at,
+      reason,
+      holder: this.holder,
+      ...extra,
+      outcome: extra.outcome ?? `${to}: ${deps.tools.summarize(action.intent)}`,
+      ...(isFinal(to) ? { settled: true } : {}),
+    });
+    if (!w.applied) return false;
+    this.audit.push({ at, from: this.audit.length === 0 && next === 0 ? null : this.status, to, reason });
+    this.seq = next;
+    this.status = to;
+    return true;
+  }
+
+  /** Before every send: a row another took meanwhile stops it. */
+  async fence(): Promise<void> {
+    if (!this.fenced) {
+      this.fenced = true;
+      const reason = this.status === 'planned' ? 'dispatch, by the run' : 'resend with the same key, by the run';
+      if (await this.write('dispatching', reason)) return;
+    } else {
+      const again = await this.takeOver(leaseFromNow());
+      if (again) {
+        this.epoch = again.epoch;
+        return;
+      }
+    }
+    throw new Error(
+      `${this.holder} no longer holds the row of ${this.action.key}; nothing more is sent from this attempt`,
+    );
+  }
+
+  /** Lets go of the row now (its lease ends at once). */
+  async release(): Promise<void> {
+    await this.takeOver(new Date().toISOString());
+  }
+
+  /** The act's entries; for a row taken from an earlier attempt, the ledger's whole trail. */
+  async auditTrail(): Promise<AuditEntry[]> {
+    return this.isNew ? this.audit : auditTrailOf(await this.ledger.audit(this.action.key));
+  }
+
+  private takeOver(leaseUntil: string) {
+    const timed = timedLedgerWrite(this.deps.metrics);
+    return timed('takeover', () => this.ledger.takeOver(this.action.key, this.epoch, this.holder, leaseUntil));
+  }
 }
 
 /** Why this action needs a person or a wait (its workflow), or undefined when the run may act on the row itself. */

@@ -2,7 +2,8 @@ import { Context } from '@temporalio/activity';
 import { RetrysafeError } from '../policies/errors';
 import type { Json } from '../policies/tool';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
-import { lookupOutcome, toolContext, verifiedInput, withHeartbeat } from './execute-action';
+import { verifiedInput } from './execute-action';
+import { lookupOutcome, toolContext, withHeartbeat } from './provider-call';
 import { withProviderSpan } from '../tracing/provider-span';
 import { noRetrysafeMetrics, secondsSince, type RetrysafeMetrics } from '../metrics/instruments';
 

@@ -13,34 +13,14 @@
  * Several agents may work on one business event (`run:<tenant>:<eventId>:<agent>`): they derive the same
  * keys, so the same proposal from two agents is one action with one owner.
  */
-import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import {
-  checkCeilings,
-  raiseCeiling,
-  resolveRunCeilings,
-  type CeilingVerdict,
-  type RaisableCeiling,
-  type RunUsage,
-} from '../policies/ceilings';
-import { countCeilingHit } from './workflow-metrics';
-import type { PlannerHistoryEntry } from '../policies/planner-contract';
+import type { PreparedAction } from '../activities/prepare-action';
 import { PLAN_RETRY, PLAN_START_TO_CLOSE } from '../policies/timeouts';
-import type { SignedDecision } from '../policies/signed-decision';
-import { paramsOf } from './signed-decisions';
-import { RetrysafeError } from '../policies/errors';
-import { SA_STATUS } from '../policies/search-attributes';
 import { amountOf } from '../policies/tool-facts';
-import {
-  agentRunStatusQuery,
-  cancelRunUpdate,
-  raiseCeilingUpdate,
-  resumeRunUpdate,
-  type AgentRunInput,
-  type AgentRunResult,
-  type DecisionRecord,
-} from '../messages/run';
-import { ActionRun, type CompensationResult } from './action-run';
+import type { AgentRunInput, AgentRunResult } from '../messages/run';
+import { ActionRun } from './action-run';
+import { AgentState } from './agent/state';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -55,230 +35,85 @@ export const MAX_INVALID_OUTPUTS_IN_A_ROW = 2;
  */
 export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunResult> {
   const run = new ActionRun(input, () => `agent run for ${input.tenant}/${input.eventId}: ${input.goal.slice(0, 80)}`);
-  const runId = run.runId;
   const { planNextAction } = proxyActivities<Activities>({
     startToCloseTimeout: PLAN_START_TO_CLOSE,
     retry: PLAN_RETRY,
     summary: `plan: ${input.goal.slice(0, 80)}`,
   });
-
-  let ceilings = resolveRunCeilings(input.ceilings);
-  const usage: RunUsage = { steps: 0, spendCents: 0, tokens: 0, sideEffects: 0, startedAtMs: Date.now() };
-  const decisions: DecisionRecord[] = [];
-  const history: PlannerHistoryEntry[] = [];
-  let stage = 'planning';
-  let pausedFor: string | undefined;
-  let operatorCommand: { kind: 'resume' | 'cancel' | 'raise'; by: string; reason: string } | undefined;
-
-  setHandler(agentRunStatusQuery, () => ({
-    stage,
-    pausedFor,
-    waitingOn: run.waitingOn,
-    pendingReplans: run.pendingReplanKeys(),
-    usage: { ...usage },
-    ceilings,
-    decisions: [...decisions],
-  }));
-  // Operator commands are signed decisions on this run (target = run ID, no request hash), checked against
-  // the keys and operator scopes loaded when the run pauses; a refused one never enters history.
-  const gate = run.decisions;
-  const pausedAndSigned = <D extends 'raise-ceiling' | 'resume' | 'cancel'>(signed: SignedDecision, decision: D) => {
-    if (!pausedFor) throw new RetrysafeError('IllegalTransition', `run ${runId} is not paused`, {}).toFailure();
-    return paramsOf(gate.verify(signed, { decisions: [decision], key: runId, tenant: input.tenant }), decision);
-  };
-  setHandler(
-    raiseCeilingUpdate,
-    (signed) => {
-      gate.taken(signed.claims);
-      const p = paramsOf(signed.claims, 'raise-ceiling');
-      ceilings = raiseCeiling(
-        ceilings,
-        { ceiling: p.ceiling as RaisableCeiling, newLimit: p.newLimit },
-        signed.claims.operator,
-      );
-      operatorCommand = { kind: 'raise', by: signed.claims.operator, reason: p.reason };
-      return ceilings;
-    },
-    {
-      validator: (signed) => {
-        const p = pausedAndSigned(signed, 'raise-ceiling');
-        // The raise itself must be legal (a known ceiling, not lower than now) before it is accepted.
-        try {
-          raiseCeiling(
-            ceilings,
-            { ceiling: p.ceiling as RaisableCeiling, newLimit: p.newLimit },
-            signed.claims.operator,
-          );
-        } catch (err) {
-          if (err instanceof RetrysafeError) throw err.toFailure();
-          throw err;
-        }
-      },
-    },
-  );
-  setHandler(
-    resumeRunUpdate,
-    (signed) => {
-      gate.taken(signed.claims);
-      operatorCommand = {
-        kind: 'resume',
-        by: signed.claims.operator,
-        reason: paramsOf(signed.claims, 'resume').reason,
-      };
-      return 'resumed';
-    },
-    { validator: (signed) => void pausedAndSigned(signed, 'resume') },
-  );
-  setHandler(
-    cancelRunUpdate,
-    (signed) => {
-      gate.taken(signed.claims);
-      operatorCommand = {
-        kind: 'cancel',
-        by: signed.claims.operator,
-        reason: paramsOf(signed.claims, 'cancel').reason,
-      };
-      return 'cancelled';
-    },
-    { validator: (signed) => void pausedAndSigned(signed, 'cancel') },
-  );
-
+  const agent = new AgentState(input, run);
   let invalidInARow = 0;
   for (;;) {
-    const modelCheck = checkCeilings(usage, ceilings, Date.now(), { kind: 'model' });
-    if (!modelCheck.ok) {
-      if ((await pauseAtCeiling(modelCheck)) === 'cancel')
-        return end('cancelled', 'cancelled by an operator at a ceiling');
-      continue;
+    if (!(await agent.withinCeilings({ kind: 'model' }))) {
+      return agent.end('cancelled', 'cancelled by an operator at a ceiling');
     }
-    stage = 'planning';
-    const recorded = await planNextAction({
-      tenant: input.tenant,
-      eventId: input.eventId,
-      goal: input.goal,
-      facts: input.facts,
-      history: history.map((h) => ({ ...h, status: run.find(h.key)?.status ?? h.status })),
-    });
-    usage.steps += 1;
-    usage.tokens += recorded.usage.inputTokens + recorded.usage.outputTokens;
+    agent.setStage('planning');
+    const { tenant, eventId, goal, facts } = input;
+    const recorded = await planNextAction({ tenant, eventId, goal, facts, history: agent.actions() });
     const { decision } = recorded;
     const prepared = decision.kind === 'act' ? await run.prepare(decision.intent) : undefined;
-    decisions.push({
-      kind: decision.kind,
-      modelId: recorded.modelId,
-      promptHash: recorded.promptHash,
-      toolSchemaVersion: recorded.toolSchemaVersion,
-      ...(prepared ? { operation: prepared.tool.name, key: run.keyFor(prepared) } : {}),
-    });
-
+    agent.planned(
+      {
+        kind: decision.kind,
+        modelId: recorded.modelId,
+        promptHash: recorded.promptHash,
+        toolSchemaVersion: recorded.toolSchemaVersion,
+        ...(prepared ? { operation: prepared.tool.name, key: run.keyFor(prepared) } : {}),
+      },
+      recorded.usage.inputTokens + recorded.usage.outputTokens,
+    );
     if (decision.kind === 'invalid') {
       invalidInARow += 1;
       if (invalidInARow <= MAX_INVALID_OUTPUTS_IN_A_ROW) continue;
       invalidInARow = 0;
-      if (
-        (await pause(
-          `the planner's output broke the tool schema ${MAX_INVALID_OUTPUTS_IN_A_ROW + 1} times: ${decision.error.field}: ${decision.error.message}`,
-        )) === 'cancel'
-      ) {
-        return end('cancelled', 'cancelled after invalid planner output');
+      const why = `the planner's output broke the tool schema ${MAX_INVALID_OUTPUTS_IN_A_ROW + 1} times`;
+      if ((await agent.pause(`${why}: ${decision.error.field}: ${decision.error.message}`)) === 'cancel') {
+        return agent.end('cancelled', 'cancelled after invalid planner output');
       }
       continue;
     }
     invalidInARow = 0;
     if (decision.kind === 'stop') {
       await run.keepAll();
-      return end('done', decision.reason);
+      return agent.end('done', decision.reason);
     }
     if (decision.kind === 'ask-human') {
-      if ((await pause(`the planner asks: ${decision.question}`)) === 'cancel')
-        return end('cancelled', "cancelled at the planner's question");
+      if ((await agent.pause(`the planner asks: ${decision.question}`)) === 'cancel')
+        return agent.end('cancelled', "cancelled at the planner's question");
       continue;
     }
-
-    // act: the proposal is checked against the ceilings before anything is claimed.
-    const intent = prepared!.intent;
-    const { tool } = prepared!;
-    const amountCents = amountOf(tool, intent);
-    for (;;) {
-      const effectCheck: CeilingVerdict = checkCeilings(usage, ceilings, Date.now(), {
-        kind: 'effect',
-        tool,
-        amountCents,
-      });
-      if (effectCheck.ok) break;
-      if ((await pauseAtCeiling(effectCheck)) === 'cancel') return end('cancelled', 'cancelled at a ceiling');
-    }
-    const isReplan = history.some((h) => h.operation === intent.operation);
-    if (!isReplan && run.unresolved().length > 0) {
-      // Downstream steps wait while an upstream action of this run is unresolved.
-      stage = `waiting for ${run.unresolved()[0].key}`;
-      await condition(() => run.unresolved().length === 0);
-    }
-    usage.sideEffects += 1;
-    if (tool.riskClass === 'money-movement' && amountCents !== undefined) usage.spendCents += amountCents;
-    stage = `acting: ${intent.operation}`;
-    const snap = await run.act(intent, { returnWhenUnresolved: true }, prepared);
-    const entry: PlannerHistoryEntry = {
-      key: snap.key,
-      operation: intent.operation,
-      status: snap.status,
-      ...(snap.providerRef ? { providerRef: snap.providerRef } : {}),
-    };
-    const existing = history.findIndex((h) => h.key === snap.key);
-    if (existing >= 0) history[existing] = entry;
-    else history.push(entry);
-    if (snap.status === 'failed' || snap.status === 'compensating') {
-      stage = 'compensating';
-      const compensations = await run.compensate();
-      const stuck = compensations.some((c) => c.status === 'needs_review');
-      return end(
-        stuck ? 'needs_review' : 'compensated',
-        `${snap.key} ended ${snap.status}: ${snap.error?.message ?? ''}`,
-        compensations,
-      );
-    }
+    const ended = await actOnProposal(run, agent, prepared!);
+    if (ended) return ended;
   }
+}
 
-  /** Pauses in needs_review at the ceiling the verdict names, counting it (retrysafe_ceilings_hit_total). */
-  function pauseAtCeiling(verdict: Extract<CeilingVerdict, { ok: false }>): Promise<'resume' | 'cancel'> {
-    countCeilingHit(verdict.ceiling);
-    return pause(
-      `${verdict.ceiling} ceiling reached (${verdict.value} > ${verdict.limit}): ${verdict.message}; ` +
-        `raise '${verdict.raise}' to continue`,
-    );
+/**
+ * The model proposed an action: checked against the ceilings before anything is claimed, then taken once every
+ * earlier step is settled (a re-plan of a step waits for its predecessor inside `act`). A failed action ends the run
+ * with its saga's compensations; otherwise the loop plans again.
+ */
+async function actOnProposal(
+  run: ActionRun,
+  agent: AgentState,
+  prepared: PreparedAction,
+): Promise<AgentRunResult | undefined> {
+  const { intent, tool } = prepared;
+  const amountCents = amountOf(tool, intent);
+  if (!(await agent.withinCeilings({ kind: 'effect', tool, amountCents }))) {
+    return agent.end('cancelled', 'cancelled at a ceiling');
   }
-
-  /** Pauses in needs_review until an operator raises a limit, resumes or cancels. */
-  async function pause(reason: string): Promise<'resume' | 'cancel'> {
-    await gate.load();
-    pausedFor = reason;
-    stage = 'needs_review';
-    operatorCommand = undefined;
-    upsertSearchAttributes([{ key: SA_STATUS, value: 'needs_review' }]);
-    await gate.during(() => condition(() => operatorCommand !== undefined));
-    const command = operatorCommand!;
-    pausedFor = undefined;
-    upsertSearchAttributes([{ key: SA_STATUS, value: command.kind === 'cancel' ? 'cancelled' : 'running' }]);
-    return command.kind === 'cancel' ? 'cancel' : 'resume';
+  if (!agent.tookBefore(intent.operation) && run.unresolved().length > 0) {
+    // Downstream steps wait while an upstream action of this run is unresolved.
+    agent.setStage(`waiting for ${run.unresolved()[0].key}`);
+    await condition(() => run.unresolved().length === 0);
   }
-
-  async function end(
-    status: AgentRunResult['status'],
-    reason: string,
-    compensations?: CompensationResult[],
-  ): Promise<AgentRunResult> {
-    if (status === 'cancelled') {
-      compensations = await run.compensate();
-    }
-    stage = status;
-    upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
-    return {
-      status,
-      reason,
-      actions: history.map((h) => ({ ...h, status: run.find(h.key)?.status ?? h.status })),
-      decisions,
-      usage,
-      ...(compensations ? { compensations } : {}),
-    };
-  }
+  agent.effectTaken(amountCents, tool.riskClass === 'money-movement');
+  agent.setStage(`acting: ${intent.operation}`);
+  const snap = await run.act(intent, { returnWhenUnresolved: true }, prepared);
+  agent.acted(snap, intent.operation);
+  if (snap.status !== 'failed' && snap.status !== 'compensating') return undefined;
+  agent.setStage('compensating');
+  const compensations = await run.compensate();
+  const stuck = compensations.some((c) => c.status === 'needs_review');
+  const reason = `${snap.key} ended ${snap.status}: ${snap.error?.message ?? ''}`;
+  return agent.end(stuck ? 'needs_review' : 'compensated', reason, compensations);
 }

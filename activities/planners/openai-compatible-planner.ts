@@ -126,50 +126,18 @@ export class OpenAiCompatiblePlanner implements Planner {
     };
     const signals = [AbortSignal.timeout(this.#config.timeoutMs), ...(options.signal ? [options.signal] : [])];
     const where = `planner ${this.#config.model} at ${new URL(url).host}`;
-
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.#fetch(url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-        signal: AbortSignal.any(signals),
-      });
-      text = await res.text();
-    } catch (err) {
-      throw new RetrysafeError('TransientProviderError', `${where}: request failed: ${describeFetchError(err)}`, {
-        provider: 'planner',
-      });
-    }
-
-    if (res.status < 200 || res.status > 299) throw httpFailure(where, res.status, text);
-
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // A 2xx that is not JSON is a broken gateway or a cut body, not an answer from the model.
-      const details = { provider: 'planner', status: res.status };
-      throw new RetrysafeError(
-        'TransientProviderError',
-        `${where}: answered ${res.status} with a body that is not JSON`,
-        details,
-      );
-    }
-    const parsed = ChatCompletion.safeParse(json);
-    if (!parsed.success) {
-      const issue = firstIssue(parsed.error);
-      throw new RetrysafeError(
-        'TransientProviderError',
-        `${where}: answered ${res.status} with no chat completion (${issue.field}: ${issue.message})`,
-        { provider: 'planner', status: res.status },
-      );
-    }
-    const message = parsed.data.choices[0].message;
+    const { status, text } = await this.#post(where, url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: AbortSignal.any(signals),
+    });
+    if (status < 200 || status > 299) throw httpFailure(where, status, text);
+    const { json, completion } = chatCompletionIn(where, status, text);
+    const message = completion.choices[0].message;
     const call = message.tool_calls?.[0]?.function;
     const content = message.content?.trim() ? message.content : undefined;
-    const usage = parsed.data.usage ?? {};
+    const usage = completion.usage ?? {};
     return {
       rawOutput: JSON.stringify((json as { choices: Array<{ message: unknown }> }).choices[0].message),
       ...(call ? { toolName: call.name } : {}),
@@ -178,6 +146,43 @@ export class OpenAiCompatiblePlanner implements Planner {
       usage: { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 },
     };
   }
+
+  /** One request; a failure to get any answer at all is transient. */
+  async #post(where: string, url: string, init: RequestInit): Promise<{ status: number; text: string }> {
+    try {
+      const res = await this.#fetch(url, init);
+      return { status: res.status, text: await res.text() };
+    } catch (err) {
+      throw new RetrysafeError('TransientProviderError', `${where}: request failed: ${describeFetchError(err)}`, {
+        provider: 'planner',
+      });
+    }
+  }
+}
+
+/** The chat completion in a 2xx body; a body that is not one is a broken gateway or a cut body, not the model's. */
+function chatCompletionIn(where: string, status: number, text: string) {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    const details = { provider: 'planner', status };
+    throw new RetrysafeError(
+      'TransientProviderError',
+      `${where}: answered ${status} with a body that is not JSON`,
+      details,
+    );
+  }
+  const parsed = ChatCompletion.safeParse(json);
+  if (!parsed.success) {
+    const issue = firstIssue(parsed.error);
+    throw new RetrysafeError(
+      'TransientProviderError',
+      `${where}: answered ${status} with no chat completion (${issue.field}: ${issue.message})`,
+      { provider: 'planner', status },
+    );
+  }
+  return { json, completion: parsed.data };
 }
 
 export function httpFailure(where: string, status: number, text: string): RetrysafeError {
