@@ -27,7 +27,14 @@ export {
 export type { LedgerMigration, MigrationResult } from './migrations';
 export { LEDGER_MIGRATIONS, LEDGER_SCHEMA_VERSION } from './migrations';
 export type { LedgerConfig, OpenLedgerOptions } from './ledger-config';
-export { LEDGER_ENV_VAR, ledgerConfigFromEnv, openLedger, redact } from './ledger-config';
+export {
+  LEDGER_ENV_VAR,
+  NO_LEDGER,
+  ledgerChoiceFromEnv,
+  ledgerConfigFromEnv,
+  openLedger,
+  redact,
+} from './ledger-config';
 export type { SqliteLedgerOptions } from './sqlite-ledger';
 export { SQLITE_BUSY_TIMEOUT_MS, SqliteLedger } from './sqlite-ledger';
 export type { PostgresLedgerOptions } from './postgres-ledger';

@@ -13,8 +13,10 @@ import { SqliteLedger } from './sqlite-ledger';
  *   RETRYSAFE_LEDGER=sqlite:.data/ledger.sqlite          a SQLite file, relative to the working directory
  *   RETRYSAFE_LEDGER=sqlite:/var/lib/retrysafe/ledger.db an absolute path
  *   RETRYSAFE_LEDGER=postgres://user:pass@host:5432/db   PostgreSQL (also postgresql://)
+ *   RETRYSAFE_LEDGER=none                                 no ledger, said on purpose: every action gets its workflow
  *
- * Unset or empty: no ledger (action keys protect only while their workflows are retained).
+ * A worker needs one of them (ledgerChoiceFromEnv); readers such as the ops CLI take unset, empty or `none` as no
+ * ledger (ledgerConfigFromEnv).
  */
 
 export const LEDGER_ENV_VAR = 'RETRYSAFE_LEDGER';
@@ -33,7 +35,7 @@ export function ledgerConfigFromEnv(
   cwd: string = process.cwd(),
 ): LedgerConfig | undefined {
   const raw = env[LEDGER_ENV_VAR];
-  if (raw === undefined || raw.trim() === '') return undefined;
+  if (raw === undefined || raw.trim() === '' || raw.trim() === NO_LEDGER) return undefined;
   const value = raw.trim();
   const bad = (why: string) =>
     new LedgerConfigError(
@@ -57,6 +59,30 @@ export function ledgerConfigFromEnv(
     return { kind: 'postgres', connectionString: value };
   }
   throw bad('has an unknown scheme');
+}
+
+/** RETRYSAFE_LEDGER's value for a worker without a ledger, chosen on purpose. */
+export const NO_LEDGER = 'none';
+
+/**
+ * A worker's ledger, which it must be given: a SQLite file (workers on one machine), PostgreSQL (workers on several),
+ * or `none` said on purpose (every action then gets its action workflow as its record: slower, see the README).
+ * Unset or empty throws LedgerConfigError naming the three; a bad value throws as ledgerConfigFromEnv does.
+ */
+export function ledgerChoiceFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): LedgerConfig | typeof NO_LEDGER {
+  const raw = env[LEDGER_ENV_VAR]?.trim();
+  if (raw === NO_LEDGER) return NO_LEDGER;
+  if (!raw) {
+    throw new LedgerConfigError(
+      `${LEDGER_ENV_VAR}: not set, and a worker keeps the action ledger. Set ${LEDGER_ENV_VAR}=sqlite:<file> for workers ` +
+        `on one machine, ${LEDGER_ENV_VAR}=postgres://user@host:port/database for workers on several, or ` +
+        `${LEDGER_ENV_VAR}=${NO_LEDGER} to run every action through its own workflow instead (slower)`,
+    );
+  }
+  return ledgerConfigFromEnv(env, cwd)!;
 }
 
 /** `value` with any password masked: what stands between the user name and the last `@`, and `password=` parameters. */

@@ -44,8 +44,11 @@ export interface CreateWorkerOptions {
    * point reads it from the environment (dataConverterFromEnv). Plain payloads when absent.
    */
   dataConverter?: DataConverter;
-  /** The durable action ledger (ledger/; the entry point opens RETRYSAFE_LEDGER and migrates it). */
-  ledger?: ActionLedger;
+  /**
+   * The durable action ledger (ledger/; the entry point opens RETRYSAFE_LEDGER and migrates it), or `'none'` on
+   * purpose (retrysafePlugin's `ledger`).
+   */
+  ledger: ActionLedger | 'none';
   /**
    * The SDK's worker tuning (slots, cache size, pollers), passed to Worker.create as given. What the engine
    * itself sets (queue, workflows, activities, converter) cannot be overridden here.
@@ -99,7 +102,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
         ...(opts.onCrash ? { onCrash: opts.onCrash } : {}),
         ...(opts.tenantPolicies ? { tenantPolicies: opts.tenantPolicies } : {}),
         ...(opts.planner ? { planner: opts.planner } : {}),
-        ...(opts.ledger ? { ledger: opts.ledger } : {}),
+        ledger: opts.ledger,
       }),
     ],
   });

@@ -44,10 +44,12 @@ export interface RetrysafePluginOptions {
   /** The tools this worker runs: the only place the engine learns of them. A malformed tool stops the worker. */
   tools: readonly AnyTool[] | ToolRegistry;
   /**
-   * The durable action ledger (ledger/; `openLedger(ledgerConfigFromEnv())`). With it, runs act on each action's row
-   * (the record-first path) and the worker sweeps for rows left by runs that ended (workers/row-sweeper.ts).
+   * The durable action ledger (ledger/; `openLedger(ledgerConfigFromEnv())`), required: runs act on each action's row
+   * (the record-first path) and the worker sweeps for rows left by runs that ended (workers/row-sweeper.ts). `'none'`
+   * says on purpose that there is none: every action then gets its action workflow as its record (slower; the
+   * README's "Where the record lives").
    */
-  ledger?: ActionLedger;
+  ledger: ActionLedger | 'none';
   /** How often the worker sweeps the ledger for rows left by runs that ended; 30 s by default, `false` never. */
   sweepEveryMs?: number | false;
   /** Key id → hex Ed25519 public key of the approval service(s) whose signatures this worker trusts. */
@@ -83,6 +85,13 @@ export interface RetrysafeMetricsOptions {
  * the worker is created, throwing StackSettingsMismatch naming the setting.
  */
 export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin & BundlerPlugin {
+  if (options.ledger === undefined) {
+    throw new TypeError(
+      "retrysafePlugin: `ledger` is required: an ActionLedger (openLedger(...)), or 'none' for every action to run " +
+        'through its own workflow',
+    );
+  }
+  const ledger = options.ledger === 'none' ? undefined : options.ledger;
   const tools =
     'parseIntent' in options.tools ? options.tools : createToolRegistry(options.tools as readonly AnyTool[]);
   // The Runtime's meter is a no-op unless the process installed a metrics exporter: then nothing is counted.
@@ -101,7 +110,7 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         role: 'worker',
         payloadKeyIds: payloadKeyIdsOf(worker.dataConverter),
         approvalKeyIds: Object.keys(trustedApprovalKeys),
-        ...(options.ledger ? { ledger: options.ledger.kind } : {}),
+        ...(ledger ? { ledger: ledger.kind } : {}),
       });
       // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection, and the
       // client interceptors given to the worker so far (OpenTelemetryPlugin's: a run's claim continues its trace).
@@ -120,10 +129,10 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         ...(options.tenantPolicies ? { tenantPolicies: options.tenantPolicies } : {}),
         ...(options.operatorScopes ? { operatorScopes: options.operatorScopes } : {}),
         ...(options.planner ? { planner: options.planner } : {}),
-        ...(options.ledger ? { ledger: options.ledger } : {}),
+        ...(ledger ? { ledger } : {}),
       };
       if (meter() !== noopMetricMeter) deps.metrics = metrics = createRetrysafeMetrics(meter());
-      if (options.ledger) sweeper = { ledger: options.ledger, client, taskQueue: worker.taskQueue!, tools };
+      if (ledger) sweeper = { ledger, client, taskQueue: worker.taskQueue!, tools };
       const namesWorkflows = worker.workflowsPath !== undefined || worker.workflowBundle !== undefined;
       return {
         stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,
@@ -136,7 +145,6 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
       };
     },
     async runWorker(worker, next) {
-      const { ledger } = options;
       const logger = Runtime.instance().logger;
       const settings = options.metrics || {};
       const gauges =

@@ -22,7 +22,7 @@ import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
 import { loadConnectConfig } from '../client/connect';
 import { StackSettingsMismatch } from '../client/stack-settings';
-import { LedgerConfigError, LedgerSchemaError, ledgerConfigFromEnv, openLedger, type ActionLedger } from '../ledger';
+import { LedgerConfigError, LedgerSchemaError, ledgerChoiceFromEnv, openLedger, type ActionLedger } from '../ledger';
 import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import { ConfigError, parseWorkerConfig, type WorkerConfig } from './config';
@@ -96,8 +96,9 @@ export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.
   }
   // The durable ledger: opened and migrated last, so nothing above leaves it open; a schema newer than this code
   // stops the worker.
-  const ledgerConfig = ledgerConfigFromEnv(env);
-  const ledger = ledgerConfig ? await openLedger(ledgerConfig) : undefined;
+  // A worker is given its ledger or `none` on purpose; unset stops it here, naming the choices.
+  const choice = ledgerChoiceFromEnv(env);
+  const ledger = choice === 'none' ? undefined : await openLedger(choice);
   return {
     config,
     taskQueue: config.taskQueue,
@@ -114,7 +115,7 @@ export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.
         crashAt: config.crashAt,
         metrics: metricsOptionsOf(config),
         ...(tenantPolicies ? { tenantPolicies } : {}),
-        ...(ledger ? { ledger } : {}),
+        ledger: ledger ?? 'none',
         ...choices,
       }),
     close: async () => {

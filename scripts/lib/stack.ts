@@ -214,7 +214,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       RETRYSAFE_WORKFLOW_BUNDLE: bundle,
       ...(opts.workerEnv ?? {}),
       ...keys.workerEnv,
-      ...(ledgerSpec ? { RETRYSAFE_LEDGER: ledgerSpec } : {}),
+      RETRYSAFE_LEDGER: ledgerSpec ?? (opts.workerEnv?.RETRYSAFE_LEDGER || 'none'),
       ...sandboxUrlsToEnv(urls),
     };
     const workers: WorkerProcess[] = [];

@@ -63,7 +63,7 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     const taskQueue = `${stack.taskQueue}-no-ledger`;
     const noLedger = await stack.startWorker({
       name: 'no-ledger',
-      env: { RETRYSAFE_TASK_QUEUE: taskQueue, RETRYSAFE_LEDGER: '' },
+      env: { RETRYSAFE_TASK_QUEUE: taskQueue, RETRYSAFE_LEDGER: 'none' },
     });
     const retrysafe = new ExampleClient(stack.client, { taskQueue, tools: stack.retrysafe.tools });
     const input = renewalInput(uniqueEvent('owner-sends'));

@@ -48,6 +48,7 @@ describe('a re-claim in the same workflow task as the owner’s dispatch report'
       connection,
       namespace: server.namespace,
       config: { taskQueue, crashAt: [], trustedApprovalKeys: {}, operatorScopes: {}, logLevel: 'warn' },
+      ledger: 'none',
       tools,
       // Workflows and their local activities only: the owner's send is the test's.
       tuning: { enableNonLocalActivities: false },

@@ -57,22 +57,32 @@ describe('a worker or client against the stack it connects to', () => {
     assert.equal(started.code, null, started.output);
   });
 
-  for (const [setting, drop, said] of [
+  for (const [setting, change, said] of [
     [
       'RETRYSAFE_PAYLOAD_KEYS_FILE',
-      'RETRYSAFE_PAYLOAD_KEYS_FILE',
+      { RETRYSAFE_PAYLOAD_KEYS_FILE: undefined },
       /this stack encrypts payloads \(key k1\) and this worker has no payload keys/,
     ],
     [
       'RETRYSAFE_APPROVAL_PUBLIC_KEYS',
-      'RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE',
+      { RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE: undefined },
       /signs with ed25519-[0-9a-f]+ and this worker trusts no approval key/,
     ],
-    ['RETRYSAFE_LEDGER', 'RETRYSAFE_LEDGER', /this stack keeps a sqlite ledger and this worker has none/],
+    // A worker is given its ledger or `none` on purpose: unset is refused before anything else is read of it …
+    [
+      'RETRYSAFE_LEDGER',
+      { RETRYSAFE_LEDGER: undefined },
+      /not set, and a worker keeps the action ledger\. Set RETRYSAFE_LEDGER=sqlite:<file> .* or RETRYSAFE_LEDGER=none/,
+    ],
+    // … and `none` on a stack that keeps one is refused by the stack's settings.
+    ['RETRYSAFE_LEDGER', { RETRYSAFE_LEDGER: 'none' }, /this stack keeps a sqlite ledger and this worker has none/],
   ] as const) {
-    it(`stops a worker without ${setting} at start, exit 2, in one line naming it`, async () => {
+    it(`stops a worker with ${JSON.stringify(change)} at start, exit 2, in one line naming ${setting}`, async () => {
       const env: Record<string, string> = { ...stack.env, ...sandbox };
-      delete env[drop];
+      for (const [name, value] of Object.entries(change)) {
+        if (value === undefined) delete env[name];
+        else env[name] = value;
+      }
       const { code, output } = await startWorker(env);
       assert.equal(code, 2, output);
       const lines = output.trim().split('\n');

@@ -113,7 +113,7 @@ describe('tracing an action from the client to the provider', () => {
       taskQueue,
       workflowsPath: require.resolve('../../examples/workflows'),
       // Tracing first: retrysafe's own client (a run's claims) takes the worker's client interceptors.
-      plugins: [tracing.plugin, retrysafePlugin({ tools })],
+      plugins: [tracing.plugin, retrysafePlugin({ tools, ledger: 'none' })],
     });
     running = worker.run();
     clientConnection = await Connection.connect({ address: stack.server.address });
@@ -248,7 +248,7 @@ describe('tracing an action from the client to the provider', () => {
       connection: nativeConnection,
       namespace: stack.server.namespace,
       taskQueue: queue,
-      plugins: [tracing.plugin, retrysafePlugin({ tools })],
+      plugins: [tracing.plugin, retrysafePlugin({ tools, ledger: 'none' })],
     });
     const spansRunning = spansWorker.run();
     try {

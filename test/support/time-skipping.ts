@@ -201,6 +201,8 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
           RETRYSAFE_SHIPPING_URL: o.sandboxUrls.shipping ?? unused,
           RETRYSAFE_TS_CONTRACTS: JSON.stringify(o.contracts ?? {}),
           RETRYSAFE_TS_CLOCK_OFFSET_MS: String(clockOffsetMs),
+          // Without a ledger unless the test gives one: each action's workflow is its record here.
+          RETRYSAFE_LEDGER: 'none',
           ...o.env,
         },
       });

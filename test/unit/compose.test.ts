@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { z } from 'zod';
 
+import { ledgerChoiceFromEnv } from '../../ledger';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { parseOperators } from '../../policies/operators';
 import { approvalKeyId, approvalPublicKey, parseTrustedApprovalKeys } from '../../policies/signed-decision';
@@ -396,6 +397,16 @@ describe('docker-compose.yml', () => {
         `only the approval service holds the signing key, not ${name}`,
       );
     }
+  });
+
+  it('gives the worker its ledger (it does not start without one): a SQLite file on a volume of its own', async () => {
+    const worker = service('worker');
+    const spec = worker.environment.RETRYSAFE_LEDGER;
+    const config = ledgerChoiceFromEnv({ RETRYSAFE_LEDGER: spec }, '/app');
+    assert.ok(config !== 'none' && config.kind === 'sqlite', `a SQLite ledger, got ${spec}`);
+    const folder = path.posix.dirname(config.path);
+    assert.ok(worker.volumes.includes(`ledger:${folder}`), `the ledger's folder ${folder} is the worker's volume`);
+    assert.ok('ledger' in compose.volumes, 'the ledger volume must be declared');
   });
 
   it('has the approval service list the .env operator in the operators file the worker reads, and serve on 4180', () => {

@@ -2,17 +2,26 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { LEDGER_ENV_VAR, LedgerConfigError, LedgerError, ledgerConfigFromEnv, redact } from '../../ledger';
+import {
+  LEDGER_ENV_VAR,
+  LedgerConfigError,
+  LedgerError,
+  ledgerChoiceFromEnv,
+  ledgerConfigFromEnv,
+  redact,
+} from '../../ledger';
+import { retrysafePlugin } from '../../workers/plugin';
 
 describe('ledgerConfigFromEnv (RETRYSAFE_LEDGER)', () => {
   const cwd = '/srv/app';
   const from = (value: string | undefined) =>
     ledgerConfigFromEnv(value === undefined ? {} : { [LEDGER_ENV_VAR]: value }, cwd);
 
-  it('unset or empty means no ledger', () => {
+  it('unset, empty or none means no ledger, for a reader', () => {
     assert.equal(from(undefined), undefined);
     assert.equal(from(''), undefined);
     assert.equal(from('   '), undefined);
+    assert.equal(from('none'), undefined);
   });
 
   it('sqlite:<path> is relative to the working directory, or absolute', () => {
@@ -65,5 +74,41 @@ describe('ledgerConfigFromEnv (RETRYSAFE_LEDGER)', () => {
     assert.equal(redact('postgres://app:pw@db:5432/x'), 'postgres://app:***@db:5432/x');
     assert.equal(redact('postgres://app@db/x'), 'postgres://app@db/x');
     assert.equal(redact('postgres://db/x?user=app&password=pw'), 'postgres://db/x?user=app&password=***');
+  });
+});
+
+describe('a worker needs its ledger, or none said on purpose', () => {
+  const cwd = '/srv/app';
+  const choice = (value: string | undefined) =>
+    ledgerChoiceFromEnv(value === undefined ? {} : { [LEDGER_ENV_VAR]: value }, cwd);
+
+  it('refuses unset or empty, naming the variable and the three choices', () => {
+    for (const value of [undefined, '', '  ']) {
+      assert.throws(
+        () => choice(value),
+        (err: unknown) =>
+          err instanceof LedgerConfigError &&
+          err.message.startsWith('RETRYSAFE_LEDGER: not set') &&
+          /RETRYSAFE_LEDGER=sqlite:<file> .*RETRYSAFE_LEDGER=postgres:\/\/.*RETRYSAFE_LEDGER=none/.test(err.message),
+      );
+    }
+  });
+
+  it('takes none, a SQLite file and PostgreSQL', () => {
+    assert.equal(choice('none'), 'none');
+    assert.deepEqual(choice('sqlite:.data/l.sqlite'), { kind: 'sqlite', path: path.resolve(cwd, '.data/l.sqlite') });
+    assert.deepEqual(choice('postgres://app@db:5432/x'), {
+      kind: 'postgres',
+      connectionString: 'postgres://app@db:5432/x',
+    });
+    assert.throws(() => choice('mysql://db/x'), LedgerConfigError);
+  });
+
+  it('retrysafePlugin without a ledger stops at once, saying what to pass', () => {
+    assert.throws(
+      () => retrysafePlugin({ tools: [] } as unknown as Parameters<typeof retrysafePlugin>[0]),
+      /`ledger` is required: an ActionLedger \(openLedger\(\.\.\.\)\), or 'none'/,
+    );
+    assert.doesNotThrow(() => retrysafePlugin({ tools: [], ledger: 'none' }));
   });
 });
