@@ -58,7 +58,11 @@ describe('entry points refuse bad arguments before starting anything', () => {
   });
 
   it('the example worker names a missing provider URL and exits 2 before connecting', () => {
-    const res = run('examples/worker.ts', [], { RETRYSAFE_PAYMENTS_URL: '', TEMPORAL_ADDRESS: '127.0.0.1:9' });
+    const res = run('examples/worker.ts', [], {
+      RETRYSAFE_LEDGER: 'none',
+      RETRYSAFE_PAYMENTS_URL: '',
+      TEMPORAL_ADDRESS: '127.0.0.1:9',
+    });
     assert.equal(res.status, 2, res.stderr);
     assert.match(res.stderr, /RETRYSAFE_PAYMENTS_URL/);
   });
