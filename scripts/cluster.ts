@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     logLevel: values['log-level'],
     log: say,
   });
+  // Workers of a cluster keep the action ledger in PostgreSQL (one for every host): a database of the cluster's own.
+  const ledgerUrl = await cluster.postgres.createDatabase('retrysafe_ledger');
   const pids = (['frontend', 'history', 'matching', 'worker'] as const)
     .map((service) => `${service} ${cluster.pid(service)}`)
     .join(', ');
@@ -46,8 +48,11 @@ async function main(): Promise<void> {
   );
   say(`  service logs: ${cluster.dataDir}/logs/`);
   say('');
-  say('Point a worker, the ops CLI or your application at it with the standard environment configuration:');
-  say(`  export TEMPORAL_ADDRESS=${cluster.address} TEMPORAL_NAMESPACE=${cluster.namespace}`);
+  say('Point a worker, the ops CLI or your application at it with the standard environment configuration, and the');
+  say("action ledger in the cluster's PostgreSQL:");
+  say(
+    `  export TEMPORAL_ADDRESS=${cluster.address} TEMPORAL_NAMESPACE=${cluster.namespace} RETRYSAFE_LEDGER=${ledgerUrl}`,
+  );
   say('For the example worker, start the sandbox providers in another shell and export the line they print:');
   say('  npm run providers            # prints export RETRYSAFE_PAYMENTS_URL=… (one line)');
   say('  npm run worker               # with both exports in its shell');

@@ -76,6 +76,8 @@ describe('npm run cluster, npm run providers and npm run worker, as a user runs 
     const temporalEnv = exportsOf((await waitForLine(cluster, /^\s*export TEMPORAL_ADDRESS=.*$/m, 5_000))[0]);
     assert.match(temporalEnv.TEMPORAL_ADDRESS, /^127\.0\.0\.1:\d+$/);
     assert.equal(temporalEnv.TEMPORAL_NAMESPACE, 'default');
+    // The worker keeps the action ledger in the cluster's PostgreSQL: it does not start without one.
+    assert.match(temporalEnv.RETRYSAFE_LEDGER, /^postgres:\/\/.*\/retrysafe_ledger/);
     const logs = (await waitForLine(cluster, /service logs: (\S+)\/logs\//, 5_000))[1];
     assert.ok(existsSync(logs), 'the cluster folder exists while it runs');
 
