@@ -198,12 +198,7 @@ export class PostgresLedger implements ActionLedger {
 
   async raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm> {
     const when = at === undefined ? new Date().toISOString() : isoTime(at, 'at');
-    const client = await this.open().connect();
-    try {
-      return await this.alarm(client, key, kind, detail, when);
-    } finally {
-      client.release();
-    }
+    return this.checkout((client) => this.alarm(client, key, kind, detail, when));
   }
 
   async openActionStats(): Promise<OpenActionStats> {
@@ -283,18 +278,38 @@ export class PostgresLedger implements ActionLedger {
     return rows[0] ? toRow(rows[0], ISO) : undefined;
   }
 
-  private async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  private transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.checkout(async (client) => {
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * One pooled connection for several statements. A connection that breaks while it is checked out (the server was
+   * killed, the worker was stopped past a restart) emits `error` on its client, and an `error` without a listener
+   * ends the process: a worker would die of a database restart. It is handed back broken instead, so the pool drops
+   * it, and the statement in flight fails as usual.
+   */
+  private async checkout<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.open().connect();
+    let broken: Error | undefined;
+    const onError = (err: Error) => {
+      broken = err;
+    };
+    client.on('error', onError);
     try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      return await fn(client);
     } finally {
-      client.release();
+      client.off('error', onError);
+      client.release(broken);
     }
   }
 

@@ -455,6 +455,31 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       await ledger.close(); // the test server allows few connections; the suite's cases each hold a pool
     });
 
+    if (name === 'postgres') {
+      it('survives its connection being cut while checked out: the write fails, the process lives, the next one works', async () => {
+        const { db, ledger } = await fresh();
+        const inTransaction = ledger as unknown as {
+          transaction<T>(
+            fn: (client: { query(sql: string): Promise<{ rows: Array<{ pid: number }> }> }) => Promise<T>,
+          ): Promise<T>;
+        };
+        // The server ends this connection between two statements, as a restart of PostgreSQL does: the client emits
+        // `error` while no query is in flight, which crashed the process when nothing listened.
+        await assert.rejects(
+          inTransaction.transaction(async (client) => {
+            const { rows } = await client.query('SELECT pg_backend_pid() AS pid');
+            await db.sql(`SELECT pg_terminate_backend(${Number(rows[0].pid)})`);
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            return client.query('SELECT 1');
+          }),
+        );
+        const row = await ledger.recordClaim(claim('charge:v1:acme:after-cut'));
+        assert.equal(row.key, 'charge:v1:acme:after-cut');
+        // Its connections go back now: the test server allows few, and the next tests open their own.
+        await ledger.close();
+      });
+    }
+
     it('close() releases the database: later calls fail as Closed, a second close is harmless, data stays', async () => {
       const { db, ledger } = await fresh();
       await ledger.recordClaim(claim('charge:v1:acme:durable'));
