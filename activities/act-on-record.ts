@@ -67,10 +67,11 @@ export interface ActOnRecordDeps extends ClaimDeps {
  */
 export function createActOnRecordActivity(deps: ActOnRecordDeps) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
-  return (input: ActOnRecordInput) => actOnRecord({ ...deps, metrics }, input);
+  const withTimedWrites = { ...deps, metrics, timed: timedLedgerWrite(metrics) };
+  return (input: ActOnRecordInput) => actOnRecord(withTimedWrites, input);
 }
 
-type Deps = ActOnRecordDeps & { metrics: RetrysafeMetrics };
+type Deps = ActOnRecordDeps & { metrics: RetrysafeMetrics; timed: ReturnType<typeof timedLedgerWrite> };
 
 async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRecordResult> {
   const { action } = input;
@@ -119,7 +120,7 @@ async function takeRow(
 ): Promise<RowHold | ActOnRecordResult> {
   const { action, token } = input;
   const attempt = Context.current().info.attempt;
-  const timed = timedLedgerWrite(deps.metrics);
+  const { timed } = deps;
   const holder = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#${attempt}`;
   const claimedAt = new Date().toISOString();
   const claim = await timed('claim', () =>
@@ -272,8 +273,9 @@ class RowHold {
   }
 
   private takeOver(leaseUntil: string) {
-    const timed = timedLedgerWrite(this.deps.metrics);
-    return timed('takeover', () => this.ledger.takeOver(this.action.key, this.epoch, this.holder, leaseUntil));
+    return this.deps.timed('takeover', () =>
+      this.ledger.takeOver(this.action.key, this.epoch, this.holder, leaseUntil),
+    );
   }
 }
 

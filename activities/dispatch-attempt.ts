@@ -80,6 +80,8 @@ export class DispatchAttempt {
   private lastError: string | undefined;
   private lastAmbiguousAtMs: number | undefined;
   private readonly toolCtx: ToolContext;
+  /** What every heartbeat carries: the request log, so the next attempt resumes from it. */
+  private readonly heartbeatDetails = () => this.requests.details();
 
   constructor(
     private readonly ctx: Context,
@@ -96,7 +98,7 @@ export class DispatchAttempt {
     this.state =
       tool.kind !== 'read' && (earlierMayHaveSent || input.mode === 'maybe-sent') ? 'maybe-sent' : 'not-sent';
     // A tool's own heartbeat carries the request log too: the next attempt resumes from the last one received.
-    this.toolCtx = toolContext(ctx, input.key, () => this.requests.details());
+    this.toolCtx = toolContext(ctx, input.key, this.heartbeatDetails);
   }
 
   /** Sends (or looks up) until a verdict; transient answers are retried here with jittered backoff. */
@@ -192,14 +194,14 @@ export class DispatchAttempt {
             },
             (o) => o.outcome,
           ),
-        () => requests.details(),
+        this.heartbeatDetails,
       );
     } catch (err) {
       outcome = outcomeOfError(err, tool.name);
     }
     requests.answered(request, answerOf(outcome));
     deps.metrics.providerRequest(tool.name, 'send', outcome.outcome, secondsSince(sentAtMs, deps.now));
-    ctx.heartbeat(requests.details());
+    ctx.heartbeat(this.heartbeatDetails());
     deps.crash('after-commit', tool.name);
     return outcome;
   }
@@ -299,11 +301,7 @@ export class DispatchAttempt {
       const wait = trustworthyAfter - deps.now();
       if (wait <= 0) return answer;
       ctx.log.info('lookup empty inside the read-after-write lag; waiting', { key: this.input.key, waitMs: wait });
-      await withHeartbeat(
-        ctx,
-        () => deps.sleep(wait),
-        () => this.requests.details(),
-      );
+      await withHeartbeat(ctx, () => deps.sleep(wait), this.heartbeatDetails);
     }
   }
 
@@ -317,7 +315,7 @@ export class DispatchAttempt {
       answer = await withHeartbeat(
         ctx,
         () => withProviderSpan(tool.name, 'lookup', () => lookup(this.toolInput, this.toolCtx), lookupOutcome),
-        () => requests.details(),
+        this.heartbeatDetails,
       );
     } catch (err) {
       requests.answered(request, `lookup failed: ${(err as Error).message}`);
@@ -332,11 +330,7 @@ export class DispatchAttempt {
   private async backoff(tries: number): Promise<void> {
     const cap = Math.min(TRANSIENT_BACKOFF.maxMs, TRANSIENT_BACKOFF.initialMs * 2 ** (tries - 1));
     const ms = Math.round(cap / 2 + (this.deps.random() * cap) / 2);
-    await withHeartbeat(
-      this.ctx,
-      () => this.deps.sleep(ms),
-      () => this.requests.details(),
-    );
+    await withHeartbeat(this.ctx, () => this.deps.sleep(ms), this.heartbeatDetails);
   }
 
   /** What every outcome and failure reports of the requests made. */

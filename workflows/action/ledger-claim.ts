@@ -17,7 +17,6 @@ import { RetrysafeError } from '../../policies/errors';
 import { POLICY_START_TO_CLOSE } from '../../policies/timeouts';
 import type { ActionInput, ActionSnapshot } from '../../messages/action';
 import type { ActionContext } from './context';
-import { nowIso } from './state';
 
 type Activities = ReturnType<typeof createActivities>;
 /** How often, at most and at least, the ledger is asked again while a run's act holds the row. */
@@ -46,7 +45,7 @@ async function claimRow(ctx: ActionContext): Promise<Start> {
     startToCloseTimeout: POLICY_START_TO_CLOSE,
     summary: `ledger: ${input.key}`,
   });
-  const claimedAt = state.snapshot().audit[0]?.at ?? nowIso();
+  const claimedAt = state.plannedAt;
   const row = { key: input.key, tenant: input.tenant, requestHash: input.requestHash, owner: input.owner, claimedAt };
   const holder = `action:${workflowInfo().runId}`;
   let claim: LedgerClaim = await claimLedgerRow({ ...row, holder });

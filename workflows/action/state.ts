@@ -107,6 +107,10 @@ export class ActionState {
   get status(): ActionStatus {
     return this.snap.status;
   }
+  /** When the intent was persisted (the first audit entry): the row's claim time. */
+  get plannedAt(): string {
+    return this.snap.audit[0].at;
+  }
   get dispatches(): number {
     return this.snap.dispatches;
   }
