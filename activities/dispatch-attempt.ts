@@ -21,6 +21,8 @@ import type { RequestLog } from './request-log';
 import { outcomeOfError } from './transport/http';
 import type { DispatchOutcome } from '../messages/action';
 import type { Intent } from '../policies/tool-registry';
+import type { ApprovalToRecheck } from './before-send';
+import type { RecordLedgerInput } from './record-ledger';
 import { answerOf, keyHorizonMs, lookupOutcome, readableDuration, toolContext, withHeartbeat } from './provider-call';
 
 const REJECTION_CODES: Record<RejectionReason, ErrorCode> = {
@@ -48,6 +50,13 @@ export interface ExecuteInput {
    * claim failed or timed out before): an attempt after the first is then as good as the first.
    */
   earlierAttemptsUnsent?: boolean;
+  /**
+   * The signed approval this dispatch acts on (an action workflow's confirmation): checked once more against the
+   * worker's trust and policy before the first attempt sends (before-send.ts).
+   */
+  approval?: ApprovalToRecheck;
+  /** The action workflow's `dispatching` entry for the ledger row it holds: written before anything is sent. */
+  record?: RecordLedgerInput;
 }
 
 /** What the caller of the executor (not Temporal: an activity's only argument is its input) adds around a send. */

@@ -3,6 +3,10 @@ import { DISPATCH_RETRY } from '../policies/timeouts';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import type { AnyTool } from '../policies/tool';
 import type { CrashHook } from './crash-points';
+import type { ActionLedger } from '../ledger';
+import { parseActionKey } from '../policies/action-key';
+import { settleBeforeSend, type BeforeSendDeps } from './before-send';
+import type { VolatilePolicy } from './load-action-policy';
 import { RequestLog } from './request-log';
 import type { DispatchReport } from '../messages/action';
 import { requestLogIn } from '../policies/provider-requests';
@@ -28,6 +32,10 @@ export interface ExecuteDeps {
   now?: () => number;
   /** What the executor counts (metrics/instruments.ts): attempts, requests and their answers, sends per dispatch. */
   metrics?: RetrysafeMetrics;
+  /** The worker's ledger: an action workflow hands the executor its `dispatching` entry to write before sending. */
+  ledger?: ActionLedger;
+  /** The worker's trust and tenant policy now: an approval handed to the executor is checked against them. */
+  volatilePolicy?: (tenant: string) => Promise<VolatilePolicy>;
 }
 
 /**
@@ -49,6 +57,8 @@ export interface ExecuteDeps {
  *   not-committed (429, 5xx, refused connection): retried here with jittered backoff
  *   ambiguous (reset, cut reply, timeout): the attempt is now maybe-sent, and the rows above apply
  *   rejected (declined, invalid, unauthorized, key conflict): a typed non-retryable failure
+ * Before any of it, an action workflow's approval is checked once more and its `dispatching` entry written
+ * (before-send.ts).
  */
 export function createExecuteAction(deps: ExecuteDeps) {
   const attemptDeps: AttemptDeps = {
@@ -58,19 +68,34 @@ export function createExecuteAction(deps: ExecuteDeps) {
     now: deps.now ?? Date.now,
     metrics: deps.metrics ?? noRetrysafeMetrics,
   };
-  return (input: ExecuteInput, hooks: SendHooks = {}) => executeAction(deps.tools, attemptDeps, input, hooks);
+  const beforeSend: BeforeSendDeps = {
+    tools: deps.tools,
+    metrics: attemptDeps.metrics,
+    now: attemptDeps.now,
+    ...(deps.ledger ? { ledger: deps.ledger } : {}),
+    ...(deps.volatilePolicy ? { volatilePolicy: deps.volatilePolicy } : {}),
+  };
+  return (input: ExecuteInput, hooks: SendHooks = {}) => executeAction(beforeSend, attemptDeps, input, hooks);
 }
 
-/** One attempt of the executor: the intent checked once more, then the table applied (dispatch-attempt.ts). */
+/**
+ * One attempt of the executor: the intent checked once more, what the workflow handed over settled, then the table
+ * applied (dispatch-attempt.ts).
+ */
 async function executeAction(
-  tools: ToolRegistry,
+  before: BeforeSendDeps,
   deps: AttemptDeps,
   input: ExecuteInput,
   hooks: SendHooks,
 ): Promise<ExecuteOutcome> {
   const ctx = Context.current();
-  const { tool, toolInput } = verifiedInput(tools, input);
+  const { tool, toolInput } = verifiedInput(before.tools, input);
   deps.metrics.executorAttempt(tool.name);
+  if (input.approval || input.record) {
+    const { key, intent, approval, record } = input;
+    const handed = { ...(approval ? { approval } : {}), ...(record ? { record } : {}) };
+    await settleBeforeSend(before, { key, intent, tenant: parseActionKey(key).tenant, ...handed }, ctx.info.attempt);
+  }
   const requests = RequestLog.resume(ctx, deps.now);
   let ended = false;
   try {

@@ -45,7 +45,14 @@ export interface ActivityDeps {
 /** The engine's activities, built from their dependencies so tests pass real providers or fakes without mocking modules. */
 export function createActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ? { metrics: deps.metrics } : {};
-  const executeAction = createExecuteAction({ tools: deps.tools, crash: deps.crash ?? noCrashes, ...metrics });
+  const policy = createLoadActionPolicy(deps);
+  const executeAction = createExecuteAction({
+    tools: deps.tools,
+    crash: deps.crash ?? noCrashes,
+    ...metrics,
+    ...(deps.ledger ? { ledger: deps.ledger } : {}),
+    volatilePolicy: (tenant) => policy.loadVolatilePolicy({ tenant }),
+  });
   const claimDeps = {
     client: deps.client,
     taskQueue: deps.taskQueue,
@@ -65,7 +72,7 @@ export function createActivities(deps: ActivityDeps) {
       ...metrics,
     }),
     ...createSettleRecord({ ...(deps.ledger ? { ledger: deps.ledger } : {}), ...metrics }),
-    ...createLoadActionPolicy(deps),
+    ...policy,
     ...createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}), ...metrics }),
     watchAction: createWatchAction({ client: deps.client, ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
     ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies, recordFirst: !!deps.ledger }),

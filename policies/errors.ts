@@ -36,6 +36,11 @@ export const ERROR_CODES = {
   CeilingReached: { retryable: false },
   /** A human approval was unsigned, forged, for another action or hash, or expired. */
   DecisionRejected: { retryable: false },
+  /**
+   * The tenant's policy changed while the action waited for its approval: it now needs a person to review it, and
+   * the executor sent nothing with the approval.
+   */
+  PolicyChanged: { retryable: false },
 } as const;
 
 /** The code of a RetrysafeError: the failure type of the ApplicationFailure it travels as. */

@@ -16,6 +16,7 @@ import { startStack, type Stack } from './lib/stack';
 import { renewalChargeIntent } from '../examples/workflows/renewal';
 import { DEMO_RENEWAL } from './demo/renewal-crash';
 import type { AgentRunInput } from 'retrysafe/workflow';
+import { createApprover, type Approver } from './chaos/approvals';
 
 const OUT = path.resolve(__dirname, '..', 'test', 'replay', 'histories');
 
@@ -59,8 +60,10 @@ async function main(): Promise<void> {
     payloadEncryption: false,
     ledger: dir ? `sqlite:${path.join(dir, 'ledger.sqlite')}` : false,
   });
+  // A trusted approver, so an action that waits for a person's confirmation can be recorded through to its charge.
+  const approver = createApprover('recorder-approver');
   try {
-    await stack.startWorker({ name: 'recorder' });
+    await stack.startWorker({ name: 'recorder', env: approver.workerEnv });
     const { retrysafe, client } = stack;
 
     const happy = { ...DEMO_RENEWAL, eventId: 'replay-renewal-01', orderId: 'R-1001' };
@@ -97,7 +100,10 @@ async function main(): Promise<void> {
     const agentRun = await retrysafe.startAgentRun(agent);
     await agentRun.result();
     await save(client, 'agent-run-done', agentRun.workflowId);
-    if (LEDGER) await recordHandovers(stack);
+    if (LEDGER) {
+      await recordHandovers(stack);
+      await recordApproval(stack, approver);
+    }
   } finally {
     await stack.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -132,6 +138,22 @@ async function recordHandovers(stack: Stack): Promise<void> {
   }
   await save(client, 'receipt-action-taken-over', receiptKey);
   await second.terminate('recorded');
+}
+
+/** An action workflow that waited for a signed confirmation, was approved and charged. */
+async function recordApproval(stack: Stack, approver: Approver): Promise<void> {
+  const { client, retrysafe } = stack;
+  const eventId = 'replay-approval-01';
+  const intent = renewalChargeIntent({ ...DEMO_RENEWAL, orderId: 'R-1005', amountCents: 7_500 });
+  const claimed = await retrysafe.claimAction({ tenant: 'acme', eventId }, intent);
+  for (let i = 0; (await retrysafe.getAction(claimed.key))?.status !== 'awaiting_confirmation'; i++) {
+    if (i > 600) throw new Error(`${claimed.key} never waited for a confirmation`);
+    await sleep(50);
+  }
+  await approver.approve(client, claimed.key, claimed.requestHash);
+  const done = await retrysafe.claimAction({ tenant: 'acme', eventId }, intent, { wait: true, timeoutMs: 30_000 });
+  if (done.status !== 'confirmed') throw new Error(`${claimed.key} ended ${done.status}, not confirmed`);
+  await save(client, 'charge-action-approved', claimed.key);
 }
 
 main().catch((err) => {

@@ -8,6 +8,7 @@ import { temporal } from '@temporalio/proto';
 import { RECEIPT_PATCH } from '../../examples/workflows/renewal';
 import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
 import { CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../../workflows/action';
+import { SEND_CHECKS_IN_EXECUTOR_PATCH } from '../../workflows/action/context';
 import { withEnginePreloads } from '../../workers/workflow-preload';
 
 /**
@@ -15,8 +16,9 @@ import { withEnginePreloads } from '../../workers/workflow-preload';
  * code. A change that would send a running workflow down another path fails here, in CI, instead of in
  * production; intended changes go behind patched() (see examples/workflows/renewal.ts, 'renewal-receipt-email').
  *
- * What must replay: every release's histories (`*.v0-2-0.json`, recorded by 0.2.0), the current shape
- * (`*.record-first.json`), and the recordings between them that still do (`*.owner-sends.json`). Paths only
+ * What must replay: every release's histories (`*.v0-2-0.json`, recorded by 0.2.0), the record-first shape
+ * (`*.record-first.json`), the action workflow that hands its pre-send checks to the executor
+ * (`*.send-checks-in-executor.json`), and the recordings between them that still do (`*.owner-sends.json`). Paths only
  * histories from before 0.2.0 took (a claim as a local activity, a run's claim without the send, an action workflow
  * without the ledger-in-worker and current-claim-answers patches) were removed with deprecatePatch().
  */
@@ -136,6 +138,30 @@ describe('replay of recorded histories', () => {
       );
     assert.ok(localResults('charge-action-waited.record-first').some((r) => r.includes('"kind":"busy"')));
     assert.ok(localResults('receipt-action-taken-over.record-first').some((r) => r.includes('"kind":"handed-over"')));
+  });
+
+  it('holds an approved action of both shapes: checks before the send in the workflow task, or in the executor', async () => {
+    const histories = await loadHistories();
+    /** The events of the workflow task that took the approval: from its update's acceptance to the executor. */
+    const approvalTask = (name: string) => {
+      const h = histories.find((x) => x.name === name);
+      assert.ok(h, `a recording named ${name}`);
+      const events = h.history.events ?? [];
+      const accepted = events.findIndex(
+        (e, i) => e.workflowExecutionUpdateAcceptedEventAttributes && events[i + 1]?.timerCanceledEventAttributes,
+      );
+      const scheduled = events.findIndex((e) => e.activityTaskScheduledEventAttributes);
+      assert.ok(accepted > 0 && scheduled > accepted, `${name}: an approval, then the executor`);
+      return { patches: patchIds(h.history), task: events.slice(accepted, scheduled + 1) };
+    };
+    const localActivities = (task: temporal.api.history.v1.IHistoryEvent[]) =>
+      task.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+    const before = approvalTask('charge-action-approved.record-first');
+    assert.equal(before.patches.includes(SEND_CHECKS_IN_EXECUTOR_PATCH), false);
+    assert.equal(localActivities(before.task), 2, 'the trust re-read and the ledger write, in the workflow task');
+    const now = approvalTask('charge-action-approved.send-checks-in-executor');
+    assert.ok(now.patches.includes(SEND_CHECKS_IN_EXECUTOR_PATCH));
+    assert.equal(localActivities(now.task), 0, 'the approver is answered without a local activity');
   });
 
   it('catches a change that is not behind patched() as a determinism violation', async () => {

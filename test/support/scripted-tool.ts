@@ -15,6 +15,8 @@ export function scriptedTool(opts: {
   keyRetentionMs?: number;
   outcomes: Array<ToolOutcome | Error>;
   lookups?: LookupAnswer[];
+  /** Runs before each execute answers: what the provider could observe at that moment. */
+  onExecute?: () => Promise<void>;
 }) {
   const calls = { execute: 0, lookup: 0 };
   const tool = defineTool({
@@ -29,6 +31,7 @@ export function scriptedTool(opts: {
     riskClass: 'routine-message',
     summarize: (i) => `${opts.name} ${i.n}`,
     async execute() {
+      await opts.onExecute?.();
       const next = opts.outcomes[calls.execute++];
       if (next === undefined) throw new Error('the script ran out: the executor executed once more than allowed');
       if (next instanceof Error) throw next;

@@ -20,6 +20,7 @@ const ALL_CODES: ErrorCode[] = [
   'IllegalTransition',
   'CeilingReached',
   'DecisionRejected',
+  'PolicyChanged',
 ];
 
 function activityFailure(cause: Error): ActivityFailure {

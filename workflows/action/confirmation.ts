@@ -5,16 +5,20 @@
  *
  *   dry run ─▶ awaiting_confirmation ─┬─ no decision in the window ─▶ failed
  *                                     ├─ rejected ─▶ failed
- *                                     └─ approved ─▶ re-read trust and limits ─┬─ key revoked / expired ─▶ failed
- *                                                                             ├─ now human-only ─▶ needs_review
- *                                                                             └─ dispatch
+ *                                     └─ approved ─▶ dispatch, the approval handed to the executor, which re-reads
+ *                                                    trust and limits before it sends (activities/before-send.ts):
+ *                                                    key revoked / expired ─▶ failed; now human-only ─▶ needs_review
+ *
+ * The approver is answered in the workflow task that takes the approval (no local activity runs in it). Histories
+ * recorded before SEND_CHECKS_IN_EXECUTOR_PATCH re-read trust and limits here, before `dispatching`.
  */
 import { condition } from '@temporalio/workflow';
 import { buildDryRun } from '../../policies/dry-run';
 import { decideAction } from '../../policies/decision-table';
 import { amountOf, currencyOf } from '../../policies/tool-facts';
 import { CONFIRMATION_WINDOW } from '../../policies/timeouts';
-import type { ActionContext } from './context';
+import type { ApprovalToRecheck } from '../../activities/before-send';
+import { sendChecksInExecutor, type ActionContext } from './context';
 import { awaitReview } from './review';
 import { nowIso } from './state';
 
@@ -34,9 +38,17 @@ export function showDryRun(ctx: ActionContext): void {
   state.showDryRun(buildDryRun(input.key, facts, input.requestHash, decision, nowIso()), decision.mode);
 }
 
-/** Dry run, then a verified, signed decision bound to this key and request hash. True when the action may send. */
-export async function awaitConfirmation(ctx: ActionContext): Promise<boolean> {
-  const { state, decision: d, input } = ctx;
+/** What a confirmation clears: the approval the executor checks once more before it sends (none in older runs). */
+export interface Cleared {
+  approval?: ApprovalToRecheck;
+}
+
+/**
+ * Dry run, then a verified, signed decision bound to this key and request hash. What it cleared when the action may
+ * send; undefined when it must not.
+ */
+export async function awaitConfirmation(ctx: ActionContext): Promise<Cleared | undefined> {
+  const { state, decision: d } = ctx;
   showDryRun(ctx);
   await state.move('awaiting_confirmation', `${d.mode}: ${d.reasons.join('; ') || d.rows.join(', ')}`);
   const decided = await state.decisions.during(() =>
@@ -48,15 +60,26 @@ export async function awaitConfirmation(ctx: ActionContext): Promise<boolean> {
       'DecisionRejected',
       'no verified confirmation arrived within the confirmation window; nothing was sent',
     );
-    return false;
+    return undefined;
   }
   const { claims, publicKeyId } = approval;
   const by = claims.operator;
   if (claims.decision === 'reject') {
     await state.fail('DecisionRejected', `rejected by ${by}; nothing was sent`, { by });
-    return false;
+    return undefined;
   }
-  // Re-read the volatile facts before acting: the approver's key may have been revoked, the tenant's limits changed.
+  if (sendChecksInExecutor()) {
+    state.approved(by, publicKeyId, claims.expiresAt);
+    return { approval: { publicKeyId, expiresAt: claims.expiresAt, by, decisionMode: d.mode } };
+  }
+  return (await recheckHere(ctx, approval)) ? {} : undefined;
+}
+
+/** Older runs: the volatile facts re-read here before acting (the key may have been revoked, the limits changed). */
+async function recheckHere(ctx: ActionContext, approval: NonNullable<ActionContext['state']['approval']>) {
+  const { state, decision: d, input } = ctx;
+  const { claims, publicKeyId } = approval;
+  const by = claims.operator;
   const fresh = await ctx.activities.loadVolatilePolicy({ tenant: input.tenant });
   if (!fresh.trustedApprovalKeys[publicKeyId]) {
     await state.fail('DecisionRejected', `approval key ${publicKeyId} is no longer trusted; nothing was sent`, { by });

@@ -4,6 +4,7 @@
  * contract allows it, or left to a person.
  *
  *   dispatching ─▶ executor ─┬─ confirmed | failed ─▶ done
+ *        ▲                   ├─ the approval's policy changed meanwhile (nothing sent) ─▶ needs_review ─▶ a person
  *        ▲                   └─ unknown ─▶ reconcile ─┬─ confirmed ─▶ done
  *        │                                            ├─ absent, a key makes a resend safe, budget left ─┐
  *        │                                            └─ otherwise ─▶ needs_review ─▶ a person decides   │
@@ -15,17 +16,19 @@ import { requestLogIn } from '../../policies/provider-requests';
 import { MAX_REDISPATCHES, OWNER_REPORT_WINDOW } from '../../policies/timeouts';
 import type { DispatchOutcome } from '../../messages/action';
 import { reportedMove, reportedRequests } from '../../messages/dispatch-report';
-import { causeMessage, type ActionContext, type DispatchMode } from './context';
+import type { ApprovalToRecheck } from '../../activities/before-send';
+import { causeMessage, sendChecksInExecutor, type ActionContext, type DispatchMode } from './context';
 import type { FirstStep } from './policy';
 import { reconcile } from './reconciliation';
 import { awaitReview } from './review';
 
-type Verdict = 'confirmed' | 'failed' | 'unknown';
+/** How a dispatch ended; `review` when the executor found the approval's policy changed and sent nothing. */
+type Verdict = 'confirmed' | 'failed' | 'unknown' | 'review';
 
 /** Dispatches until the action has an outcome or a person took it over. */
 export async function act(ctx: ActionContext, first: FirstStep): Promise<void> {
   const { state, tool, input } = ctx;
-  let { mode, next } = first;
+  let { mode, next, approval } = first;
   for (;;) {
     if (next === 'dispatch') {
       const byOwner = ownerSends(ctx, mode);
@@ -35,9 +38,16 @@ export async function act(ctx: ActionContext, first: FirstStep): Promise<void> {
           : mode === 'operator-cleared'
             ? 'dispatch after an operator cleared it'
             : 'redispatch with the same key';
-      // The owner learns of this dispatch from its claim's answer.
-      await state.move('dispatching', reason, byOwner ? { quietFor: input.owner } : {});
-      const verdict = await dispatch(ctx, mode, byOwner);
+      // The owner learns of this dispatch from its claim's answer; the executor writes it to the ledger row first.
+      await state.move(
+        'dispatching',
+        reason,
+        byOwner ? { quietFor: input.owner } : { byExecutor: sendChecksInExecutor() },
+      );
+      const verdict = await dispatch(ctx, mode, byOwner, approval);
+      // A person reviewed it or it was sent: the approval is not checked again.
+      approval = undefined;
+      if (verdict === 'review' && (await awaitReview(ctx)) === 'dispatch') continue;
       if (verdict !== 'unknown') return;
     }
     next = 'dispatch';
@@ -74,15 +84,27 @@ function ownerSends(ctx: ActionContext, mode: DispatchMode): boolean {
   );
 }
 
-/** One dispatch: by the executor here, or by the owner (decided by ownerSends before `dispatching`). */
-async function dispatch(ctx: ActionContext, mode: DispatchMode, byOwner = false): Promise<Verdict> {
+/**
+ * One dispatch: by the executor here (with the approval to check and the ledger entry to write first, when there are
+ * any), or by the owner (decided by ownerSends before `dispatching`).
+ */
+async function dispatch(
+  ctx: ActionContext,
+  mode: DispatchMode,
+  byOwner = false,
+  approval?: ApprovalToRecheck,
+): Promise<Verdict> {
   const { state, input } = ctx;
   // Decided before the first await, so the owner's waiting claim answers with it (handlers.ts).
   state.beginDispatch();
   if (byOwner) return ownerDispatch(ctx);
   try {
     const { key, intent, requestHash } = input;
-    return await applyOutcome(ctx, await ctx.activities.executeAction({ key, intent, requestHash, mode }));
+    const record = state.executorRecord;
+    const handed = { ...(approval ? { approval } : {}), ...(record ? { record } : {}) };
+    const outcome = await ctx.activities.executeAction({ key, intent, requestHash, mode, ...handed });
+    state.executorRecorded();
+    return await applyOutcome(ctx, outcome);
   } catch (err) {
     state.dispatchEnded();
     // A failure says what was sent too: in its details (a rejection), or in the last heartbeat (a timeout).
@@ -97,6 +119,11 @@ async function dispatch(ctx: ActionContext, mode: DispatchMode, byOwner = false)
       return 'unknown';
     }
     const code = errorCodeOf(err) ?? 'OutcomeUnknown';
+    if (code === 'PolicyChanged') {
+      // The executor re-read the tenant's policy before sending: the approval is not enough any more.
+      await state.move('needs_review', message, approval ? { by: approval.by } : {});
+      return 'review';
+    }
     if (input.compensation) return undoFailed(ctx, code, message);
     await state.fail(code, `${code}: ${message}`);
     return 'failed';

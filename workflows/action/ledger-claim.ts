@@ -2,7 +2,8 @@
  * The record: before anything else, the worker's ledger row of the key decides (when the worker keeps one). The row
  * is claimed by this run (`action:<runId>`); a run's act that holds it is waited for; a settled row is the answer;
  * a row of another request is refused. From then on every status change is written to the row before it takes
- * effect, so `dispatching` is on record before anything is sent.
+ * effect, so `dispatching` is on record before anything is sent (the executor
+ * writes that one, before its first request).
  *
  *   claim ─┬─ busy (a run's act holds a live lease) ─▶ wait ≤1 s, claim again
  *          ├─ mismatch ─▶ refused (every claim too)            ├─ settled ─▶ adopted, nothing sent
@@ -69,8 +70,8 @@ async function claimRow(ctx: ActionContext): Promise<Start> {
   const recovered = claim.kind === 'unresolved' ? claim.recovered : input.recovered;
   // A workflow that recovers a key, or takes it over, numbers its entries after the ones already there.
   const seqBase = recovered ? recovered.seq + 1 : takenFrom ? takenFrom.seq + 1 : 0;
-  await state.keepRecordIn((index, entry, action) =>
-    recordLedger({
+  await state.keepRecordIn({
+    entryOf: (index, entry, action) => ({
       ...row,
       holder,
       status: {
@@ -84,7 +85,8 @@ async function claimRow(ctx: ActionContext): Promise<Start> {
         settled: isFinal(entry.to),
       },
     }),
-  );
+    write: (record) => recordLedger(record),
+  });
   // Nothing was sent while the row said `planned`: such an action goes on as a new one.
   if (takenFrom && takenFrom.status !== 'planned') return { kind: 'taken-over', from: takenFrom };
   return claim.kind === 'unresolved' ? { kind: 'recovered', recovered: claim.recovered } : { kind: 'fresh' };

@@ -2,6 +2,7 @@
  * The policy phase: the worker's registry and policy vouch for the intent (or it is refused before anything is
  * sent), then decide who lets it through: nobody (automatic), a person's signed confirmation, or a person only.
  */
+import type { ApprovalToRecheck } from '../../activities/before-send';
 import type { ActionPolicy } from '../../activities/load-action-policy';
 import { decideAction } from '../../policies/decision-table';
 import { errorCodeOf } from '../../policies/errors';
@@ -16,6 +17,8 @@ import type { ActionState } from './state';
 export interface FirstStep {
   mode: DispatchMode;
   next: 'dispatch' | 'reconcile';
+  /** The approval the first dispatch acts on, for the executor to check once more before it sends. */
+  approval?: ApprovalToRecheck;
 }
 
 /** Loads what the worker says of this request; undefined when it refused it (the action failed, nothing was sent). */
@@ -83,6 +86,7 @@ export async function clearToAct(ctx: ActionContext, start: Start): Promise<Firs
     await awaitReview(ctx);
     return undefined;
   }
-  if (decision.mode === 'confirm' && !(await awaitConfirmation(ctx))) return undefined;
-  return { mode: 'first', next: 'dispatch' };
+  if (decision.mode !== 'confirm') return { mode: 'first', next: 'dispatch' };
+  const cleared = await awaitConfirmation(ctx);
+  return cleared && { mode: 'first', next: 'dispatch', ...cleared };
 }

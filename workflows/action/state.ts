@@ -29,6 +29,7 @@ import {
   type ReconciliationCheck,
   type Settlement,
 } from '../../messages/action';
+import type { RecordLedgerInput } from '../../activities/record-ledger';
 import { DecisionGate } from '../signed-decisions';
 import { Evidence } from './evidence';
 import { OwnerGrant } from './owner-grant';
@@ -44,13 +45,19 @@ export interface Change {
   by?: string;
   /** A claimant that knows this change already (the owner whose report it applies): not told again. */
   quietFor?: string;
+  /** The executor writes this change to the ledger itself, before it sends (`dispatching` handed to it). */
+  byExecutor?: boolean;
   error?: { code: string; message: string };
   providerRef?: string;
   record?: Json | null;
 }
 
-/** Writes one status change to the durable ledger before it takes effect; `seq` is the audit index. */
-export type StatusRecorder = (seq: number, entry: AuditEntry, action: Readonly<ActionSnapshot>) => Promise<void>;
+/** Writes status changes to the durable ledger before they take effect. */
+export interface StatusRecorder {
+  /** One change as the ledger takes it; `seq` is the audit index. */
+  entryOf(seq: number, entry: AuditEntry, action: Readonly<ActionSnapshot>): RecordLedgerInput;
+  write(record: RecordLedgerInput): Promise<void>;
+}
 
 export class ActionState {
   private readonly snap: ActionSnapshot;
@@ -70,6 +77,8 @@ export class ActionState {
   /** Why every claim is refused (the ledger holds another request under this key): thrown to each claimant. */
   private refusal: RetrysafeError | undefined;
   private recorder: StatusRecorder | undefined;
+  /** The entry handed to the executor, until it reports an outcome (then it wrote it before sending). */
+  private handedToExecutor: RecordLedgerInput | undefined;
   private lastDispatchEnded = 0;
 
   constructor(private readonly input: ActionInput) {
@@ -211,7 +220,17 @@ export class ActionState {
   /** From now on every status change is written to the ledger before it takes effect. */
   keepRecordIn(recorder: StatusRecorder): Promise<void> {
     this.recorder = recorder;
-    return recorder(0, this.snap.audit[0], this.snap);
+    return recorder.write(recorder.entryOf(0, this.snap.audit[0], this.snap));
+  }
+
+  /** The ledger entry the executor is to write before it sends, if the last move handed it one. */
+  get executorRecord(): RecordLedgerInput | undefined {
+    return this.handedToExecutor;
+  }
+
+  /** The executor answered with an outcome: it wrote the entry handed to it before anything was sent. */
+  executorRecorded(): void {
+    this.handedToExecutor = undefined;
   }
 
   /** The ledger was asked about the key (or there is none): claims are answered from now on. */
@@ -267,7 +286,7 @@ export class ActionState {
     if (change.record !== undefined) this.snap.record = change.record;
     const entry: AuditEntry = { at: nowIso(), from, to, reason, ...(change.by ? { by: change.by } : {}) };
     this.snap.audit.push(entry);
-    if (this.recorder) await this.recorder(this.snap.audit.length - 1, entry, this.snap);
+    if (this.recorder) await this.record(entry, change.byExecutor === true);
     log.info('action status', { key: this.input.key, from, to, reason });
     this.publish();
     // Claimants learn of each change by signal, in the background: the next step need not wait a workflow task for
@@ -314,6 +333,20 @@ export class ActionState {
     await Promise.all(this.notifications);
     await condition(allHandlersFinished);
     return this.snapshot();
+  }
+
+  /**
+   * Writes a change to the ledger, or hands it to the executor. An entry handed over without an outcome (the executor
+   * refused, or its attempts ran out) is written first: written already, it is a repeat; if not, the trail keeps it.
+   */
+  private async record(entry: AuditEntry, byExecutor: boolean): Promise<void> {
+    const recorder = this.recorder!;
+    const handed = this.handedToExecutor;
+    this.handedToExecutor = undefined;
+    if (handed) await recorder.write(handed);
+    const record = recorder.entryOf(this.snap.audit.length - 1, entry, this.snap);
+    if (byExecutor) this.handedToExecutor = record;
+    else await recorder.write(record);
   }
 
   private publish(): void {

@@ -1,0 +1,110 @@
+/**
+ * What the executor settles before anything of a dispatch the action workflow hands it can reach the provider:
+ *
+ *   approval handed over? ─▶ re-read this worker's trust and the tenant's policy (first attempt only)
+ *        │                      key no longer trusted, approval expired ─▶ DecisionRejected, nothing sent
+ *        │                      the policy now wants a person ─▶ PolicyChanged, nothing sent
+ *        ▼
+ *   `dispatching` entry handed over? ─▶ written to the ledger row the workflow holds (every attempt; idempotent)
+ *        │                              the row is held by another ─▶ this attempt sends nothing
+ *        ▼
+ *   the executor's table (execute-action.ts)
+ *
+ * Both used to run in the workflow task that took the approval, as two local activities, so the person approving
+ * waited for them. Here they run in the process that is about to send, as late as they can be: a key revoked while
+ * the task was scheduled still stops the send, and the row still says `dispatching` before the first request.
+ */
+import type { ActionLedger } from '../ledger';
+import { decideAction, type DecisionMode } from '../policies/decision-table';
+import { RetrysafeError } from '../policies/errors';
+import type { Intent, ToolRegistry } from '../policies/tool-registry';
+import type { RetrysafeMetrics } from '../metrics/instruments';
+import type { VolatilePolicy } from './load-action-policy';
+import { recordStatusCounted, type RecordLedgerInput } from './record-ledger';
+
+/** The signed approval a dispatch acts on, as the action workflow verified it when it arrived. */
+export interface ApprovalToRecheck {
+  /** The approval service key that signed it. */
+  publicKeyId: string;
+  expiresAt: string;
+  /** The operator who approved. */
+  by: string;
+  /** How the policy decided when the action began to wait. */
+  decisionMode: DecisionMode;
+}
+
+export interface BeforeSendDeps {
+  tools: ToolRegistry;
+  ledger?: ActionLedger;
+  /** The facts that may have changed while the action waited (activities/load-action-policy.ts). */
+  volatilePolicy?: (tenant: string) => Promise<VolatilePolicy>;
+  metrics: RetrysafeMetrics;
+  now: () => number;
+}
+
+export interface BeforeSendInput {
+  key: string;
+  intent: Intent;
+  tenant: string;
+  approval?: ApprovalToRecheck;
+  record?: RecordLedgerInput;
+}
+
+/**
+ * Throws, with nothing sent, when the dispatch must not go on. `attempt` is the activity's: an attempt after the
+ * first is the same dispatch, which may have sent already, so its approval is not weighed again.
+ */
+export async function settleBeforeSend(deps: BeforeSendDeps, input: BeforeSendInput, attempt: number): Promise<void> {
+  if (input.approval && attempt === 1) await recheckApproval(deps, input, input.approval);
+  if (input.record) await writeDispatchEntry(deps, input.record);
+}
+
+async function recheckApproval(deps: BeforeSendDeps, input: BeforeSendInput, approval: ApprovalToRecheck) {
+  if (!deps.volatilePolicy) {
+    // A worker built without the policy loader cannot vouch for the approval; one built by createActivities can.
+    throw new Error(`this worker cannot re-read its trust; the approval of ${input.key} is not acted on here`);
+  }
+  const fresh = await deps.volatilePolicy(input.tenant);
+  const { publicKeyId, by } = approval;
+  if (!fresh.trustedApprovalKeys[publicKeyId]) {
+    throw refusal('DecisionRejected', `approval key ${publicKeyId} is no longer trusted; nothing was sent`, {
+      reason: 'revoked-key',
+      by,
+    });
+  }
+  if (Date.parse(approval.expiresAt) <= deps.now()) {
+    throw refusal('DecisionRejected', `the approval by ${by} expired before the action could start; nothing was sent`, {
+      reason: 'expired',
+      by,
+    });
+  }
+  const intent = deps.tools.parseIntent(input.intent);
+  const now = decideAction(deps.tools.describe(intent), intent, fresh.tenantPolicy);
+  if (now.mode === 'human-only' && approval.decisionMode !== 'human-only') {
+    throw refusal(
+      'PolicyChanged',
+      `policy changed since the approval: now human-only (${now.reasons.join('; ') || now.rows.join(', ')})`,
+      { by, rows: now.rows },
+    );
+  }
+}
+
+async function writeDispatchEntry(deps: BeforeSendDeps, record: RecordLedgerInput) {
+  if (!deps.ledger) {
+    // Retried: a worker of the task queue that keeps the ledger takes the next attempt.
+    throw new Error(`this worker keeps no ledger, and ${record.key} is recorded in one; nothing is sent from here`);
+  }
+  const { status, holder } = record;
+  const write = await recordStatusCounted(deps.ledger, deps.metrics, record.tenant, {
+    key: record.key,
+    ...status,
+    ...(holder !== undefined ? { holder } : {}),
+  });
+  if (!write.applied) {
+    throw new Error(`${holder ?? 'this workflow'} no longer holds the row of ${record.key}; nothing is sent from here`);
+  }
+}
+
+function refusal(code: 'DecisionRejected' | 'PolicyChanged', message: string, details: Record<string, unknown>) {
+  return new RetrysafeError(code, message, details).toFailure();
+}
