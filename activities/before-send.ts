@@ -1,14 +1,16 @@
 /**
- * What the executor settles before anything of a dispatch the action workflow hands it can reach the provider:
+ * What the executor settles before anything of a dispatch the action workflow hands it can reach the provider. The
+ * workflow hands these only when it keeps its record in the ledger; the row then tells whether an earlier attempt of
+ * this dispatch got past them (its `dispatching` entry is written after the checks and before the first request):
  *
- *   approval handed over? ─▶ re-read this worker's trust and the tenant's policy (first attempt only)
- *        │                      key no longer trusted, approval expired ─▶ DecisionRejected, nothing sent
- *        │                      the policy now wants a person ─▶ PolicyChanged, nothing sent
- *        ▼
- *   `dispatching` entry handed over? ─▶ written to the ledger row the workflow holds (every attempt; idempotent)
- *        │                              the row is held by another ─▶ this attempt sends nothing
- *        ▼
- *   the executor's table (execute-action.ts)
+ *   the row holds this dispatch's entry ─▶ an earlier attempt passed, and may have sent: maybe-sent, no re-check
+ *   otherwise (nothing of this dispatch was sent):
+ *     approval handed over? ─▶ re-read this worker's trust and the tenant's policy
+ *          key no longer trusted, approval expired ─▶ DecisionRejected, nothing sent
+ *          the policy now wants a person ─▶ PolicyChanged, nothing sent
+ *     write the `dispatching` entry to the row the workflow holds; held by another ─▶ this attempt sends nothing
+ *     the attempt counts as the first, whatever its number
+ *   then the executor's table (execute-action.ts)
  *
  * Both used to run in the workflow task that took the approval, as two local activities, so the person approving
  * waited for them. Here they run in the process that is about to send, as late as they can be: a key revoked while
@@ -46,17 +48,29 @@ export interface BeforeSendInput {
   key: string;
   intent: Intent;
   tenant: string;
+  /** The action workflow's `dispatching` entry for the row it holds. */
+  record: RecordLedgerInput;
   approval?: ApprovalToRecheck;
-  record?: RecordLedgerInput;
 }
 
 /**
- * Throws, with nothing sent, when the dispatch must not go on. `attempt` is the activity's: an attempt after the
- * first is the same dispatch, which may have sent already, so its approval is not weighed again.
+ * Throws, with nothing sent by this attempt, when the dispatch must not go on. Answers whether an earlier attempt of
+ * this dispatch got as far as its entry, and so may have sent.
  */
-export async function settleBeforeSend(deps: BeforeSendDeps, input: BeforeSendInput, attempt: number): Promise<void> {
-  if (input.approval && attempt === 1) await recheckApproval(deps, input, input.approval);
-  if (input.record) await writeDispatchEntry(deps, input.record);
+export async function settleBeforeSend(
+  deps: BeforeSendDeps,
+  input: BeforeSendInput,
+): Promise<{ earlierMayHaveSent: boolean }> {
+  const ledger = deps.ledger;
+  if (!ledger) {
+    // Retried: a worker of the task queue that keeps the ledger takes the next attempt.
+    throw new Error(`this worker keeps no ledger, and ${input.key} is recorded in one; nothing is sent from here`);
+  }
+  const row = await ledger.get(input.key);
+  if (row && row.seq >= input.record.status.seq) return { earlierMayHaveSent: true };
+  if (input.approval) await recheckApproval(deps, input, input.approval);
+  await writeDispatchEntry(ledger, deps.metrics, input.record);
+  return { earlierMayHaveSent: false };
 }
 
 async function recheckApproval(deps: BeforeSendDeps, input: BeforeSendInput, approval: ApprovalToRecheck) {
@@ -89,13 +103,9 @@ async function recheckApproval(deps: BeforeSendDeps, input: BeforeSendInput, app
   }
 }
 
-async function writeDispatchEntry(deps: BeforeSendDeps, record: RecordLedgerInput) {
-  if (!deps.ledger) {
-    // Retried: a worker of the task queue that keeps the ledger takes the next attempt.
-    throw new Error(`this worker keeps no ledger, and ${record.key} is recorded in one; nothing is sent from here`);
-  }
+async function writeDispatchEntry(ledger: ActionLedger, metrics: RetrysafeMetrics, record: RecordLedgerInput) {
   const { status, holder } = record;
-  const write = await recordStatusCounted(deps.ledger, deps.metrics, record.tenant, {
+  const write = await recordStatusCounted(ledger, metrics, record.tenant, {
     key: record.key,
     ...status,
     ...(holder !== undefined ? { holder } : {}),

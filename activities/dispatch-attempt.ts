@@ -46,13 +46,14 @@ export interface ExecuteInput {
    */
   mode: 'first' | 'maybe-sent' | 'operator-cleared';
   /**
-   * The owner's claim-and-send knows that no earlier attempt of its activity was granted the send (its
-   * claim failed or timed out before): an attempt after the first is then as good as the first.
+   * No earlier attempt of this activity can have sent: the owner's claim-and-send knows it was never granted the
+   * send (its claim failed or timed out before); the executor knows it from the action's ledger row, which holds no
+   * entry of this dispatch (before-send.ts). An attempt after the first is then as good as the first.
    */
   earlierAttemptsUnsent?: boolean;
   /**
    * The signed approval this dispatch acts on (an action workflow's confirmation): checked once more against the
-   * worker's trust and policy before the first attempt sends (before-send.ts).
+   * worker's trust and policy while nothing of this dispatch was sent (before-send.ts). Only with `record`.
    */
   approval?: ApprovalToRecheck;
   /** The action workflow's `dispatching` entry for the ledger row it holds: written before anything is sent. */

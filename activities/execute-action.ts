@@ -6,6 +6,7 @@ import type { CrashHook } from './crash-points';
 import type { ActionLedger } from '../ledger';
 import { parseActionKey } from '../policies/action-key';
 import { settleBeforeSend, type BeforeSendDeps } from './before-send';
+import { withHeartbeat } from './provider-call';
 import type { VolatilePolicy } from './load-action-policy';
 import { RequestLog } from './request-log';
 import type { DispatchReport } from '../messages/action';
@@ -91,15 +92,11 @@ async function executeAction(
   const ctx = Context.current();
   const { tool, toolInput } = verifiedInput(before.tools, input);
   deps.metrics.executorAttempt(tool.name);
-  if (input.approval || input.record) {
-    const { key, intent, approval, record } = input;
-    const handed = { ...(approval ? { approval } : {}), ...(record ? { record } : {}) };
-    await settleBeforeSend(before, { key, intent, tenant: parseActionKey(key).tenant, ...handed }, ctx.info.attempt);
-  }
   const requests = RequestLog.resume(ctx, deps.now);
+  const attempt = await settled(ctx, before, input, () => requests.details());
   let ended = false;
   try {
-    const outcome = await new DispatchAttempt(ctx, deps, input, tool, toolInput, requests, hooks).run();
+    const outcome = await new DispatchAttempt(ctx, deps, attempt, tool, toolInput, requests, hooks).run();
     ended = true;
     return outcome;
   } catch (err) {
@@ -110,6 +107,29 @@ async function executeAction(
   } finally {
     if (ended) deps.metrics.dispatchSends(tool.name, requests.sends);
   }
+}
+
+/**
+ * What the action workflow handed over, settled under heartbeats (a slow ledger must not look like a dead attempt;
+ * they carry the resumed request log, so the next attempt keeps it). The input the attempt runs with: when the row
+ * shows that no earlier attempt of this dispatch got to its entry, nothing was sent, and this attempt is as good as
+ * the first.
+ */
+async function settled(
+  ctx: Context,
+  deps: BeforeSendDeps,
+  input: ExecuteInput,
+  details: () => unknown,
+): Promise<ExecuteInput> {
+  const { key, intent, approval, record } = input;
+  if (!record) {
+    if (approval) throw new Error(`the approval of ${key} is checked against its ledger row, and none was handed`);
+    return input;
+  }
+  const tenant = parseActionKey(key).tenant;
+  const handed = { key, intent, tenant, record, ...(approval ? { approval } : {}) };
+  const { earlierMayHaveSent } = await withHeartbeat(ctx, () => settleBeforeSend(deps, handed), details);
+  return { ...input, earlierAttemptsUnsent: !earlierMayHaveSent };
 }
 
 /**

@@ -61,6 +61,12 @@ export function createActivities(deps: ActivityDeps) {
   };
   return {
     executeAction,
+    /**
+     * The same executor under the name action workflows use when they hand it their ledger entry and approval
+     * (`send-checks-in-executor`): a worker of an earlier version does not know the name, so it cannot take such a
+     * dispatch and send without them.
+     */
+    executeRecordedAction: executeAction,
     lookupAction: createLookupAction({ tools: deps.tools, ...metrics }),
     claimAction: createClaimActionActivity(claimDeps),
     claimAndSend: createClaimAndSendActivity({ ...claimDeps, execute: executeAction }),

@@ -34,13 +34,17 @@ describe('before the executor sends: the approval re-checked, the dispatching en
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  function setup(trusted: Record<string, string> = { k1: 'aa' }) {
+  function setup(
+    trusted: Record<string, string> = { k1: 'aa' },
+    dedupe: 'idempotency-key' | 'none' = 'idempotency-key',
+    rowStore: ActionLedger = ledger,
+  ) {
     n += 1;
     const key = `ping:v1:acme:e-${n}`;
     const rowAtSend: Array<string | undefined> = [];
     const { tools, intent, calls } = scriptedTool({
       name: 'ping',
-      dedupe: 'idempotency-key',
+      dedupe,
       outcomes: [committed('ref-1')],
       onExecute: async () => {
         rowAtSend.push((await ledger.get(key))?.status);
@@ -52,7 +56,7 @@ describe('before the executor sends: the approval re-checked, the dispatching en
       crash: () => undefined,
       sleep: async () => undefined,
       now: () => NOW,
-      ledger,
+      ledger: rowStore,
       volatilePolicy: async () => policy,
     });
     const requestHash = tools.hash(intent);
@@ -83,7 +87,7 @@ describe('before the executor sends: the approval re-checked, the dispatching en
         mode: 'first' as const,
         ...handed,
       }) as Promise<ExecuteOutcome>;
-    return { key, calls, claim, record, approval, run, rowAtSend, policy };
+    return { key, calls, claim, record, approval, run, rowAtSend, policy, execute, intent, requestHash };
   }
 
   it('writes the dispatching entry to the row before the provider is called, then sends once', async () => {
@@ -95,11 +99,13 @@ describe('before the executor sends: the approval re-checked, the dispatching en
     assert.equal((await ledger.get(t.key))?.seq, 1);
   });
 
-  it('a retried attempt writes the same entry again as a repeat, not a second one', async () => {
-    const t = setup();
+  it('after an attempt that wrote the entry (and may have sent): no re-check, the entry not written twice, maybe-sent', async () => {
+    const t = setup({});
     await t.claim();
     await ledger.recordStatus({ key: t.key, ...t.record.status, holder: t.record.holder });
-    await t.run({ record: t.record }, 2);
+    // The key is no longer trusted: a re-check would refuse. The earlier attempt passed it, and may have sent.
+    const outcome = await t.run({ record: t.record, approval: t.approval }, 2);
+    assert.equal(outcome.status, 'confirmed', 'resent under the key, as the table says for a maybe-sent attempt');
     const trail = await ledger.audit(t.key);
     assert.deepEqual(
       trail.map((e) => [e.seq, e.status]),
@@ -108,6 +114,24 @@ describe('before the executor sends: the approval re-checked, the dispatching en
         [1, 'dispatching'],
       ],
     );
+  });
+
+  it('after an attempt that died before its entry: the approval is checked again, and the attempt is as good as the first', async () => {
+    // A provider without a key: a maybe-sent attempt would end unknown without sending.
+    const refused = setup({}, 'none');
+    await refused.claim();
+    await assert.rejects(
+      refused.run({ record: refused.record, approval: refused.approval }, 2),
+      (err) => errorDetailsOf(err)?.reason === 'revoked-key',
+    );
+    assert.equal(refused.calls.execute, 0);
+
+    const t = setup({ k1: 'aa' }, 'none');
+    await t.claim();
+    const outcome = await t.run({ record: t.record, approval: t.approval }, 3);
+    assert.equal(outcome.status, 'confirmed', 'nothing of this dispatch was sent before: it sends');
+    assert.equal(t.calls.execute, 1);
+    assert.deepEqual(t.rowAtSend, ['dispatching']);
   });
 
   it('refuses a key no longer trusted: DecisionRejected, nothing sent, the row untouched', async () => {
@@ -127,16 +151,45 @@ describe('before the executor sends: the approval re-checked, the dispatching en
     const t = setup();
     await t.claim();
     const expired = { ...t.approval, expiresAt: new Date(NOW).toISOString() };
-    await assert.rejects(t.run({ approval: expired }), (err) => errorDetailsOf(err)?.reason === 'expired');
+    await assert.rejects(
+      t.run({ record: t.record, approval: expired }),
+      (err) => errorDetailsOf(err)?.reason === 'expired',
+    );
     assert.equal(t.calls.execute, 0);
   });
 
-  it('does not weigh the approval again on a later attempt: that dispatch may have sent already', async () => {
-    const t = setup({});
+  it('takes no approval without the ledger row to weigh it against', async () => {
+    const t = setup();
+    await assert.rejects(t.run({ approval: t.approval }), /checked against its ledger row, and none was handed/);
+    assert.equal(t.calls.execute, 0);
+  });
+
+  it('heartbeats while it settles, carrying the request log an earlier attempt left', async () => {
+    const beats: unknown[] = [];
+    let beatsWhenAsked = -1;
+    // The row store as the executor sees it: the moment it is first asked is before any request to the provider.
+    const watched = Object.create(ledger) as ActionLedger;
+    watched.get = (key: string) => {
+      beatsWhenAsked = beats.length;
+      return ledger.get(key);
+    };
+    const t = setup({ k1: 'aa' }, 'idempotency-key', watched);
     await t.claim();
-    const outcome = await t.run({ record: t.record, approval: t.approval }, 2);
-    assert.equal(outcome.status, 'confirmed');
-    assert.equal(t.calls.execute, 1);
+    const earlier = {
+      requests: [{ kind: 'send', attempt: 1, at: new Date(NOW).toISOString(), answer: 'lost' }],
+      sends: 1,
+    };
+    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: earlier });
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    await env.run(t.execute, {
+      key: t.key,
+      intent: t.intent,
+      requestHash: t.requestHash,
+      mode: 'first' as const,
+      record: t.record,
+    });
+    assert.equal(beatsWhenAsked, 1, 'one heartbeat before the ledger was asked');
+    assert.deepEqual(beats[0], earlier, "it carries the earlier attempt's request log, not nothing");
   });
 
   it('sends nothing when another holder took the row: the write is refused', async () => {

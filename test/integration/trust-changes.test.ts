@@ -184,6 +184,9 @@ describe('trust that changes while an action waits for a person', () => {
       .getHandle(key)
       .executeUpdate(approveUpdate, { args: [kit.sign('approve', key, { requestHash })] });
 
+  /** The statuses the worker's ledger recorded for a key, in order. */
+  const ledgerTrail = async (key: string) => (await stack.ledger!.audit(key)).map((e) => e.status);
+
   it('a key retired while the action waited: the approval is taken, and the executor sends nothing with it', async () => {
     const name = uniqueEvent('key-revoked');
     const claimed = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: name }, charge(name, 7_500));
@@ -191,14 +194,26 @@ describe('trust that changes while an action waits for a person', () => {
     // The current key is retired: its replacement trusts only the next one. The waiting action still holds the trust
     // it loaded, so the approval signed with the current key passes its check on arrival.
     await replaceWorker(workerEnv({ [kit.next.keyId]: kit.next.publicKeyHex }));
-    const answer = await approveBare(waiting.key, waiting.requestHash);
-    assert.equal(answer.status, 'dispatching', 'answered once the action took the approval and handed it over');
+    try {
+      const answer = await approveBare(waiting.key, waiting.requestHash);
+      assert.equal(answer.status, 'dispatching', 'answered once the action took the approval and handed it over');
 
-    const done = await waitForStatus(stack.retrysafe, waiting.key, 'failed', { timeoutMs: 30_000 });
-    assert.equal(done.error?.code, 'DecisionRejected');
-    assert.match(done.error?.message ?? '', new RegExp(`approval key ${kit.current.keyId} is no longer trusted`));
-    assert.equal(await requestsFor(waiting.key), 0, 'the executor re-read the trust before it sent: nothing was sent');
-    await replaceWorker(workerEnv(kit.trustedKeys));
+      const done = await waitForStatus(stack.retrysafe, waiting.key, 'failed', { timeoutMs: 30_000 });
+      assert.equal(done.error?.code, 'DecisionRejected');
+      assert.match(done.error?.message ?? '', new RegExp(`approval key ${kit.current.keyId} is no longer trusted`));
+      assert.equal(
+        await requestsFor(waiting.key),
+        0,
+        'the executor re-read the trust before it sent: nothing was sent',
+      );
+      assert.deepEqual(
+        await ledgerTrail(waiting.key),
+        ['planned', 'awaiting_confirmation', 'failed'],
+        'never dispatching',
+      );
+    } finally {
+      await replaceWorker(workerEnv(kit.trustedKeys));
+    }
   });
 
   it('a policy that turned the action human-only while it waited: the approval sends nothing, a person reviews it', async () => {
@@ -209,14 +224,22 @@ describe('trust that changes while an action waits for a person', () => {
     const policyFile = path.join(dir, 'tighter-policies.json');
     await writeFile(policyFile, JSON.stringify({ tenants: { acme: { humanOnlyAboveCents: 5_000 } } }));
     await replaceWorker({ ...workerEnv(kit.trustedKeys), RETRYSAFE_POLICY_FILE: policyFile });
-    const answer = await approveBare(waiting.key, waiting.requestHash);
-    assert.equal(answer.decision, 'approve');
+    try {
+      const answer = await approveBare(waiting.key, waiting.requestHash);
+      assert.deepEqual(
+        [answer.decision, answer.status],
+        ['approve', 'dispatching'],
+        'the check comes after the answer',
+      );
 
-    const review = await waitForStatus(stack.retrysafe, waiting.key, 'needs_review', { timeoutMs: 30_000 });
-    const why = review.audit.at(-1);
-    assert.match(why?.reason ?? '', /policy changed since the approval: now human-only/);
-    assert.equal(why?.by, 'alice', 'the review names who approved');
-    assert.equal(await requestsFor(waiting.key), 0, 'nothing was sent on the approval');
-    await replaceWorker(workerEnv(kit.trustedKeys));
+      const review = await waitForStatus(stack.retrysafe, waiting.key, 'needs_review', { timeoutMs: 30_000 });
+      const why = review.audit.at(-1);
+      assert.match(why?.reason ?? '', /policy changed since the approval: now human-only/);
+      assert.equal(why?.by, 'alice', 'the review names who approved');
+      assert.equal(await requestsFor(waiting.key), 0, 'nothing was sent on the approval');
+      assert.deepEqual(await ledgerTrail(waiting.key), ['planned', 'awaiting_confirmation', 'needs_review']);
+    } finally {
+      await replaceWorker(workerEnv(kit.trustedKeys));
+    }
   });
 });

@@ -152,7 +152,8 @@ describe('replay of recorded histories', () => {
       );
       const scheduled = events.findIndex((e) => e.activityTaskScheduledEventAttributes);
       assert.ok(accepted > 0 && scheduled > accepted, `${name}: an approval, then the executor`);
-      return { patches: patchIds(h.history), task: events.slice(accepted, scheduled + 1) };
+      const executor = events[scheduled].activityTaskScheduledEventAttributes?.activityType?.name;
+      return { patches: patchIds(h.history), task: events.slice(accepted, scheduled + 1), executor };
     };
     const localActivities = (task: temporal.api.history.v1.IHistoryEvent[]) =>
       task.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
@@ -162,6 +163,8 @@ describe('replay of recorded histories', () => {
     const now = approvalTask('charge-action-approved.send-checks-in-executor');
     assert.ok(now.patches.includes(SEND_CHECKS_IN_EXECUTOR_PATCH));
     assert.equal(localActivities(now.task), 0, 'the approver is answered without a local activity');
+    // Under a name workers of earlier versions do not register: none of them can send without the checks.
+    assert.deepEqual([before.executor, now.executor], ['executeAction', 'executeRecordedAction']);
   });
 
   it('catches a change that is not behind patched() as a determinism violation', async () => {

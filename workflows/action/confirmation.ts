@@ -10,7 +10,8 @@
  *                                                    key revoked / expired ─▶ failed; now human-only ─▶ needs_review
  *
  * The approver is answered in the workflow task that takes the approval (no local activity runs in it). Histories
- * recorded before SEND_CHECKS_IN_EXECUTOR_PATCH re-read trust and limits here, before `dispatching`.
+ * recorded before SEND_CHECKS_IN_EXECUTOR_PATCH, and workers without a ledger, re-read trust and limits here, before
+ * `dispatching`.
  */
 import { condition } from '@temporalio/workflow';
 import { buildDryRun } from '../../policies/dry-run';
@@ -68,14 +69,18 @@ export async function awaitConfirmation(ctx: ActionContext): Promise<Cleared | u
     await state.fail('DecisionRejected', `rejected by ${by}; nothing was sent`, { by });
     return undefined;
   }
-  if (sendChecksInExecutor()) {
+  // The executor checks against the ledger row whether a send may have begun; without a row, the check stays here.
+  if (ctx.policy.ledger && sendChecksInExecutor()) {
     state.approved(by, publicKeyId, claims.expiresAt);
     return { approval: { publicKeyId, expiresAt: claims.expiresAt, by, decisionMode: d.mode } };
   }
   return (await recheckHere(ctx, approval)) ? {} : undefined;
 }
 
-/** Older runs: the volatile facts re-read here before acting (the key may have been revoked, the limits changed). */
+/**
+ * Older runs, and workers without a ledger: the volatile facts re-read here before acting (the key may have been
+ * revoked, the limits changed).
+ */
 async function recheckHere(ctx: ActionContext, approval: NonNullable<ActionContext['state']['approval']>) {
   const { state, decision: d, input } = ctx;
   const { claims, publicKeyId } = approval;

@@ -49,7 +49,7 @@ export function policyActivities(input: ActionInput) {
 
 /** The activities that act and read at the provider, named in the Web UI by the action's summary and key. */
 export function actionActivities(input: ActionInput, policy: ActionPolicy) {
-  const { executeAction } = proxyActivities<Activities>({
+  const { executeAction, executeRecordedAction } = proxyActivities<Activities>({
     ...SENDING_ACTIVITY,
     summary: `${policy.tool.name}: ${policy.summary}`,
   });
@@ -59,7 +59,7 @@ export function actionActivities(input: ActionInput, policy: ActionPolicy) {
     summary: `look up ${input.key}`,
   });
   const { loadVolatilePolicy } = policyActivities(input);
-  return { executeAction, lookupAction, loadVolatilePolicy };
+  return { executeAction, executeRecordedAction, lookupAction, loadVolatilePolicy };
 }
 
 /** The innermost message of a failure chain: what actually went wrong. */

@@ -13,7 +13,7 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { errorCodeOf, errorDetailsOf } from '../../policies/errors';
 import { requestLogIn } from '../../policies/provider-requests';
-import { MAX_REDISPATCHES, OWNER_REPORT_WINDOW } from '../../policies/timeouts';
+import { DISPATCH_RETRY, MAX_REDISPATCHES, OWNER_REPORT_WINDOW } from '../../policies/timeouts';
 import type { DispatchOutcome } from '../../messages/action';
 import { reportedMove, reportedRequests } from '../../messages/dispatch-report';
 import type { ApprovalToRecheck } from '../../activities/before-send';
@@ -101,19 +101,34 @@ async function dispatch(
   try {
     const { key, intent, requestHash } = input;
     const record = state.executorRecord;
-    const handed = { ...(approval ? { approval } : {}), ...(record ? { record } : {}) };
-    const outcome = await ctx.activities.executeAction({ key, intent, requestHash, mode, ...handed });
-    state.executorRecorded();
+    // Handed over only with the ledger's entry, to the executor's name that workers of earlier versions do not know.
+    const outcome = record
+      ? await ctx.activities.executeRecordedAction({
+          key,
+          intent,
+          requestHash,
+          mode,
+          record,
+          ...(approval ? { approval } : {}),
+        })
+      : await ctx.activities.executeAction({ key, intent, requestHash, mode });
+    state.executorAnswered();
     return await applyOutcome(ctx, outcome);
   } catch (err) {
     state.dispatchEnded();
+    const verdict = executorVerdict(err);
+    if (verdict) state.executorAnswered();
     // A failure says what was sent too: in its details (a rejection), or in the last heartbeat (a timeout).
     const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
     state.recordRequests(
       requestLogIn(timedOut ? (err.cause as TimeoutFailure).lastHeartbeatDetails : errorDetailsOf(err)),
     );
     const message = causeMessage(err);
-    if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure)) {
+    // Since the executor may fail an attempt by itself (its ledger unreachable), retries that ran out end unknown too.
+    const noVerdict = sendChecksInExecutor()
+      ? !verdict
+      : !(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure);
+    if (err instanceof ActivityFailure && noVerdict) {
       // Timed out or retries exhausted without a verdict from the executor: the provider may have committed.
       await state.move('unknown', `dispatch ended without an outcome: ${message}`);
       return 'unknown';
@@ -128,6 +143,16 @@ async function dispatch(
     await state.fail(code, `${code}: ${message}`);
     return 'failed';
   }
+}
+
+/**
+ * The executor's own refusal (typed, not retried), which it decides either before its entry is written (the checks)
+ * or after a send was recorded: as opposed to an attempt that died, or retries that ran out.
+ */
+function executorVerdict(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (!(cause instanceof ApplicationFailure)) return false;
+  return cause.nonRetryable || (DISPATCH_RETRY.nonRetryableErrorTypes ?? []).includes(cause.type ?? '');
 }
 
 /** A failed undo is not the end of the story: a person decides what to do, nothing retries by itself. */

@@ -77,7 +77,7 @@ export class ActionState {
   /** Why every claim is refused (the ledger holds another request under this key): thrown to each claimant. */
   private refusal: RetrysafeError | undefined;
   private recorder: StatusRecorder | undefined;
-  /** The entry handed to the executor, until it reports an outcome (then it wrote it before sending). */
+  /** The entry handed to the executor, until it answers (then it wrote it before sending, or refused before). */
   private handedToExecutor: RecordLedgerInput | undefined;
   private lastDispatchEnded = 0;
 
@@ -228,8 +228,11 @@ export class ActionState {
     return this.handedToExecutor;
   }
 
-  /** The executor answered with an outcome: it wrote the entry handed to it before anything was sent. */
-  executorRecorded(): void {
+  /**
+   * The executor answered, with an outcome or its own refusal: it wrote the entry handed to it before anything was
+   * sent, or refused before writing it (nothing was sent: the row keeps no `dispatching` for it).
+   */
+  executorAnswered(): void {
     this.handedToExecutor = undefined;
   }
 
@@ -336,8 +339,9 @@ export class ActionState {
   }
 
   /**
-   * Writes a change to the ledger, or hands it to the executor. An entry handed over without an outcome (the executor
-   * refused, or its attempts ran out) is written first: written already, it is a repeat; if not, the trail keeps it.
+   * Writes a change to the ledger, or hands it to the executor. An entry handed over without an answer (its attempts
+   * died or ran out, and one may have sent) is written first: written already, it is a repeat; if not, the trail
+   * keeps it.
    */
   private async record(entry: AuditEntry, byExecutor: boolean): Promise<void> {
     const recorder = this.recorder!;
