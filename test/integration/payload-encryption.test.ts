@@ -6,6 +6,7 @@ import type { ChargeIntent, SendEmailIntent } from '../../examples/tools';
 import { RECEIPT_PATCH, type RenewalResult } from '../../examples/workflows/renewal';
 import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
 import { CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../../workflows/action';
+import { SEND_CHECKS_IN_EXECUTOR_PATCH } from '../../workflows/action/context';
 import type { ActionSnapshot } from '../../messages/action';
 import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import {
@@ -138,6 +139,7 @@ const PATCH_IDS = new Set([
   RECEIPT_PATCH,
   LEDGER_IN_WORKER_PATCH,
   CURRENT_CLAIM_ANSWERS_PATCH,
+  SEND_CHECKS_IN_EXECUTOR_PATCH,
 ]);
 
 function isPatchMarkerPayload(data: unknown): boolean {
