@@ -22,7 +22,7 @@ import { RetrysafeError } from '../policies/errors';
 import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import type { RetrysafeMetrics } from '../metrics/instruments';
 import type { VolatilePolicy } from './load-action-policy';
-import { recordStatusCounted, type RecordLedgerInput } from './record-ledger';
+import { recordEntry, type RecordLedgerInput } from './record-ledger';
 
 /** The signed approval a dispatch acts on, as the action workflow verified it when it arrived. */
 export interface ApprovalToRecheck {
@@ -47,8 +47,7 @@ export interface BeforeSendDeps {
 export interface BeforeSendInput {
   key: string;
   intent: Intent;
-  tenant: string;
-  /** The action workflow's `dispatching` entry for the row it holds. */
+  /** The action workflow's `dispatching` entry for the row it holds (its tenant is the action's). */
   record: RecordLedgerInput;
   approval?: ApprovalToRecheck;
 }
@@ -78,7 +77,7 @@ async function recheckApproval(deps: BeforeSendDeps, input: BeforeSendInput, app
     // A worker built without the policy loader cannot vouch for the approval; one built by createActivities can.
     throw new Error(`this worker cannot re-read its trust; the approval of ${input.key} is not acted on here`);
   }
-  const fresh = await deps.volatilePolicy(input.tenant);
+  const fresh = await deps.volatilePolicy(input.record.tenant);
   const { publicKeyId, by } = approval;
   if (!fresh.trustedApprovalKeys[publicKeyId]) {
     throw refusal('DecisionRejected', `approval key ${publicKeyId} is no longer trusted; nothing was sent`, {
@@ -104,14 +103,10 @@ async function recheckApproval(deps: BeforeSendDeps, input: BeforeSendInput, app
 }
 
 async function writeDispatchEntry(ledger: ActionLedger, metrics: RetrysafeMetrics, record: RecordLedgerInput) {
-  const { status, holder } = record;
-  const write = await recordStatusCounted(ledger, metrics, record.tenant, {
-    key: record.key,
-    ...status,
-    ...(holder !== undefined ? { holder } : {}),
-  });
+  const write = await recordEntry(ledger, metrics, record);
   if (!write.applied) {
-    throw new Error(`${holder ?? 'this workflow'} no longer holds the row of ${record.key}; nothing is sent from here`);
+    const holder = record.holder ?? 'this workflow';
+    throw new Error(`${holder} no longer holds the row of ${record.key}; nothing is sent from here`);
   }
 }
 

@@ -4,7 +4,6 @@ import type { Intent, ToolRegistry } from '../policies/tool-registry';
 import type { AnyTool } from '../policies/tool';
 import type { CrashHook } from './crash-points';
 import type { ActionLedger } from '../ledger';
-import { parseActionKey } from '../policies/action-key';
 import { settleBeforeSend, type BeforeSendDeps } from './before-send';
 import { withHeartbeat } from './provider-call';
 import type { VolatilePolicy } from './load-action-policy';
@@ -126,8 +125,7 @@ async function settled(
     if (approval) throw new Error(`the approval of ${key} is checked against its ledger row, and none was handed`);
     return input;
   }
-  const tenant = parseActionKey(key).tenant;
-  const handed = { key, intent, tenant, record, ...(approval ? { approval } : {}) };
+  const handed = { key, intent, record, ...(approval ? { approval } : {}) };
   const { earlierMayHaveSent } = await withHeartbeat(ctx, () => settleBeforeSend(deps, handed), details);
   return { ...input, earlierAttemptsUnsent: !earlierMayHaveSent };
 }

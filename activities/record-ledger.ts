@@ -92,6 +92,15 @@ export async function recordStatusCounted(
   return write;
 }
 
+/** One status entry of an action workflow, as its holder writes it (counted once, see recordStatusCounted). */
+export function recordEntry(ledger: ActionLedger, metrics: RetrysafeMetrics, input: RecordLedgerInput) {
+  return recordStatusCounted(ledger, metrics, input.tenant, {
+    key: input.key,
+    ...input.status,
+    ...(input.holder !== undefined ? { holder: input.holder } : {}),
+  });
+}
+
 export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: RetrysafeMetrics }) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
   const timed = timedLedgerWrite(metrics);
@@ -101,11 +110,7 @@ export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: Retr
     if (!ledger) return;
     // Insert-if-absent: the first write makes the row; every later one finds it.
     if (input.holder === undefined) await timed('claim', () => ledger.recordClaim(claimRecordOf(input)));
-    await recordStatusCounted(ledger, metrics, input.tenant, {
-      key: input.key,
-      ...input.status,
-      ...(input.holder !== undefined ? { holder: input.holder } : {}),
-    });
+    await recordEntry(ledger, metrics, input);
   }
 
   async function claimLedgerRow(input: ClaimLedgerRowInput): Promise<LedgerClaim> {
