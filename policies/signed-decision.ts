@@ -1,4 +1,4 @@
-import { ed25519 } from './ed25519';
+import { ed25519, verifyStrict } from './ed25519';
 import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { z } from 'zod';
@@ -228,8 +228,8 @@ export function verifyDecision(
   }
   let valid = false;
   try {
-    // zip215: false is RFC 8032's strict check, which refuses non-canonical encodings of signatures and keys.
-    valid = ed25519.verify(parsed.data.signature, decisionSigningBytes(claims), publicKey, { zip215: false });
+    // RFC 8032's strict check (zip215 off), which refuses non-canonical encodings of signatures and keys.
+    valid = verifyStrict(parsed.data.signature, decisionSigningBytes(claims), publicKey);
   } catch {
     valid = false;
   }
