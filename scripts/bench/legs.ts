@@ -23,7 +23,8 @@ import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, actionKeyForStep, runWorkflowId } fro
  *   action   baselineChargeWorkflow (one activity)      vs retrysafeChargeWorkflow (one act(): claim, policy, dispatch)
  *   action-vs-two-workflows  baselineChildChargeWorkflow (a child workflow running the activity) vs the same
  *            retrysafe action: what is left once the second workflow per action is paid for on both sides
- *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns)
+ *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns); the
+ *            approved charge then runs to its outcome, untimed, before that slot's next approval
  *   renewal  (no bare counterpart) reserve → charge → ship as three actions, for scale
  *   record-first  the same action on workers without the ledger (the action workflow is the record) vs with it (the
  *            run acts on the ledger's row; an action workflow only when someone must decide or wait)
@@ -269,11 +270,17 @@ export function benchLegs(ctx: BenchContext): Leg[] {
               'no confirmation path in workflows/',
           );
         }
-        return () =>
-          timed(async () => {
+        return async () => {
+          const ms = await timed(async () => {
             const outcome = await ctx.approver.approve(client, snap.key, snap.requestHash);
             if (outcome.decision !== 'approve') throw new Error(`approval of ${snap.key} answered ${outcome.decision}`);
           });
+          // Untimed: the approved charge runs to its outcome before this slot times its next approval. The bare
+          // signal's workflow does nothing after its signal; without this, each sequential approval would also pay
+          // for the previous one's charge, settle and completion running beside it, which the action pair measures.
+          await ctx.retrysafe.waitForOutcome(snap.key, { timeoutMs: SETUP_TIMEOUT_MS });
+          return ms;
+        };
       },
       workflows: (name) => [
         {
