@@ -37,7 +37,8 @@ async function timeLegs(client: Client, legs: Leg[], options: TimelineOptions): 
       const operation = await leg.prepare(name);
       const sentMs = Date.now();
       const ms = await operation();
-      last.set(leg.id, { name, sentMs, answeredMs: Date.now() });
+      // The timed part's end: an operation may go on untimed after its answer (the confirmation's charge does).
+      last.set(leg.id, { name, sentMs, answeredMs: sentMs + ms });
       times.push(`${leg.id} ${Math.round(ms)} ms`);
     }
     write(`${i < options.warmup ? `warm-up ${i + 1}` : 'timed'}: ${times.join(', ')}`);
