@@ -57,9 +57,9 @@ function decodedKey(publicKeyHex: string) {
  * the next call. False for anything malformed; never throws.
  */
 export function verifyStrict(signatureHex: string, message: Uint8Array, publicKeyHex: string): boolean {
-  const key = decodedKey(publicKeyHex.toLowerCase());
-  if (!key) return false;
   try {
+    const key = decodedKey(publicKeyHex.toLowerCase());
+    if (!key) return false;
     const signature = hexToBytes(signatureHex);
     if (signature.length !== SIGNATURE_BYTES) return false;
     const { Point } = ed25519;

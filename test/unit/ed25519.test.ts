@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { sha512 } from '@noble/hashes/sha2';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
 import { ed25519, verifyStrict } from '../../policies/ed25519';
 
@@ -118,6 +119,43 @@ describe('verifyStrict: RFC 8032 verification with each key decoded once', () =>
     assert.equal(verifyStrict(forged, message, identity), false);
     // Upper-case hex is the same key.
     assert.equal(verifyStrict(sig.toUpperCase(), message, publicHex.toUpperCase()), true);
+  });
+
+  it('decodes R as strictly as @noble: a non-canonical R is refused, a mixed-order R or key is taken as @noble takes it', () => {
+    const { Point } = ed25519;
+    const a = 0x1234567890abcdefn;
+    const A = Point.BASE.multiply(a);
+    const keyHex = bytesToHex(A.toBytes());
+    const message = new TextEncoder().encode('approve');
+    const k = (R: Uint8Array, key: Uint8Array) =>
+      Point.Fn.create(fromLe(sha512(Uint8Array.from([...R, ...key, ...message]))));
+    const sig = (R: Uint8Array, s: bigint) => bytesToHex(Uint8Array.from([...R, ...toLe32(s)]));
+
+    // R = the identity, s = k·a: valid. Its two non-canonical encodings (y = p + 1; x's sign bit set on x = 0) decode
+    // to the same point for a lenient reader, which would then accept them; RFC 8032 refuses both.
+    const identity = Point.ZERO.toBytes();
+    const s0 = Point.Fn.create(k(identity, A.toBytes()) * a);
+    assert.equal(verifyStrict(sig(identity, s0), message, keyHex), true);
+    for (const R of ['ee' + 'ff'.repeat(30) + '7f', '01' + '00'.repeat(30) + '80']) {
+      const forged = R + sig(identity, s0).slice(64);
+      assert.equal(ed25519.verify(forged, message, keyHex, { zip215: true }), true, 'a lenient reader takes it');
+      assert.equal(reference(forged, message, keyHex), false);
+      assert.equal(verifyStrict(forged, message, keyHex), false, `R ${R.slice(0, 8)}…`);
+    }
+
+    // A point of order 8 added to R (or to the key) vanishes in the cofactored equation, [8]: both accept.
+    const T = Point.fromHex('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a');
+    assert.ok(T.multiplyUnsafe(8n).is0() && !T.multiplyUnsafe(4n).is0(), 'T has order 8');
+    const r = 0xfedcba9876543210n;
+    const R = Point.BASE.multiply(r).add(T).toBytes();
+    const mixedR = sig(R, Point.Fn.create(r + k(R, A.toBytes()) * a));
+    assert.equal(reference(mixedR, message, keyHex), true);
+    assert.equal(verifyStrict(mixedR, message, keyHex), true);
+    const mixedKey = A.add(T).toBytes();
+    const Rk = Point.BASE.multiply(r).toBytes();
+    const underMixedKey = sig(Rk, Point.Fn.create(r + k(Rk, mixedKey) * a));
+    assert.equal(reference(underMixedKey, message, bytesToHex(mixedKey)), true);
+    assert.equal(verifyStrict(underMixedKey, message, bytesToHex(mixedKey)), true);
   });
 
   it('keeps verifying correctly past its cache bound (more keys than it keeps)', () => {
