@@ -112,6 +112,13 @@ function formatBench(r: BenchReport): string[] {
       );
     }
   }
+  if (r.ratios.signal) {
+    out.push(
+      'signal pair: each approved charge reaches its outcome, untimed, before its slot times the next approval, so ' +
+        "the confirmation's throughput counts the charge, and at concurrency 10 fewer approvals than signals are in " +
+        'flight: only the sequential p50 compares like with like',
+    );
+  }
   const hb = r.recovery.heartbeatTimeoutMs;
   for (const side of ['retrysafe', 'bare'] as const) {
     const x = r.recovery[side];
