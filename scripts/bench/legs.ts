@@ -107,6 +107,8 @@ const AUTOMATIC_AMOUNT_CENTS = DEFAULT_AUTO_APPROVE_BELOW_CENTS - 10;
 const SETUP_TIMEOUT_MS = 30_000;
 /** How often an approved charge's status is read while the bench waits for it (untimed). */
 const SETTLE_POLL_MS = 10;
+/** Where an approved charge stops short of `confirmed`: an outcome, or a wait for a person. */
+const NOT_CONFIRMED: ReadonlySet<string> = new Set([...OUTCOME_STATUSES, 'needs_review', 'unknown']);
 
 /**
  * Waits until an approved charge is `confirmed`, reading the status the action workflow keeps in its search attributes
@@ -120,8 +122,7 @@ async function chargeSettled(client: Client, key: string): Promise<void> {
   while (Date.now() < deadline) {
     status = (await handle.describe()).typedSearchAttributes.get(SA_STATUS);
     if (status === 'confirmed') return;
-    if (status && OUTCOME_STATUSES.includes(status as (typeof OUTCOME_STATUSES)[number])) break;
-    if (status === 'needs_review' || status === 'unknown') break;
+    if (status && NOT_CONFIRMED.has(status)) break;
     await sleep(SETTLE_POLL_MS);
   }
   throw new Error(`the approved charge ${key} ended ${status ?? 'with no status'}, not confirmed`);
