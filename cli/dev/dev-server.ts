@@ -1,7 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
-import type { WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +11,7 @@ import { z } from 'zod';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { resolveTemporalCli } from '../toolchain/resolve-temporal';
 import { getFreePort, isPortFree } from './free-port';
+import { childLog, type ChildLog } from './child-log';
 import { spawnWatchdog, WATCHDOG_GRACE_MS } from './process-watchdog';
 
 /** A running `temporal server start-dev` with SQLite persistence, owned by this process. */
@@ -240,7 +239,7 @@ class DevServerProcess {
   private exited: Promise<string> = Promise.resolve('not started');
   private exitReason: string | undefined;
   private logTail = '';
-  private logStream: WriteStream | undefined;
+  private logStream: ChildLog | undefined;
   private watchdog: ChildProcess | undefined;
   private readonly terminateOnExit = () => this.child?.kill('SIGTERM');
 
@@ -264,7 +263,7 @@ class DevServerProcess {
     }
     if (config.logFile !== undefined) {
       await mkdir(path.dirname(path.resolve(config.logFile)), { recursive: true });
-      this.logStream = createWriteStream(config.logFile, { flags: 'a' });
+      this.logStream = childLog(config.logFile);
     }
     const started = Date.now();
     const child = spawn(config.cliPath, devServerArgs(config), { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -274,14 +273,13 @@ class DevServerProcess {
       child.once('error', (err) => {
         this.exitReason = `could not spawn ${config.cliPath}: ${err.message}`;
         process.removeListener('exit', this.terminateOnExit);
-        this.logStream?.end();
+        void this.logStream?.end();
         resolve(this.exitReason);
       });
       child.once('exit', (code, signal) => {
         this.exitReason = signal !== null ? `killed by ${signal}` : `exit code ${code}`;
         process.removeListener('exit', this.terminateOnExit);
         this.watchdog?.kill('SIGKILL');
-        this.logStream?.end();
         resolve(this.exitReason);
       });
     });
@@ -289,6 +287,9 @@ class DevServerProcess {
     // normal exit is caught here, a death by signal (a killed test file, a closed pipe) by the watchdog.
     process.once('exit', this.terminateOnExit);
     if (child.pid !== undefined) this.watchdog = spawnWatchdog(child.pid);
+    // Once the pipes have delivered their last chunk, which may come after 'exit'.
+    const log = this.logStream;
+    child.once('close', () => void log?.end());
     for (const stream of [child.stdout, child.stderr]) stream?.on('data', (chunk: Buffer) => this.record(chunk));
 
     try {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import path from 'node:path';
+import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { FaultsRequest, InflightStatus, Ledger, ListeningLine, PROVIDER_KINDS, ProviderConfigPatch } from './types';
 import type { Fault, ProviderKind } from './types';
@@ -75,12 +75,16 @@ export async function startSandboxProvider(kind: ProviderKind, opts: StartOption
   };
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const logStream = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
+  // A log file that fails (its folder removed, the disk full) must not throw in this process: the log is lost.
+  logStream?.on('error', () => undefined);
   let stderrTail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
-    (logStream ?? process.stderr).write(chunk);
+    if (!logStream) process.stderr.write(chunk);
+    else if (!logStream.writableEnded && !logStream.destroyed) logStream.write(chunk);
   });
-  child.once('exit', () => logStream?.end());
+  // 'close': the pipes have delivered their last chunk, which may come after 'exit'.
+  child.once('close', () => void logStream?.end());
 
   let listening: ListeningLine;
   try {

@@ -104,7 +104,8 @@ const RUN_ON_AFTER_CONTINUE_MS = 2_000;
 async function stallThenContinue(input: CrashInput): Promise<boolean> {
   const { doomed } = input;
   let settled = false;
-  void input.settled.finally(() => (settled = true));
+  const markSettled = () => (settled = true);
+  input.settled.then(markSettled, markSettled);
   const deadline = Date.now() + ARMED_WAIT_MS;
   while (!(await stopped(doomed.pid))) {
     if (settled || !doomed.alive() || Date.now() > deadline) return false;

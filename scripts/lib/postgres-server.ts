@@ -72,9 +72,14 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   const runAs = await unprivilegedUser();
   const env = postgresEnv(binaries, { ...process.env, LC_ALL: 'C', LANG: 'C', TZ: 'UTC' });
   let server: ChildProcess | undefined;
+  // An 'exit' listener that throws makes the process exit 1 after everything passed: this one never throws.
   const cleanupOnExit = () => {
-    server?.kill('SIGKILL');
-    rmSync(base, { recursive: true, force: true });
+    try {
+      server?.kill('SIGKILL');
+      rmSync(base, { recursive: true, force: true });
+    } catch {
+      // The watchdog deletes the folder once the server is gone.
+    }
   };
   process.once('exit', cleanupOnExit);
   // A death by signal skips 'exit': a watchdog then deletes the folder (and stops the server once one runs).

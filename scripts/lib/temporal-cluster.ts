@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +24,7 @@ import {
 import { assertSearchAttributesRegistered } from '../../cli/dev/dev-server';
 import { getFreePorts } from '../../cli/dev/free-port';
 import { startPostgres, type PostgresServer } from './postgres-server';
+import { childLog, type ChildLog } from '../../cli/dev/child-log';
 import { spawnWatchdog } from '../../cli/dev/process-watchdog';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from 'retrysafe';
 
@@ -330,7 +330,7 @@ class ServiceProcess {
   private child: ChildProcess | undefined;
   private watchdog: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
-  private logStream: WriteStream | undefined;
+  private logStream: ChildLog | undefined;
   private tail = '';
   /** Set when the process exits; `crashed` only when nobody asked it to. */
   exitReason: string | undefined = 'not started';
@@ -360,7 +360,7 @@ class ServiceProcess {
   async launch(): Promise<void> {
     if (this.retired) throw new Error(`cluster: the ${this.name} service is not started again: the cluster stopped`);
     if (this.exitReason === undefined) throw new Error(`cluster: the ${this.name} service is already running`);
-    this.logStream ??= createWriteStream(this.logFile, { flags: 'a' });
+    this.logStream ??= childLog(this.logFile);
     const child = spawn(
       this.binary,
       ['--config-file', this.configFile, '--allow-no-auth', 'start', '--service', this.name],
@@ -409,8 +409,9 @@ class ServiceProcess {
       await this.exited;
       clearTimeout(timer);
     }
-    await new Promise<void>((resolve) => (this.logStream ? this.logStream.end(resolve) : resolve()));
+    const log = this.logStream;
     this.logStream = undefined;
+    await log?.end();
   }
 
   describe(): string {

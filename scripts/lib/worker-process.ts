@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import path from 'node:path';
+import { childLog } from '../../cli/dev/child-log';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -51,7 +51,7 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
   // Nor does the channel keep this process alive: the pipes and the caller's stop() decide that, as before.
   child.channel?.unref();
   let output = '';
-  const file = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
+  const file = opts.logFile ? childLog(opts.logFile) : undefined;
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
     if (output.length > 200_000) output = output.slice(-100_000);
@@ -59,11 +59,12 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
+  // 'close' comes once the pipes have delivered their last chunk, which may be after 'exit'.
+  child.once('close', () => void file?.end());
   let alive = true;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {
       alive = false;
-      file?.end();
       resolve({ code, signal });
     }),
   );

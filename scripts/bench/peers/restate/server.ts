@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { childLog } from '../../../../cli/dev/child-log';
 import { getFreePorts } from '../../../../cli/dev/free-port';
 import { spawnWatchdog, stopThrowawayServer } from '../../../../cli/dev/process-watchdog';
 
@@ -77,7 +77,7 @@ export async function startRestateServer(opts: StartRestateServerOptions): Promi
     { cwd: opts.dir, env: withoutRestateVariables(process.env), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const watchdog = child.pid !== undefined ? spawnWatchdog(child.pid, 'SIGTERM', { remove: [opts.dir] }) : undefined;
-  const logFile = createWriteStream(path.join(opts.dir, 'restate-server.log'), { flags: 'a' });
+  const logFile = childLog(path.join(opts.dir, 'restate-server.log'));
   let tail = '';
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.on('data', (chunk: Buffer) => {
@@ -85,9 +85,9 @@ export async function startRestateServer(opts: StartRestateServerOptions): Promi
       logFile.write(chunk);
     });
   }
+  child.once('close', () => void logFile.end());
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
-      logFile.end();
       resolve();
     }),
   );

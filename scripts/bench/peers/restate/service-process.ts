@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import path from 'node:path';
+import { childLog } from '../../../../cli/dev/child-log';
 
 import type { PeerProviderUrls } from '../types';
 
@@ -54,7 +54,7 @@ export async function startServiceProcess(opts: StartServiceOptions): Promise<Se
     env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  const log = createWriteStream(opts.logFile, { flags: 'a' });
+  const log = childLog(opts.logFile);
   let tail = '';
   let ready = false;
   let onReady: () => void = () => undefined;
@@ -68,9 +68,9 @@ export async function startServiceProcess(opts: StartServiceOptions): Promise<Se
       }
     });
   }
+  child.once('close', () => void log.end());
   const exited = new Promise<ServiceExit>((resolve) =>
     child.once('exit', (code, signal) => {
-      log.end();
       resolve({ code, signal });
     }),
   );
