@@ -1,6 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../../examples/workflows/baseline';
 import { summarize } from '../stats';
+import { burstHealth, type BurstHealth } from './burst-health';
 import type { ScaleContext } from './context';
 import { rssMiB, sampleRss } from './rss';
 import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, runWorkflowId } from 'retrysafe';
@@ -20,6 +21,8 @@ export interface ConcurrentReport {
   rssPeakMiB?: number;
   /** (peak − before) ÷ actions: what one action in flight holds of the worker's memory. */
   kibPerActionInFlight?: number;
+  /** Read from the burst's histories after it, untimed: retries and timeouts that explain a slow tail. */
+  health?: BurstHealth;
 }
 
 /**
@@ -37,6 +40,7 @@ export async function measureConcurrent(
   const latencies: number[] = [];
   let confirmed = 0;
   let done = 0;
+  const workflowIds: string[] = [];
   const progress = setInterval(() => ctx.log(`    ${done} of ${n} actions done`), 10_000);
   try {
     await Promise.all(
@@ -50,16 +54,20 @@ export async function measureConcurrent(
           merchantReference: `C-${ctx.tag}-${side}-${n}-${i}`,
         };
         if (side === 'bare') {
+          const workflowId = `scale:bare:${ctx.tag}-c${n}-${i}`;
+          workflowIds.push(workflowId);
           await ctx.client.workflow.execute(baselineChargeWorkflow, {
-            workflowId: `scale:bare:${ctx.tag}-c${n}-${i}`,
+            workflowId,
             taskQueue: ctx.taskQueue,
             args: [charge],
           });
           confirmed++;
         } else {
+          const workflowId = runWorkflowId('scale', `${ctx.tag}-c${n}-${i}`);
+          workflowIds.push(workflowId);
           const handle: WorkflowHandle<typeof retrysafeChargeWorkflow> = await ctx.client.workflow.start(
             retrysafeChargeWorkflow,
-            { workflowId: runWorkflowId('scale', `${ctx.tag}-c${n}-${i}`), taskQueue: ctx.taskQueue, args: [charge] },
+            { workflowId, taskQueue: ctx.taskQueue, args: [charge] },
           );
           if ((await handle.result()).status === 'confirmed') confirmed++;
         }
@@ -73,6 +81,7 @@ export async function measureConcurrent(
   const wallMs = performance.now() - t0;
   const rssPeakMiB = await sampler.stop();
   const s = summarize(latencies, wallMs);
+  const health = await burstHealth(ctx.client, workflowIds);
   return {
     side,
     actions: n,
@@ -87,5 +96,6 @@ export async function measureConcurrent(
     ...(rssBeforeMiB !== undefined && rssPeakMiB !== undefined
       ? { kibPerActionInFlight: Math.round(((rssPeakMiB - rssBeforeMiB) * 1024) / n) }
       : {}),
+    health,
   };
 }

@@ -2,6 +2,7 @@ import { ExampleClient } from '../../../examples/client';
 import { exampleRegistry } from '../../../examples/tools';
 import { startStack } from '../../lib/stack';
 import type { ScaleArgs } from './args';
+import { describeHealth } from './burst-health';
 import { measureConcurrent, type ConcurrentReport } from './concurrent';
 import { growthOf, type Growth } from './growth';
 import { measureLongRun, type LongRunReport } from './long-run';
@@ -47,6 +48,7 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
       log(`scale: ${n} bare activities at once on one worker`);
       const bare = await measureConcurrent(ctx, n, 'bare');
       log(`  ${n} bare at once: p50 ${bare.p50} ms, p99 ${bare.p99} ms, ${bare.throughputPerSec}/s`);
+      if (bare.health) log(`    ${describeHealth(bare.health)}`);
       report.bare.push(bare);
       log(`scale: ${n} actions at once on one worker`);
       const r = await measureConcurrent(ctx, n);
@@ -54,6 +56,7 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
         `  ${n} at once: p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.throughputPerSec}/s (×${ratio(r.throughputPerSec, bare.throughputPerSec)} of bare), ` +
           `worker peak ${r.rssPeakMiB ?? '?'} MiB, ${r.kibPerActionInFlight ?? '?'} KiB per action in flight`,
       );
+      if (r.health) log(`    ${describeHealth(r.health)}`);
       report.concurrent.push(r);
     }
     if (report.concurrent.length > 1) {
