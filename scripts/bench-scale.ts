@@ -52,20 +52,27 @@ export function formatScale(r: ScaleReport): string[] {
     }
   }
   if (r.concurrent.length) {
-    out.push('actions started at once on one worker:');
-    for (const c of r.concurrent) {
-      const bare = r.bare.find((b) => b.actions === c.actions);
+    out.push('actions started at once on one worker (each burst beside as many bare activities):');
+    for (const ratio of r.ratios) {
+      const mine = r.concurrent.filter((c) => c.actions === ratio.actions);
+      const bare = r.bare.filter((b) => b.actions === ratio.actions);
       out.push(
-        `  ${String(c.actions).padStart(5)}: p50 ${c.p50} ms, p99 ${c.p99} ms, max ${c.max} ms, ` +
-          `${c.throughputPerSec}/s over ${(c.wallMs / 1000).toFixed(1)} s, ${c.confirmed} confirmed; ` +
-          `worker ${c.rssBeforeMiB ?? '?'} → peak ${c.rssPeakMiB ?? '?'} MiB (${c.kibPerActionInFlight ?? '?'} KiB per action in flight)`,
+        `  ${String(ratio.actions).padStart(5)}: retrysafe throughput ×${ratio.throughputRatio} of bare over ` +
+          `${ratio.rounds} round(s) (${ratio.perRound.map((x) => `×${x}`).join(', ')})`,
       );
-      if (bare) {
+      mine.forEach((c, i) => {
         out.push(
-          `         bare activities: p50 ${bare.p50} ms, ${bare.throughputPerSec}/s, peak ${bare.rssPeakMiB ?? '?'} MiB; ` +
-            `retrysafe throughput ×${bare.throughputPerSec > 0 ? Math.round((c.throughputPerSec / bare.throughputPerSec) * 100) / 100 : '?'} of bare`,
+          `         retrysafe: p50 ${c.p50} ms, p99 ${c.p99} ms, max ${c.max} ms, ${c.throughputPerSec}/s over ` +
+            `${(c.wallMs / 1000).toFixed(1)} s, ${c.confirmed} confirmed; worker ${c.rssBeforeMiB ?? '?'} → peak ` +
+            `${c.rssPeakMiB ?? '?'} MiB (${c.kibPerActionInFlight ?? '?'} KiB per action in flight)`,
         );
-      }
+        const b = bare[i];
+        if (b) {
+          out.push(
+            `         bare:      p50 ${b.p50} ms, p99 ${b.p99} ms, ${b.throughputPerSec}/s, peak ${b.rssPeakMiB ?? '?'} MiB`,
+          );
+        }
+      });
     }
     const g = r.concurrentGrowth;
     if (g) {

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseScaleArgs } from '../../scripts/bench/scale/args';
+import { describeHealth, tally, type BurstHealth } from '../../scripts/bench/scale/burst-health';
+import type { ConcurrentReport } from '../../scripts/bench/scale/concurrent';
 import { drift, growthOf } from '../../scripts/bench/scale/growth';
+import { burstRatio } from '../../scripts/bench/scale/run';
 import { UsageError } from '../../cli/ops/errors';
 
 describe('bench:scale: how a cost grows with size', () => {
@@ -58,6 +61,12 @@ describe('bench:scale: how a cost grows with size', () => {
     assert.deepEqual(args.concurrent, [100, 300, 1000]);
     assert.equal(args.queue, 10_000);
     assert.deepEqual(parseScaleArgs(['--concurrent', '10,20', '--queue', '0']).concurrent, [10, 20]);
+    assert.equal(args.rounds, 2);
+    assert.equal(parseScaleArgs(['--rounds', '4']).rounds, 4);
+    assert.throws(
+      () => parseScaleArgs(['--rounds', '0']),
+      (e: unknown) => e instanceof UsageError && /rounds/.test(e.message),
+    );
     assert.throws(
       () => parseScaleArgs(['--concurrent', '10;20']),
       (e: unknown) => e instanceof UsageError && /concurrent/.test(e.message),
@@ -66,5 +75,64 @@ describe('bench:scale: how a cost grows with size', () => {
       () => parseScaleArgs(['--long-run', '-1']),
       (e: unknown) => e instanceof UsageError && /long-run/.test(e.message),
     );
+  });
+
+  it("takes a size's ratio over all its rounds, each side's actions over its summed wall time", () => {
+    const burst = (actions: number, wallMs: number): ConcurrentReport => ({
+      side: 'retrysafe',
+      actions,
+      confirmed: actions,
+      p50: 0,
+      p99: 0,
+      max: 0,
+      wallMs,
+      throughputPerSec: Math.round((actions / wallMs) * 1000 * 10) / 10,
+    });
+    // 1000 in 40 s and 1000 in 50 s (22.2/s overall) against 1000 in 40 s twice (25/s).
+    const r = burstRatio([burst(1000, 40_000), burst(1000, 50_000)], [burst(1000, 40_000), burst(1000, 40_000)]);
+    assert.deepEqual(r, { actions: 1000, rounds: 2, throughputRatio: 0.89, perRound: [1, 0.8] });
+    assert.throws(() => burstRatio([burst(10, 1)], []), /1 retrysafe bursts against 0 bare/);
+  });
+
+  it("tallies what a burst's histories show besides the happy path", () => {
+    const health: BurstHealth = {
+      workflows: 2,
+      unread: 0,
+      eventsP50: 0,
+      eventsMax: 0,
+      workflowTaskTimeouts: 0,
+      workflowTaskFailures: 0,
+      retriedActivities: 0,
+      retriedBecause: {},
+      activities: {},
+    };
+    tally(health, [
+      {
+        eventType: 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED',
+        activityTaskScheduledEventAttributes: { activityType: { name: 'actOnRecord' } },
+      },
+      {
+        eventType: 'EVENT_TYPE_ACTIVITY_TASK_STARTED',
+        activityTaskStartedEventAttributes: {
+          attempt: 2,
+          lastFailure: { timeoutFailureInfo: { timeoutType: 'TIMEOUT_TYPE_HEARTBEAT' } },
+        },
+      },
+      { eventType: 'EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT' },
+    ]);
+    tally(health, [
+      {
+        eventType: 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED',
+        activityTaskScheduledEventAttributes: { activityType: { name: 'actOnRecord' } },
+      },
+      { eventType: 'EVENT_TYPE_ACTIVITY_TASK_STARTED', activityTaskStartedEventAttributes: { attempt: 1 } },
+      { eventType: 'EVENT_TYPE_WORKFLOW_TASK_FAILED' },
+    ]);
+    assert.equal(health.retriedActivities, 1);
+    assert.deepEqual(health.retriedBecause, { 'heartbeat timeout': 1 });
+    assert.deepEqual(health.activities, { actOnRecord: 2 });
+    assert.equal(health.workflowTaskTimeouts, 1);
+    assert.equal(health.workflowTaskFailures, 1);
+    assert.match(describeHealth(health), /retried activities 1 \(1 heartbeat timeout\)/);
   });
 });

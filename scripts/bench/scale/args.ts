@@ -3,10 +3,11 @@ import { parseArgv, validateArgs, type FlagSpecs } from '../../../cli/ops/args';
 import { UsageError } from '../../../cli/ops/errors';
 import { count } from '../args';
 
-/** `npm run bench:scale -- [--long-run N] [--concurrent N,N,…] [--queue N] [--queue-steps S] [--json]` */
+/** `npm run bench:scale -- [--long-run N] [--concurrent N,N,…] [--rounds R] [--queue N] [--queue-steps S] [--json]` */
 const FLAGS: FlagSpecs = {
   'long-run': { type: 'string' },
   concurrent: { type: 'string' },
+  rounds: { type: 'string' },
   queue: { type: 'string' },
   'queue-steps': { type: 'string' },
   json: { type: 'boolean' },
@@ -14,6 +15,8 @@ const FLAGS: FlagSpecs = {
 
 export const DEFAULT_LONG_RUN = 100;
 export const DEFAULT_CONCURRENT = [100, 300, 1000];
+/** Two rounds, the second in the other order: neither side always meets the colder worker or the fuller server. */
+export const DEFAULT_ROUNDS = 2;
 export const DEFAULT_QUEUE = 10_000;
 export const DEFAULT_QUEUE_STEPS = 4;
 
@@ -26,6 +29,7 @@ const sizes = z
 export const ScaleArgs = z.object({
   'long-run': count('a whole number of actions in one run (0 skips it)', 0, 1_000).default(DEFAULT_LONG_RUN),
   concurrent: sizes.default(DEFAULT_CONCURRENT),
+  rounds: count('a whole number of rounds of each burst size', 1, 10).default(DEFAULT_ROUNDS),
   queue: count('a whole number of actions awaiting confirmation (0 skips it)', 0, 50_000).default(DEFAULT_QUEUE),
   'queue-steps': count('a whole number of points to time ops queue at', 1, 20).default(DEFAULT_QUEUE_STEPS),
   json: z.boolean().default(false),
@@ -43,6 +47,8 @@ export const SCALE_USAGE = `Usage: npm run bench:scale -- [options]
                     (default ${DEFAULT_LONG_RUN}; 0 skips it)
   --concurrent L    bursts of actions started at once on one worker, one burst per size in the list: p50, p99 and
                     the worker's memory (default ${DEFAULT_CONCURRENT.join(',')}; 0 skips it)
+  --rounds R        bursts of each size per side, side by side: bare then retrysafe, then the other way round,
+                    alternating; the ratio is taken over all of them (default ${DEFAULT_ROUNDS})
   --queue N         fills a tenant with N actions awaiting confirmation and times \`ops queue\` on the way
                     (default ${DEFAULT_QUEUE}; 0 skips it)
   --queue-steps S   the points \`ops queue\` is timed at, evenly spaced up to N (default ${DEFAULT_QUEUE_STEPS})

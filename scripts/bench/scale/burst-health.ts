@@ -100,7 +100,13 @@ export function tally(health: BurstHealth, events: readonly JsonEvent[]): void {
 
 function reasonOf(failure: JsonFailure | undefined): string {
   const timeout = failure?.timeoutFailureInfo?.timeoutType;
-  if (timeout) return timeout.replace(/^TIMEOUT_TYPE_/, '').toLowerCase().replace(/_/g, '-') + ' timeout';
+  if (timeout)
+    return (
+      timeout
+        .replace(/^TIMEOUT_TYPE_/, '')
+        .toLowerCase()
+        .replace(/_/g, '-') + ' timeout'
+    );
   return (failure?.message ?? 'no failure recorded').slice(0, 80);
 }
 

@@ -10,9 +10,12 @@ import { measureQueue, type QueuePoint } from './queue';
 
 export interface ScaleReport {
   longRun?: LongRunReport;
+  /** Every retrysafe burst, in the order run (`rounds` per size). */
   concurrent: ConcurrentReport[];
-  /** The same bursts of bare activities, each measured just before its retrysafe burst. */
+  /** The same bursts of bare activities, side by side with them: bare first in odd rounds, second in even ones. */
   bare: ConcurrentReport[];
+  /** Per size: retrysafe's throughput over all its bursts ÷ bare's over all theirs, and each round's ratio. */
+  ratios: BurstRatio[];
   /** Wall time of a burst against its size, and the worker's peak memory against it. */
   concurrentGrowth?: { wall?: Growth; p50?: Growth; rssAboveIdle?: Growth };
   queue: QueuePoint[];
@@ -38,38 +41,43 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
       tag,
       log,
     };
-    const report: ScaleReport = { concurrent: [], bare: [], queue: [], durationMs: 0 };
+    const report: ScaleReport = { concurrent: [], bare: [], ratios: [], queue: [], durationMs: 0 };
     if (args['long-run'] > 0) {
       log(`scale: one run of ${args['long-run']} actions`);
       report.longRun = await measureLongRun(ctx, args['long-run']);
     }
     for (const n of args.concurrent.filter((x) => x > 0)) {
-      // The same number of bare activities first, on the same worker: the side-by-side the ratio is taken from.
-      log(`scale: ${n} bare activities at once on one worker`);
-      const bare = await measureConcurrent(ctx, n, 'bare');
-      log(`  ${n} bare at once: p50 ${bare.p50} ms, p99 ${bare.p99} ms, ${bare.throughputPerSec}/s`);
-      if (bare.health) log(`    ${describeHealth(bare.health)}`);
-      report.bare.push(bare);
-      log(`scale: ${n} actions at once on one worker`);
-      const r = await measureConcurrent(ctx, n);
+      const mine: { retrysafe: ConcurrentReport[]; bare: ConcurrentReport[] } = { retrysafe: [], bare: [] };
+      for (let round = 1; round <= args.rounds; round++) {
+        // Side by side on the same worker, the order turned round every other round: whichever goes first meets a
+        // colder worker, whichever goes second a server holding the other's histories.
+        const order = round % 2 === 1 ? (['bare', 'retrysafe'] as const) : (['retrysafe', 'bare'] as const);
+        for (const side of order) {
+          const what = side === 'bare' ? 'bare activities' : 'actions';
+          log(`scale: ${n} ${what} at once on one worker (round ${round} of ${args.rounds})`);
+          const r = await measureConcurrent(ctx, n, side);
+          log(
+            `  ${n} ${side} at once: p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.throughputPerSec}/s, ` +
+              `worker peak ${r.rssPeakMiB ?? '?'} MiB, ${r.kibPerActionInFlight ?? '?'} KiB per action in flight`,
+          );
+          if (r.health) log(`    ${describeHealth(r.health)}`);
+          mine[side].push(r);
+          (side === 'bare' ? report.bare : report.concurrent).push(r);
+        }
+      }
+      const summary = burstRatio(mine.retrysafe, mine.bare);
       log(
-        `  ${n} at once: p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.throughputPerSec}/s (×${ratio(r.throughputPerSec, bare.throughputPerSec)} of bare), ` +
-          `worker peak ${r.rssPeakMiB ?? '?'} MiB, ${r.kibPerActionInFlight ?? '?'} KiB per action in flight`,
+        `  ${n} at once: retrysafe ×${summary.throughputRatio} of bare over ${args.rounds} round(s) (${summary.perRound.map((x) => `×${x}`).join(', ')})`,
       );
-      if (r.health) log(`    ${describeHealth(r.health)}`);
-      report.concurrent.push(r);
+      report.ratios.push(summary);
     }
-    if (report.concurrent.length > 1) {
+    if (report.ratios.length > 1) {
       const idle = report.concurrent[0].rssBeforeMiB;
       report.concurrentGrowth = {
-        wall: growthOf(report.concurrent.map((r) => ({ size: r.actions, cost: r.wallMs }))),
-        p50: growthOf(report.concurrent.map((r) => ({ size: r.actions, cost: r.p50 }))),
+        wall: growthOf(meanPerSize(report.concurrent, (r) => r.wallMs)),
+        p50: growthOf(meanPerSize(report.concurrent, (r) => r.p50)),
         ...(idle !== undefined
-          ? {
-              rssAboveIdle: growthOf(
-                report.concurrent.map((r) => ({ size: r.actions, cost: (r.rssPeakMiB ?? idle) - idle })),
-              ),
-            }
+          ? { rssAboveIdle: growthOf(meanPerSize(report.concurrent, (r) => (r.rssPeakMiB ?? idle) - idle)) }
           : {}),
       };
     }
@@ -87,3 +95,36 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
 }
 
 const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 100) / 100 : 0);
+
+export interface BurstRatio {
+  actions: number;
+  rounds: number;
+  /** Actions per second over all bursts of the size (their actions ÷ their summed wall time), retrysafe ÷ bare. */
+  throughputRatio: number;
+  /** Each round's own ratio, in the order run. */
+  perRound: number[];
+}
+
+/** The ratio of one size over its rounds: total actions over total wall time on each side, so no round weighs more. */
+export function burstRatio(retrysafe: readonly ConcurrentReport[], bare: readonly ConcurrentReport[]): BurstRatio {
+  if (retrysafe.length === 0 || retrysafe.length !== bare.length) {
+    throw new Error(`burstRatio: ${retrysafe.length} retrysafe bursts against ${bare.length} bare ones`);
+  }
+  const rate = (bursts: readonly ConcurrentReport[]) =>
+    bursts.reduce((n, b) => n + b.actions, 0) / (bursts.reduce((ms, b) => ms + b.wallMs, 0) / 1000);
+  return {
+    actions: retrysafe[0].actions,
+    rounds: retrysafe.length,
+    throughputRatio: ratio(rate(retrysafe), rate(bare)),
+    perRound: retrysafe.map((r, i) => ratio(r.throughputPerSec, bare[i].throughputPerSec)),
+  };
+}
+
+/** The bursts of each size averaged over its rounds, for the growth fits (one point per size). */
+function meanPerSize(bursts: readonly ConcurrentReport[], pick: (b: ConcurrentReport) => number) {
+  const sizes = [...new Set(bursts.map((b) => b.actions))];
+  return sizes.map((size) => {
+    const mine = bursts.filter((b) => b.actions === size);
+    return { size, cost: mine.reduce((s, b) => s + pick(b), 0) / mine.length };
+  });
+}
