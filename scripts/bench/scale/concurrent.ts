@@ -33,7 +33,11 @@ export async function measureConcurrent(
   ctx: ScaleContext,
   n: number,
   side: 'retrysafe' | 'bare' = 'retrysafe',
+  round = 1,
 ): Promise<ConcurrentReport> {
+  // Every burst its own workflow IDs, and so its own action keys: a second round under the first one's keys would
+  // find their ledger rows settled and answer from them without a send.
+  const burst = `${ctx.tag}-c${n}-r${round}`;
   const rssBeforeMiB = await rssMiB(ctx.worker.pid);
   const sampler = sampleRss(ctx.worker.pid);
   const t0 = performance.now();
@@ -51,10 +55,10 @@ export async function measureConcurrent(
           currency: 'usd',
           customerId: 'cus_scale',
           paymentMethod: 'pm_scale',
-          merchantReference: `C-${ctx.tag}-${side}-${n}-${i}`,
+          merchantReference: `C-${burst}-${side}-${i}`,
         };
         if (side === 'bare') {
-          const workflowId = `scale:bare:${ctx.tag}-c${n}-${i}`;
+          const workflowId = `scale:bare:${burst}-${i}`;
           workflowIds.push(workflowId);
           await ctx.client.workflow.execute(baselineChargeWorkflow, {
             workflowId,
@@ -63,7 +67,7 @@ export async function measureConcurrent(
           });
           confirmed++;
         } else {
-          const workflowId = runWorkflowId('scale', `${ctx.tag}-c${n}-${i}`);
+          const workflowId = runWorkflowId('scale', `${burst}-${i}`);
           workflowIds.push(workflowId);
           const handle: WorkflowHandle<typeof retrysafeChargeWorkflow> = await ctx.client.workflow.start(
             retrysafeChargeWorkflow,

@@ -55,7 +55,7 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
         for (const side of order) {
           const what = side === 'bare' ? 'bare activities' : 'actions';
           log(`scale: ${n} ${what} at once on one worker (round ${round} of ${args.rounds})`);
-          const r = await measureConcurrent(ctx, n, side);
+          const r = await measureConcurrent(ctx, n, side, round);
           log(
             `  ${n} ${side} at once: p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.throughputPerSec}/s, ` +
               `worker peak ${r.rssPeakMiB ?? '?'} MiB, ${r.kibPerActionInFlight ?? '?'} KiB per action in flight`,
