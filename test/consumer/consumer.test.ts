@@ -15,7 +15,9 @@ import { startServerProcess } from '../support/server-process';
  * project can reach: `retrysafe` on its PATH and the package's entry points. The project is test/consumer/project:
  * a tool in one file, a workflow in one more, a worker and a claim script; it type-checks with `tsc --strict`.
  * Then `retrysafe dev`, a worker SIGKILLed after the provider committed, and the same action claimed twice: one
- * message at the provider. On the machine's Node.js (20) and on the current LTS (24, .tools/).
+ * message at the provider. On the current LTS (24, .tools/) in `npm test`; on the machine's Node.js (20, the oldest
+ * the package supports) in `npm run test:long`, where the install compiles better-sqlite3 from source (its prebuilt
+ * binaries are on GitHub): about two minutes of the suite's time, so it runs with the long checks.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -23,6 +25,13 @@ const PROJECT_FILES = path.join(__dirname, 'project');
 const readJson = (file: string) => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8'));
 const lock = readJson('package-lock.json') as { packages: Record<string, { version: string }> };
 const pinned = (name: string) => `${name}@${lock.packages[`node_modules/${name}`].version}`;
+
+/** `RETRYSAFE_TEST_CONSUMER_RUNTIMES`: which Node.js the project is installed on, `lts` and/or `machine`. */
+const RUNTIMES_ENV = 'RETRYSAFE_TEST_CONSUMER_RUNTIMES';
+const RUNTIMES = (process.env[RUNTIMES_ENV] || 'lts').split(',').map((r) => r.trim());
+for (const r of RUNTIMES) {
+  if (r !== 'lts' && r !== 'machine') throw new Error(`${RUNTIMES_ENV}: ${JSON.stringify(r)} is not lts or machine`);
+}
 
 let tarball: string;
 let packDir: string;
@@ -90,7 +99,7 @@ it('packs only the built package: no tests, sources, data, tools or secrets', as
   process.stderr.write(`tarball: ${files.length} files\n`);
 });
 
-for (const runtime of ['machine', 'lts'] as const) {
+for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
   describe(`a team's own project with retrysafe installed from its tarball (Node.js ${runtime === 'machine' ? process.versions.node : 'LTS'})`, () => {
     let dir: string;
     let env: NodeJS.ProcessEnv;

@@ -33,11 +33,23 @@ function allTestFiles(): string[] {
 
 describe('the test commands', () => {
   const main = new Set(filesOf(scripts.test));
+  const long = new Set(filesOf(scripts['test:long']));
   const cluster = new Set(filesOf(scripts['test:cluster']));
 
-  it('run every test file: npm test all but test/cluster/, npm run test:cluster the rest', () => {
-    const missed = allTestFiles().filter((file) => !main.has(file) && !cluster.has(file));
-    assert.deepEqual(missed, [], 'a test folder or file that neither command runs');
+  it('run every test file: npm test all but test/long/ and test/cluster/, which the other two run', () => {
+    const missed = allTestFiles().filter((file) => !main.has(file) && !long.has(file) && !cluster.has(file));
+    assert.deepEqual(missed, [], 'a test folder or file that no command runs');
+  });
+
+  it('keep the long checks out of npm test, and run the consumer on the oldest Node.js there', () => {
+    assert.deepEqual(
+      [...main].filter((file) => file.startsWith('test/long/')),
+      [],
+    );
+    assert.ok([...long].some((file) => file.startsWith('test/long/')));
+    assert.ok(long.has('test/consumer/consumer.test.ts') && main.has('test/consumer/consumer.test.ts'));
+    assert.match(scripts['test:long'], /RETRYSAFE_TEST_CONSUMER_RUNTIMES=machine /);
+    assert.doesNotMatch(scripts.test, /RETRYSAFE_TEST_CONSUMER_RUNTIMES/, 'npm test installs on the LTS (the default)');
   });
 
   it('keep the cluster-only files out of npm test, which needs no Go build', () => {
