@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseScaleArgs } from '../../scripts/bench/scale/args';
-import { describeHealth, tally, type BurstHealth } from '../../scripts/bench/scale/burst-health';
+import { describeHealth, emptyHealth, tally } from '../../scripts/bench/scale/burst-health';
 import type { ConcurrentReport } from '../../scripts/bench/scale/concurrent';
 import { drift, growthOf } from '../../scripts/bench/scale/growth';
 import { burstRatio } from '../../scripts/bench/scale/run';
@@ -95,17 +95,7 @@ describe('bench:scale: how a cost grows with size', () => {
   });
 
   it("tallies what a burst's histories show besides the happy path", () => {
-    const health: BurstHealth = {
-      workflows: 2,
-      unread: 0,
-      eventsP50: 0,
-      eventsMax: 0,
-      workflowTaskTimeouts: 0,
-      workflowTaskFailures: 0,
-      retriedActivities: 0,
-      retriedBecause: {},
-      activities: {},
-    };
+    const health = emptyHealth(2);
     tally(health, [
       {
         eventType: 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED',

@@ -35,9 +35,10 @@ interface JsonEvent {
   activityTaskStartedEventAttributes?: { attempt?: number; lastFailure?: JsonFailure };
 }
 
-export async function burstHealth(client: Client, workflowIds: readonly string[]): Promise<BurstHealth> {
-  const health: BurstHealth = {
-    workflows: workflowIds.length,
+/** A tally of `workflows` histories with nothing counted yet. */
+export function emptyHealth(workflows: number): BurstHealth {
+  return {
+    workflows,
     unread: 0,
     eventsP50: 0,
     eventsMax: 0,
@@ -47,6 +48,10 @@ export async function burstHealth(client: Client, workflowIds: readonly string[]
     retriedBecause: {},
     activities: {},
   };
+}
+
+export async function burstHealth(client: Client, workflowIds: readonly string[]): Promise<BurstHealth> {
+  const health = emptyHealth(workflowIds.length);
   const sizes: number[] = [];
   let next = 0;
   const reader = async () => {
