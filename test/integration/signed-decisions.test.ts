@@ -5,6 +5,7 @@ import type { SignedDecision } from '../../policies/signed-decision';
 import { submitApproval } from '../../cli/approvals/approval-signer';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveUpdate, type ActionSnapshot } from '../../messages/action';
+import { approveUpdate } from '../../messages/approval';
 import { decisionKit } from '../support/decisions';
 import { acmeCharge } from '../support/intents';
 import { uniqueEvent } from '../support/renewal-input';
@@ -184,5 +185,39 @@ describe('signed decisions, verified inside the workflow', () => {
       ledger.records.charges?.filter((c) => (c as { idempotencyKey?: string }).idempotencyKey === waiting.key).length,
       1,
     );
+  });
+
+  it('answers the approver from a task that only ends the wait, publishes the status and schedules the executor', async () => {
+    const name = 'approval-task';
+    const claimed = await stack.retrysafe.claimAction(
+      { tenant: 'acme', eventId: uniqueEvent(name) },
+      charge(name, 7_500),
+    );
+    const waiting = await waitForStatus(stack.retrysafe, claimed.key, 'awaiting_confirmation', { timeoutMs: 30_000 });
+    await submitApproval(stack.client, kit.sign('approve', waiting.key, { requestHash: waiting.requestHash }));
+    const events = (await stack.client.workflow.getHandle(waiting.key).fetchHistory()).events ?? [];
+    const accepted = events.findIndex(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === approveUpdate.name,
+    );
+    const completed = events.findIndex((e, i) => i > accepted && e.workflowExecutionUpdateCompletedEventAttributes);
+    assert.ok(accepted > 0 && completed > accepted, 'the approval was accepted and answered');
+    // What the approver waits for, event by event: the patch's marker and its TemporalChangeVersion upsert were
+    // recorded before the wait, the trust re-read and the ledger's entry are the executor's (activities/before-send.ts).
+    const task = events.slice(accepted, completed + 1).map((e) => {
+      const kind = Object.keys(e)
+        .find((k) => k.endsWith('EventAttributes'))!
+        .replace('EventAttributes', '');
+      const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
+      return fields ? `${kind} ${Object.keys(fields).sort().join(',')}` : activity ? `${kind} ${activity}` : kind;
+    });
+    assert.deepEqual(task, [
+      'workflowExecutionUpdateAccepted',
+      'timerCanceled',
+      'upsertWorkflowSearchAttributes RetrysafeKind,RetrysafeOperation,RetrysafeStatus,RetrysafeTenant',
+      'activityTaskScheduled executeRecordedAction',
+      'workflowExecutionUpdateCompleted',
+    ]);
+    await waitForStatus(stack.retrysafe, waiting.key, 'confirmed', { timeoutMs: 30_000 });
   });
 });

@@ -18,7 +18,8 @@ import { withEnginePreloads } from '../../workers/workflow-preload';
  *
  * What must replay: every release's histories (`*.v0-2-0.json`, recorded by 0.2.0), the record-first shape
  * (`*.record-first.json`), the action workflow that hands its pre-send checks to the executor
- * (`*.send-checks-in-executor.json`), and the recordings between them that still do (`*.owner-sends.json`). Paths only
+ * (`*.send-checks-in-executor.json`) and the same with that patch's marker recorded before the wait for a person
+ * (`*.marker-before-wait.json`), and the recordings between them that still do (`*.owner-sends.json`). Paths only
  * histories from before 0.2.0 took (a claim as a local activity, a run's claim without the send, an action workflow
  * without the ledger-in-worker and current-claim-answers patches) were removed with deprecatePatch().
  */
@@ -140,7 +141,7 @@ describe('replay of recorded histories', () => {
     assert.ok(localResults('receipt-action-taken-over.record-first').some((r) => r.includes('"kind":"handed-over"')));
   });
 
-  it('holds an approved action of both shapes: checks before the send in the workflow task, or in the executor', async () => {
+  it('holds an approved action of each shape: checks in the workflow task, in the executor, its marker before the wait', async () => {
     const histories = await loadHistories();
     /** The events of the workflow task that took the approval: from its update's acceptance to the executor. */
     const approvalTask = (name: string) => {
@@ -155,16 +156,34 @@ describe('replay of recorded histories', () => {
       const executor = events[scheduled].activityTaskScheduledEventAttributes?.activityType?.name;
       return { patches: patchIds(h.history), task: events.slice(accepted, scheduled + 1), executor };
     };
-    const localActivities = (task: temporal.api.history.v1.IHistoryEvent[]) =>
-      task.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+    const markers = (task: temporal.api.history.v1.IHistoryEvent[], name: string) =>
+      task.filter((e) => e.markerRecordedEventAttributes?.markerName === name).length;
+    const localActivities = (task: temporal.api.history.v1.IHistoryEvent[]) => markers(task, 'core_local_activity');
+    /** The search attributes each upsert of the task set: the SDK upserts TemporalChangeVersion with a patch. */
+    const upserts = (task: temporal.api.history.v1.IHistoryEvent[]) =>
+      task.flatMap((e) => {
+        const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+        return fields ? [Object.keys(fields).sort().join(',')] : [];
+      });
     const before = approvalTask('charge-action-approved.record-first');
     assert.equal(before.patches.includes(SEND_CHECKS_IN_EXECUTOR_PATCH), false);
     assert.equal(localActivities(before.task), 2, 'the trust re-read and the ledger write, in the workflow task');
     const now = approvalTask('charge-action-approved.send-checks-in-executor');
     assert.ok(now.patches.includes(SEND_CHECKS_IN_EXECUTOR_PATCH));
     assert.equal(localActivities(now.task), 0, 'the approver is answered without a local activity');
+    assert.equal(markers(now.task, 'core_patch'), 1, 'this recording took the patch in the approval task');
+    assert.equal(upserts(now.task).filter((u) => u.includes('TemporalChangeVersion')).length, 1);
+    // The same path with the patch taken before the wait: the approval's task holds one upsert, the status.
+    const current = approvalTask('charge-action-approved.marker-before-wait');
+    assert.ok(current.patches.includes(SEND_CHECKS_IN_EXECUTOR_PATCH));
+    assert.equal(localActivities(current.task), 0);
+    assert.equal(markers(current.task, 'core_patch'), 0, 'no patch marker in the task that takes the approval');
+    assert.deepEqual(upserts(current.task), ['RetrysafeKind,RetrysafeOperation,RetrysafeStatus,RetrysafeTenant']);
     // Under a name workers of earlier versions do not register: none of them can send without the checks.
-    assert.deepEqual([before.executor, now.executor], ['executeAction', 'executeRecordedAction']);
+    assert.deepEqual(
+      [before.executor, now.executor, current.executor],
+      ['executeAction', 'executeRecordedAction', 'executeRecordedAction'],
+    );
   });
 
   it('catches a change that is not behind patched() as a determinism violation', async () => {

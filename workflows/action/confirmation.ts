@@ -50,6 +50,11 @@ export interface Cleared {
  */
 export async function awaitConfirmation(ctx: ActionContext): Promise<Cleared | undefined> {
   const { state, decision: d } = ctx;
+  // Asked here, before the wait, so that the marker lands in this task and the task that takes the approval
+  // carries no marker and no TemporalChangeVersion upsert. Asked again after the approval below: a replay of a run
+  // that recorded it there answers false here (the SDK keeps no answer from a replay that has not reached the
+  // marker yet) and true there.
+  if (ctx.policy.ledger) sendChecksInExecutor();
   showDryRun(ctx);
   await state.move('awaiting_confirmation', `${d.mode}: ${d.reasons.join('; ') || d.rows.join(', ')}`);
   const decided = await state.decisions.during(() =>
