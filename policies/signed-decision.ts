@@ -197,7 +197,9 @@ export function verifyDecision(
       field: 'signature',
     });
   }
-  const parsed = SignedDecision.safeParse(approval);
+  // Without zod's compiled fast path: in a workflow, zod and this schema are evaluated afresh for each workflow, so
+  // the one parse an approval gets would pay for compiling it first (about 0.3 ms of the approver's wait).
+  const parsed = SignedDecision.safeParse(approval, { jitless: true });
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error);
     throw reject('malformed', `the approval is malformed: ${field}: ${message}`, { field });
