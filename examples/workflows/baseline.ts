@@ -4,6 +4,7 @@
  *   baselineChargeWorkflow  ─▶ bareCharge (default retry policy, fresh key per attempt) ─▶ { chargeId }
  *   baselineChildChargeWorkflow ─▶ child baselineChargeWorkflow ─▶ { chargeId }   (the two-workflow shape of an action)
  *   baselineSignalWorkflow  ─▶ condition(resume signal) ─▶ { sentAtMs }
+ *   baselineUpdateWorkflow  ─▶ condition(resume update, its validator checks the argument) ─▶ { sentAtMs }
  *   retrysafeChargeWorkflow ─▶ act(charge) ─▶ settle(kept) ─▶ { status, chargeId }
  *   bareToolWorkflow        ─▶ bareTool (an example tool's own code, fresh key per attempt) ─▶ { providerRef }
  *
@@ -17,6 +18,7 @@ import {
   condition,
   defineQuery,
   defineSignal,
+  defineUpdate,
   executeChild,
   proxyActivities,
   setHandler,
@@ -30,6 +32,11 @@ type Activities = { bareCharge: ReturnType<typeof createBareCharge>; bareTool: R
 
 /** Resumes a waiting baselineSignalWorkflow. */
 export const baselineResumeSignal = defineSignal<[{ sentAtMs: number }]>('baseline.resume');
+/**
+ * Resumes a waiting baselineUpdateWorkflow and answers once it has: a signal with a synchronous answer and a validator,
+ * the bare shape of a person's approval (retrysafe's verifies a signature in its validator).
+ */
+export const baselineResumeUpdate = defineUpdate<{ resumed: true }, [{ sentAtMs: number }]>('baseline.resumeUpdate');
 /** True once the workflow is blocked on its signal, so a benchmark times only the signal's way in. */
 export const baselineWaitingQuery = defineQuery<boolean>('baseline.waiting');
 
@@ -70,6 +77,25 @@ export async function baselineSignalWorkflow(): Promise<{ sentAtMs: number }> {
   setHandler(baselineResumeSignal, (s) => {
     resume = s;
   });
+  setHandler(baselineWaitingQuery, () => resume === undefined);
+  await condition(() => resume !== undefined);
+  return resume!;
+}
+
+export async function baselineUpdateWorkflow(): Promise<{ sentAtMs: number }> {
+  let resume: { sentAtMs: number } | undefined;
+  setHandler(
+    baselineResumeUpdate,
+    (s) => {
+      resume = s;
+      return { resumed: true as const };
+    },
+    {
+      validator: (s) => {
+        if (typeof s?.sentAtMs !== 'number') throw new TypeError('sentAtMs must be a number');
+      },
+    },
+  );
   setHandler(baselineWaitingQuery, () => resume === undefined);
   await condition(() => resume !== undefined);
   return resume!;

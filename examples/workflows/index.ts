@@ -6,6 +6,7 @@ export {
   baselineChargeWorkflow,
   baselineChildChargeWorkflow,
   baselineSignalWorkflow,
+  baselineUpdateWorkflow,
   bareToolWorkflow,
   retrysafeChargeWorkflow,
 } from './baseline';

@@ -7,7 +7,9 @@ import {
   baselineChargeWorkflow,
   baselineChildChargeWorkflow,
   baselineResumeSignal,
+  baselineResumeUpdate,
   baselineSignalWorkflow,
+  baselineUpdateWorkflow,
   baselineWaitingQuery,
   retrysafeChargeWorkflow,
 } from '../../examples/workflows/baseline';
@@ -31,6 +33,8 @@ import {
  *            retrysafe action: what is left once the second workflow per action is paid for on both sides
  *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns); the
  *            approved charge then runs to its outcome, untimed, before that slot's next approval
+ *   update   an update with a validator → its answer    vs the same signed approval: what retrysafe adds to the
+ *            bare shape of an approval (the signal pair's gap holds the update's own cost too)
  *   renewal  (no bare counterpart) reserve → charge → ship as three actions, for scale
  *   record-first  the same action on workers without the ledger (the action workflow is the record) vs with it (the
  *            run acts on the ledger's row; an action workflow only when someone must decide or wait)
@@ -51,13 +55,14 @@ export interface BenchContext {
   observe?: 'metrics' | 'traces' | 'both';
 }
 
-export type Pair = 'action' | 'signal';
+export type Pair = 'action' | 'signal' | 'update';
 
 /** Ratios the report prints: retrysafe leg ÷ bare leg, by leg id. */
 export const COMPARISONS = [
   { name: 'action', bare: 'bare-activity', retrysafe: 'retrysafe-action' },
   { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
+  { name: 'update', bare: 'bare-update', retrysafe: 'retrysafe-confirmation' },
   // Not bare against retrysafe: the same action with the action workflow as its record (workers without the ledger)
   // and with the ledger's row as its record (the run acts on it): what the record-first path changed.
   {
@@ -170,6 +175,16 @@ export function benchLegs(ctx: BenchContext): Leg[] {
           if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (${suffix}) ended ${r.status}`);
         });
     };
+  /** Starts a baseline workflow that waits for its signal or update; resolves once its query says it waits. */
+  const startWaiting = async (workflow: typeof baselineSignalWorkflow, workflowId: string) => {
+    const handle = await client.workflow.start(workflow, { workflowId, taskQueue });
+    const deadline = Date.now() + SETUP_TIMEOUT_MS;
+    while (!(await handle.query(baselineWaitingQuery))) {
+      if (Date.now() > deadline) throw new Error(`${workflowId} never started waiting`);
+      await sleep(20);
+    }
+    return handle;
+  };
   /** The run and, when one started, its action workflow: what one action cost the server. */
   const actionWorkflows = (name: string) => {
     const run = runWorkflowId('bench', name);
@@ -259,15 +274,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
       side: 'bare',
       pair: 'signal',
       async prepare(name) {
-        const handle = await client.workflow.start(baselineSignalWorkflow, {
-          workflowId: `bench:signal:${name}`,
-          taskQueue,
-        });
-        const deadline = Date.now() + SETUP_TIMEOUT_MS;
-        while (!(await handle.query(baselineWaitingQuery))) {
-          if (Date.now() > deadline) throw new Error(`${handle.workflowId} never started waiting`);
-          await sleep(20);
-        }
+        const handle = await startWaiting(baselineSignalWorkflow, `bench:signal:${name}`);
         return () =>
           timed(async () => {
             await handle.signal(baselineResumeSignal, { sentAtMs: Date.now() });
@@ -275,6 +282,21 @@ export function benchLegs(ctx: BenchContext): Leg[] {
           });
       },
       workflows: (name) => [{ role: 'workflow', workflowId: `bench:signal:${name}` }],
+    },
+    {
+      id: 'bare-update',
+      label: 'bare update (validated) → waiting workflow resumes, answers',
+      side: 'bare',
+      pair: 'update',
+      async prepare(name) {
+        const handle = await startWaiting(baselineUpdateWorkflow, `bench:update:${name}`);
+        return () =>
+          timed(async () => {
+            const answer = await handle.executeUpdate(baselineResumeUpdate, { args: [{ sentAtMs: Date.now() }] });
+            if (!answer.resumed) throw new Error(`${handle.workflowId} answered ${JSON.stringify(answer)}`);
+          });
+      },
+      workflows: (name) => [{ role: 'workflow', workflowId: `bench:update:${name}` }],
     },
     {
       id: 'retrysafe-confirmation',

@@ -101,6 +101,7 @@ const COLORS: Record<string, string> = {
   'retrysafe-action-observed': '#e377c2',
   'retrysafe-renewal': '#9467bd',
   'bare-signal': '#2ca02c',
+  'bare-update': '#bcbd22',
   'retrysafe-confirmation': '#ff7f0e',
 };
 
