@@ -112,11 +112,11 @@ function formatBench(r: BenchReport): string[] {
       );
     }
   }
-  if (r.ratios.signal) {
+  if (r.ratios.signal || r.ratios.update) {
     out.push(
-      'signal pair: each approved charge reaches its outcome, untimed, before its slot times the next approval, so ' +
-        "the confirmation's throughput counts the charge, and at concurrency 10 fewer approvals than signals are in " +
-        'flight: only the sequential p50 compares like with like',
+      'signal and update pairs: each approved charge reaches its outcome, untimed, before its slot times the next ' +
+        "approval, so the confirmation's throughput counts the charge, and at concurrency 10 fewer approvals than " +
+        'signals or updates are in flight: only the sequential p50 compares like with like',
     );
   }
   const hb = r.recovery.heartbeatTimeoutMs;
