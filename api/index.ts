@@ -123,6 +123,7 @@ export {
   DEFAULT_APPROVAL_TTL_MS,
   ROLES,
   signDecision,
+  signDecisionWith,
 } from '../policies/signed-decision';
 export type {
   Decision,

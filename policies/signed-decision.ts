@@ -342,17 +342,33 @@ export function parseOperatorScopes(raw: unknown): OperatorScopes {
  * holder of the key. Throws `InvalidIntent` naming the field when the claims are malformed.
  */
 export function signDecision(claims: DecisionClaims, privateKeyHex: string, publicKeyId: string): SignedDecision {
+  return signDecisionWith(claims, publicKeyId, (bytes) => {
+    if (!hex(32).test(privateKeyHex)) {
+      throw new RetrysafeError('InvalidIntent', 'the signing key must be a 32-byte hex Ed25519 private key', {
+        field: 'privateKeyHex',
+      });
+    }
+    return ed25519.sign(bytes, privateKeyHex);
+  });
+}
+
+/**
+ * Signs claims with `sign`, which returns the Ed25519 signature of the bytes it is given: how a Node.js approval
+ * service signs with its runtime's native Ed25519 (cli/approvals/native-signing.ts), about 13 times faster than the
+ * pure JavaScript that signDecision uses so that this module also loads in a workflow. Ed25519 signatures are
+ * deterministic, so both give the same bytes. Throws `InvalidIntent` naming the field when the claims are malformed.
+ */
+export function signDecisionWith(
+  claims: DecisionClaims,
+  publicKeyId: string,
+  sign: (bytes: Uint8Array) => Uint8Array,
+): SignedDecision {
   const parsed = DecisionClaims.safeParse(claims);
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error);
     throw new RetrysafeError('InvalidIntent', `approval claims: ${field}: ${message}`, { field });
   }
-  if (!hex(32).test(privateKeyHex)) {
-    throw new RetrysafeError('InvalidIntent', 'the signing key must be a 32-byte hex Ed25519 private key', {
-      field: 'privateKeyHex',
-    });
-  }
-  const signature = bytesToHex(ed25519.sign(decisionSigningBytes(parsed.data), privateKeyHex));
+  const signature = bytesToHex(sign(decisionSigningBytes(parsed.data)));
   return { claims: parsed.data, signature, publicKeyId };
 }
 

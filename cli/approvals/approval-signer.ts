@@ -13,7 +13,7 @@ import {
   decisionClaims,
   approvalKeyId,
   approvalPublicKey,
-  signDecision,
+  signDecisionWith,
   type SignedDecision,
 } from '../../policies/signed-decision';
 import { RetrysafeError } from '../../policies/errors';
@@ -22,6 +22,7 @@ import { typedRefusal, withTrustRefresh } from '../../client';
 import { firstIssue } from '../../policies/zod-issues';
 import { parseOperators, type Operator } from '../../policies/operators';
 import { readOperatorsFile } from '../../workers/operators-file';
+import { nativeEd25519Signer } from './native-signing';
 
 /**
  * The approval service's core: who may approve (operators known by the SHA-256 of their bearer token)
@@ -128,6 +129,7 @@ export function createApprovalSigner(options: {
       field: 'privateKeyHex',
     });
   }
+  const signBytes = nativeEd25519Signer(options.privateKeyHex);
   let operators = parseOperatorsFile({ operators: options.operators });
   let digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
   let stamp = options.operatorsFile ? fileStamp(options.operatorsFile) : undefined;
@@ -210,7 +212,7 @@ export function createApprovalSigner(options: {
         nonce: nonce(),
         ttlMs: body.ttlSeconds === undefined ? DEFAULT_APPROVAL_TTL_MS : body.ttlSeconds * 1000,
       });
-      return signDecision(claims, options.privateKeyHex, keyId);
+      return signDecisionWith(claims, keyId, signBytes);
     },
   };
 }

@@ -3,7 +3,8 @@ import type { Client } from '@temporalio/client';
 import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import { submitApproval, tenantOfTarget } from '../../cli/approvals/approval-signer';
 import type { ApprovalOutcome, Decision, SignedDecision } from 'retrysafe';
-import { decisionClaims, signDecision } from 'retrysafe';
+import { decisionClaims, signDecisionWith } from 'retrysafe';
+import { nativeEd25519Signer } from '../../cli/approvals/native-signing';
 
 /**
  * An approval service for one harness or benchmark run: a fresh Ed25519 key pair whose public half the
@@ -24,8 +25,10 @@ export interface Approver {
 
 export function createApprover(name = 'chaos-approver'): Approver {
   const pair = generateApprovalKeyPair();
+  // Signed as the approval service signs (cli/approvals/approval-signer.ts): with the runtime's native Ed25519.
+  const signBytes = nativeEd25519Signer(pair.privateKeyHex);
   const sign: Approver['sign'] = (decision, key, fields = {}) =>
-    signDecision(
+    signDecisionWith(
       decisionClaims({
         decision,
         key,
@@ -35,8 +38,8 @@ export function createApprover(name = 'chaos-approver'): Approver {
         nowMs: Date.now(),
         nonce: randomBytes(16).toString('hex'),
       }),
-      pair.privateKeyHex,
       pair.keyId,
+      signBytes,
     );
   return {
     workerEnv: {
