@@ -13,7 +13,8 @@ import { startServerProcess } from '../support/server-process';
  * retrysafe as a team installs it: the package is packed, installed from its tarball into a new project in a
  * temporary folder outside the repository (its dependencies from npm's cache), and used only through what that
  * project can reach: `retrysafe` on its PATH and the package's entry points. The project is test/consumer/project:
- * a tool in one file, a workflow in one more, a worker and a claim script; it type-checks with `tsc --strict`.
+ * a tool in one file, a workflow in one more, a worker, a claim script and an approval signer; it type-checks with
+ * `tsc --strict`.
  * Then `retrysafe dev`, a worker SIGKILLed after the provider committed, and the same action claimed twice: one
  * message at the provider. On the current LTS (24, .tools/) in `npm test`; on the machine's Node.js (20, the oldest
  * the package supports) in `npm run test:long`, where the install compiles better-sqlite3 from source (its prebuilt
@@ -150,7 +151,7 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
     });
 
     it(
-      'installs from the tarball and type-checks a tool, a workflow and a worker with tsc --strict',
+      'installs from the tarball, type-checks a tool, a workflow and a worker with tsc --strict, and signs a decision',
       { timeout: 600_000 },
       async () => {
         const deps = [
@@ -174,6 +175,10 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
         const tsc = inProject('npx', ['tsc', '-p', '.']);
         assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
         assert.ok(existsSync(path.join(dir, 'dist/worker.js')));
+        // Its own approval service signs with Node.js's Ed25519 through signDecisionWith: the bytes signDecision gives.
+        const signed = inProject('node', ['dist/sign.js']);
+        assert.equal(signed.status, 0, signed.stderr);
+        assert.deepEqual(JSON.parse(signed.stdout).same, true, signed.stdout);
         process.stderr.write(
           `consumer (node ${nodeMajor}): install and tsc in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
         );
