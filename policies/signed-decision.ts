@@ -354,7 +354,7 @@ export function signDecision(claims: DecisionClaims, privateKeyHex: string, publ
 
 /**
  * Signs claims with `sign`, which returns the Ed25519 signature of the bytes it is given: how a Node.js approval
- * service signs with its runtime's native Ed25519 (cli/approvals/native-signing.ts), about 13 times faster than the
+ * service signs with its runtime's native Ed25519 (cli/approvals/native-signing.ts), several times faster than the
  * pure JavaScript that signDecision uses so that this module also loads in a workflow. Ed25519 signatures are
  * deterministic, so both give the same bytes. Throws `InvalidIntent` naming the field when the claims are malformed.
  */

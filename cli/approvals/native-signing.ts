@@ -9,8 +9,8 @@ const PKCS8_ED25519_HEADER = Buffer.from('302e020100300506032b657004220420', 'he
 
 /**
  * Signs with the runtime's native Ed25519, the key imported once: for signDecisionWith in an approval service.
- * 0.07 ms a signature against about 0.9 ms for @noble's JavaScript on the same machine, and the same signature
- * (Ed25519 is deterministic; test/unit/native-signing.test.ts compares them). Throws `InvalidIntent` naming
+ * A signed decision takes 0.06 ms this way against 0.46 ms with @noble's JavaScript (1,000 each, warm, one process),
+ * with the same signature (Ed25519 is deterministic; test/unit/native-signing.test.ts compares them). Throws `InvalidIntent` naming
  * `privateKeyHex` when it is not 32 bytes of hex.
  */
 export function nativeEd25519Signer(privateKeyHex: string): (bytes: Uint8Array) => Uint8Array {
