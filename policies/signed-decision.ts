@@ -343,13 +343,18 @@ export function parseOperatorScopes(raw: unknown): OperatorScopes {
  */
 export function signDecision(claims: DecisionClaims, privateKeyHex: string, publicKeyId: string): SignedDecision {
   return signDecisionWith(claims, publicKeyId, (bytes) => {
-    if (!hex(32).test(privateKeyHex)) {
-      throw new RetrysafeError('InvalidIntent', 'the signing key must be a 32-byte hex Ed25519 private key', {
-        field: 'privateKeyHex',
-      });
-    }
+    checkSigningKey(privateKeyHex);
     return ed25519.sign(bytes, privateKeyHex);
   });
+}
+
+/** Throws `InvalidIntent` naming `privateKeyHex` unless it is a 32-byte hex Ed25519 private key. */
+export function checkSigningKey(privateKeyHex: string): void {
+  if (!hex(32).test(privateKeyHex)) {
+    throw new RetrysafeError('InvalidIntent', 'the signing key must be a 32-byte hex Ed25519 private key', {
+      field: 'privateKeyHex',
+    });
+  }
 }
 
 /**

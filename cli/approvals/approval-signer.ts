@@ -124,11 +124,7 @@ export function createApprovalSigner(options: {
   clock?: () => number;
   nonce?: () => string;
 }): ApprovalSigner {
-  if (!/^[0-9a-fA-F]{64}$/.test(options.privateKeyHex)) {
-    throw new RetrysafeError('InvalidIntent', 'the approval signing key must be 32 bytes of hex', {
-      field: 'privateKeyHex',
-    });
-  }
+  // Checks the key first (InvalidIntent naming privateKeyHex), then imports it once.
   const signBytes = nativeEd25519Signer(options.privateKeyHex);
   let operators = parseOperatorsFile({ operators: options.operators });
   let digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
