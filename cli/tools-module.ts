@@ -8,6 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnyTool } from '../policies/tool';
 import { createToolRegistry, type ToolRegistry } from '../policies/tool-registry';
+import { dynamicImport } from './dynamic-import.cjs';
 import { UsageError } from './ops/errors';
 
 /** The environment variable that names the tools module when `--tools` is not given. */
@@ -24,7 +25,7 @@ export async function loadToolsModule(
   const absolute = path.resolve(cwd, file);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    mod = await dynamicImport(pathToFileURL(absolute).href);
   } catch (err) {
     throw new UsageError(`--tools: cannot load ${absolute}: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -1,10 +1,11 @@
 /**
  * `npm run build`: the package as a team installs it. tsc compiles the engine, its entry points (api/) and the
- * retrysafe command (cli/) to dist/ with declarations; the approval page's static files are copied beside its code;
- * the command is made executable. `npm pack` runs this first (prepack).
+ * retrysafe command (cli/) to dist/ with declarations; the approval page's static files and the hand-written
+ * CommonJS loader (cli/dynamic-import.cjs, whose `import()` tsc would turn into `require()`) are copied beside their
+ * code; the command is made executable. `npm pack` runs this first (prepack).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -16,5 +17,6 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', pat
   stdio: 'inherit',
 });
 cpSync(path.join(ROOT, 'cli/approvals/page/static'), path.join(DIST, 'cli/approvals/page/static'), { recursive: true });
+copyFileSync(path.join(ROOT, 'cli/dynamic-import.cjs'), path.join(DIST, 'cli/dynamic-import.cjs'));
 chmodSync(path.join(DIST, 'cli/main.js'), 0o755);
 process.stderr.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
