@@ -12,7 +12,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runDev } from './dev/dev-command';
 import { DEFAULT_METRICS_PORT } from './dev/dev-stack';
-import { VERSION } from './version';
+import { VERSION } from '../client/package-version';
 
 /** Exit codes: 0 ok, 1 failed, 2 bad arguments (nothing started), 3 not authorized (ops). */
 const USAGE_EXIT = 2;
@@ -106,6 +106,13 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
     },
   );
   passThrough('mcp', 'your tools as an MCP server for agents: stdio, http, add-agent', async (a) => {
+    // The help needs no MCP SDK: someone deciding whether to install it reads it first.
+    const { mcpHelp } = await import('./mcp-usage');
+    const help = mcpHelp(a);
+    if (help !== undefined) {
+      io.out(`${help}\n`);
+      return 0;
+    }
     const mcp = await withOptionalPeer('@modelcontextprotocol/sdk', 'retrysafe mcp', () => import('./mcp'), io);
     return mcp ? mcp.mcpMain(a) : USAGE_EXIT;
   });

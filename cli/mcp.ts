@@ -22,16 +22,8 @@ import { connectClient } from '../client/connect';
 import { withStackSettings } from './dev/stack-file';
 import { expectPositionals, parseArgv, validateArgs } from './ops/args';
 import { OpsError, UsageError } from './ops/errors';
+import { isMcpCommand, MCP_COMMANDS, mcpHelp } from './mcp-usage';
 import { loadToolsModule, TOOLS_MODULE_ENV } from './tools-module';
-
-const USAGE = `usage:
-  retrysafe mcp stdio --tools MODULE --tenant TENANT [--agent NAME] [--wait-ms MS]
-  retrysafe mcp http --tools MODULE --agents-file FILE [--host 127.0.0.1] [--port 4190] [--wait-ms MS]
-                     [--allowed-hosts NAME:PORT,…] [--allowed-origins ORIGIN,…]
-  retrysafe mcp add-agent --agents-file FILE --name NAME --tenant TENANT
-
-  --tools MODULE   the module that exports your tools (as \`tools\` or its default export), as your worker
-                   registers them; default $${TOOLS_MODULE_ENV}`;
 
 const tenant = z.string({ error: 'is required (the tenant the calls act for)' }).regex(/^[a-z0-9][a-z0-9-]{0,39}$/, {
   message: 'must be a tenant ID as action keys spell it (lower-case letters, digits, dashes)',
@@ -84,12 +76,15 @@ export async function mcpMain(argv: readonly string[]): Promise<number> {
 
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...rest] = argv;
+  const helpText = mcpHelp(argv);
+  if (helpText !== undefined) return void process.stdout.write(`${helpText}\n`);
+  if (!isMcpCommand(command)) {
+    throw new UsageError(
+      `${command}: unknown command; commands are ${MCP_COMMANDS.join(', ')}\nsee: retrysafe mcp --help`,
+    );
+  }
   const { env } = await withStackSettings(process.env);
-  const {
-    flags: given,
-    positionals,
-    help,
-  } = parseArgv(rest, {
+  const { flags: given, positionals } = parseArgv(rest, {
     tools: { type: 'string' },
     tenant: { type: 'string' },
     agent: { type: 'string' },
@@ -101,7 +96,6 @@ async function main(argv: readonly string[]): Promise<void> {
     'allowed-origins': { type: 'string' },
     name: { type: 'string' },
   });
-  if (help || command === undefined || command === 'help') return void process.stderr.write(`${USAGE}\n`);
   expectPositionals(positionals, []);
   const flags = { ...(env[TOOLS_MODULE_ENV] ? { tools: env[TOOLS_MODULE_ENV] } : {}), ...given };
   switch (command) {
@@ -154,8 +148,6 @@ async function main(argv: readonly string[]): Promise<void> {
       process.once('SIGTERM', stop);
       return;
     }
-    default:
-      throw new UsageError(`${command}: unknown command\n${USAGE}`);
   }
 }
 

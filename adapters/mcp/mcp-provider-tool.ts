@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { outcomeOfError } from '../../activities/transport/http';
 import type { DedupeCapability, Json, RiskClass, ToolContext, ToolDefinition } from '../../policies/tool';
 import type { LookupAnswer, ToolOutcome } from '../../policies/tool-outcome';
+import { VERSION } from '../../client/package-version';
 
 /**
  * A tool of a remote MCP server, used as a retrysafe provider: any MCP tool then gets an action key, the
@@ -67,7 +68,7 @@ export function mcpProviderTool<const Name extends string, S extends z.ZodType>(
   const what = `${config.name} (MCP tool ${config.call} at ${config.server.url})`;
 
   async function connected<T>(use: (client: Client) => Promise<T>): Promise<T> {
-    const client = new Client({ name: `retrysafe:${config.name}`, version: '0.1.0' });
+    const client = new Client({ name: `retrysafe:${config.name}`, version: VERSION });
     const transport = new StreamableHTTPClientTransport(new URL(config.server.url), {
       requestInit: { headers: config.server.headers ?? {} },
     });

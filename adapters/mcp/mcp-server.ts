@@ -1,9 +1,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { callRetrysafeTool, mcpToolListings, type McpCallDeps } from './mcp-tools';
+import { VERSION } from '../../client/package-version';
 
 /** The MCP server's name and version, as `initialize` reports them. */
-export const MCP_SERVER_INFO = { name: 'retrysafe', version: '0.1.0' } as const;
+export const MCP_SERVER_INFO = { name: 'retrysafe', version: VERSION } as const;
 
 const INSTRUCTIONS =
   'Each tool performs its side effect at most once per business event: pass the event it is for (eventId), and ' +

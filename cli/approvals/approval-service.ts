@@ -13,10 +13,11 @@
  * connects to Temporal with the standard environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …) and
  * links each action to the Web UI at --web-ui-url.
  *
- * sign and serve read RETRYSAFE_OPERATORS_FILE (default .data/operators.json), RETRYSAFE_APPROVAL_SIGNING_KEY
- * (default: the local key `npm start` makes in .data/) and (optionally) RETRYSAFE_APPROVAL_KEY_ID; sign also
- * takes the token from RETRYSAFE_OPERATOR_TOKEN, which keeps it out of the process list. serve decodes payloads
- * at /codec for signed-in operators when payload keys are configured (RETRYSAFE_PAYLOAD_KEYS_FILE, or .data/'s).
+ * sign and serve read RETRYSAFE_OPERATORS_FILE (default: the stack folder's, see cli/dev/stack-file.ts),
+ * RETRYSAFE_APPROVAL_SIGNING_KEY (default: the local key `retrysafe dev` keeps beside the operators file) and
+ * (optionally) RETRYSAFE_APPROVAL_KEY_ID; sign also takes the token from RETRYSAFE_OPERATOR_TOKEN, which keeps it
+ * out of the process list. serve decodes payloads at /codec for signed-in operators when payload keys are
+ * configured (RETRYSAFE_PAYLOAD_KEYS_FILE, or the stack folder's).
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -30,10 +31,8 @@ import { withStackSettings } from '../dev/stack-file';
 import { parseArgv } from '../ops/args';
 import { operatorsFilePath } from '../ops/operator-auth';
 import { UsageError } from '../ops/errors';
+import { APPROVALS_COMMANDS, APPROVALS_USAGE, DEFAULT_APPROVAL_PORT, isApprovalsCommand } from './approvals-usage';
 import { payloadCodecFromEnv } from '../../codec/codec-config';
-
-// 4180: next to the sandbox providers' 41xx ports and free on a developer machine.
-const DEFAULT_APPROVAL_PORT = 4180;
 
 const ServiceEnv = z.object({
   RETRYSAFE_APPROVAL_SIGNING_KEY: z
@@ -44,20 +43,6 @@ const ServiceEnv = z.object({
     .optional(),
   RETRYSAFE_APPROVAL_KEY_ID: z.string().min(1).max(100).optional(),
 });
-
-const USAGE = `Usage: retrysafe approvals <command>
-
-  keygen                                    a new signing key pair and its key id
-  new-operator --name NAME                  a new operator token and its operators-file entry
-  sign --key K --hash H --decision approve|reject [--operator-token T] [--ttl-seconds N]
-  serve [--port ${DEFAULT_APPROVAL_PORT}] [--host 127.0.0.1]        POST /decisions with Authorization: Bearer <token>
-        [--web-ui-url URL] [--secure-cookies] [--api-only]    and the approval page at /sign-in (needs Temporal:
-                                                              TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …)
-
-sign and serve read RETRYSAFE_OPERATORS_FILE (default .data/operators.json), RETRYSAFE_APPROVAL_SIGNING_KEY
-(default: the local key that \`npm start\` makes in .data/) and RETRYSAFE_APPROVAL_KEY_ID; sign also takes the
-token from RETRYSAFE_OPERATOR_TOKEN. Workers trust the public key through
-RETRYSAFE_APPROVAL_PUBLIC_KEYS='{"<keyId>":"<publicKey>"}'.`;
 
 /** `retrysafe approvals …`; `serve` keeps running after it returns. */
 export async function approvalsMain(argv: readonly string[]): Promise<number> {
@@ -88,8 +73,13 @@ async function main(argv: readonly string[]): Promise<void> {
   const host = values.host ?? '127.0.0.1';
   const { env } = await withStackSettings(process.env);
   const [command] = positionals;
-  if (help || command === undefined || command === 'help') {
-    process.stdout.write(`${USAGE}\n`);
+  if (command === undefined || command === 'help' || (help && !isApprovalsCommand(command))) {
+    const topic = command === 'help' ? positionals[1] : undefined;
+    process.stdout.write(`${APPROVALS_USAGE[isApprovalsCommand(topic) ? topic : 'general']}\n`);
+    return;
+  }
+  if (help && isApprovalsCommand(command)) {
+    process.stdout.write(`${APPROVALS_USAGE[command]}\n`);
     return;
   }
   switch (command) {
@@ -212,14 +202,16 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     }
     default:
-      throw new UsageError(`unknown command ${JSON.stringify(command ?? '')}; use keygen, new-operator, sign or serve`);
+      throw new UsageError(
+        `${command}: unknown command; commands are ${APPROVALS_COMMANDS.join(', ')}\nsee: retrysafe approvals --help`,
+      );
   }
 }
 
 /**
- * The signer: the key from RETRYSAFE_APPROVAL_SIGNING_KEY (+ RETRYSAFE_APPROVAL_KEY_ID), else the local one
- * `npm start` made beside the operators file; the operators file from RETRYSAFE_OPERATORS_FILE, else
- * .data/operators.json, the same default as the ops CLI's. The file is read again whenever it changes.
+ * The signer: the key from RETRYSAFE_APPROVAL_SIGNING_KEY (+ RETRYSAFE_APPROVAL_KEY_ID), else the local one a
+ * stack made beside the operators file; the operators file from RETRYSAFE_OPERATORS_FILE, else the ops CLI's
+ * default. The file is read again whenever it changes.
  */
 async function signerFromEnv(env: NodeJS.ProcessEnv): Promise<ApprovalSigner> {
   const parsed = ServiceEnv.safeParse(env);
@@ -238,7 +230,7 @@ async function signerFromEnv(env: NodeJS.ProcessEnv): Promise<ApprovalSigner> {
       throw new Error(
         'invalid approval service configuration:\n' +
           '  RETRYSAFE_APPROVAL_SIGNING_KEY: must be set (make a key pair with `retrysafe approvals keygen`), ' +
-          `or run \`npm start\` once to create the local demo key in ${localFile}`,
+          `or run \`retrysafe dev\` once to create the local key in ${localFile}`,
       );
     }
     process.stderr.write(`signing with the local key in ${localFile} (RETRYSAFE_APPROVAL_SIGNING_KEY is not set)\n`);
