@@ -33,7 +33,7 @@ export interface DevServer {
 
 /** How to start the Temporal CLI's dev server; every field has a default (see each). */
 export interface StartDevServerOptions {
-  /** SQLite file; default `.data/temporal.sqlite` in the project root. Its folder is created. */
+  /** The SQLite file the server keeps its state in. Its folder is created. */
   dbFile?: string;
   /** gRPC port; default 7233; 0 picks a free port. */
   port?: number;
@@ -110,7 +110,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   if (cli.path === undefined) {
     throw new Error(
       'startDevServer needs a Temporal CLI it can run itself (to restart it on the same database), but only the ' +
-        "SDK's download is available. Run `npm run setup:toolchain` or set TEMPORAL_CLI.",
+        "SDK's download is available. Set TEMPORAL_CLI to a Temporal CLI, or put `temporal` on PATH.",
     );
   }
   const dbFile = path.resolve(options.dbFile);
@@ -170,7 +170,7 @@ export function webUiWorkflowUrl(
  * - history.timerProcessorMaxTimeShift: how far the timer queue reads ahead (default 1 s); a timer created inside
  *   a read fires no earlier than its end. A retry's 200 ms backoff after a heartbeat timeout waited up to a
  *   second, and the heartbeat timeout itself fired up to a second late: a killed worker's provider call was
- *   retried 3.9 s after the kill instead of 2.2 s (`npm run bench:timeline -- --recovery`).
+ *   retried 3.9 s after the kill instead of 2.2 s (the timeline bench's recovery leg).
  * Values are JSON on the command line: numbers as they are, durations as strings with their unit (a bare number
  * is read as seconds).
  */
@@ -283,7 +283,7 @@ class DevServerProcess {
         resolve(this.exitReason);
       });
     });
-    // A test runner or `npm start` that exits without stop() must not leave a server holding the port and DB: a
+    // A test runner or a demo that exits without stop() must not leave a server holding the port and DB: a
     // normal exit is caught here, a death by signal (a killed test file, a closed pipe) by the watchdog.
     process.once('exit', this.terminateOnExit);
     if (child.pid !== undefined) this.watchdog = spawnWatchdog(child.pid);

@@ -1,5 +1,5 @@
 /**
- * What `retrysafe dev` runs for a team's own worker, and `npm start` for the demo: everything but the worker.
+ * What `retrysafe dev` runs for a team's own worker (and the repository's demo): everything but the worker.
  *
  *   the Temporal dev server ─ SQLite in <dir>/temporal.sqlite, retrysafe's search attributes, its Web UI
  *   the approval service   ─ the signing key, a local operator and its token, the approval page, the codec endpoint
@@ -38,7 +38,7 @@ export interface DevStackOptions {
   approvalsPort?: number;
   /**
    * Where the stack's worker serves Prometheus metrics (RETRYSAFE_METRICS_ADDRESS on 127.0.0.1): a port, 0 for any
-   * free port; none when absent or null (`retrysafe dev` and `npm start` default to 9464).
+   * free port; none when absent or null (`retrysafe dev` defaults to 9464).
    */
   metricsPort?: number | null;
   namespace?: string;
@@ -73,7 +73,7 @@ export interface DevStack {
 }
 
 export const DEFAULT_APPROVALS_PORT = 4180;
-/** The port `retrysafe dev` and `npm start` give the worker's metrics endpoint: the OpenTelemetry Prometheus default. */
+/** The port `retrysafe dev` gives the worker's metrics endpoint: the OpenTelemetry Prometheus default. */
 export const DEFAULT_METRICS_PORT = 9464;
 export const LOCAL_PAYLOAD_KEYS_FILE_NAME = 'payload-keys.json';
 export const LOCAL_LEDGER_FILE_NAME = 'ledger.sqlite';

@@ -1,8 +1,8 @@
 /**
- * The local demo operator that `npm start` sets up on first start, so that approving works from a fresh
- * clone: an approval signing key (the approval service's), an operator `demo` for every tenant with
+ * The local operator that `retrysafe dev` sets up on first start, so that approving works in a fresh
+ * project: an approval signing key (the approval service's), an operator `demo` for every tenant with
  * every role in the operators file, and that operator's token in a file beside it. All of it lives in
- * the ignored data folder with mode 0600; a later start reuses it. It is a demo: a real deployment gives
+ * the stack folder (.retrysafe/) with mode 0600; a later start reuses it. It is a demo: a real deployment gives
  * each person their own operator (`ops operators add`) and keeps the signing key in the service only.
  */
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * How the tools for people find a stack on any ports. A stack (`retrysafe dev`, or this repository's `npm start`)
+ * How the tools for people find a stack on any ports. A stack (`retrysafe dev`, or the repository's demo)
  * writes into its folder:
  *   dev.env     the settings a team's worker and client load (`node --env-file=.retrysafe/dev.env …`), kept when it
  *               stops: they name files and a ledger that outlive it
@@ -16,7 +16,7 @@ export const STACK_FILE_NAME = 'stack.json';
 export const SETTINGS_FILE_NAME = 'dev.env';
 /** Names the stack folder outright; otherwise it is looked for from the working directory up. */
 export const STACK_DIR_ENV = 'RETRYSAFE_DIR';
-/** The folders a stack keeps its state in: `retrysafe dev`'s default, and this repository's `npm start`. */
+/** The folders a stack keeps its state in: `retrysafe dev`'s default, and the repository's demo's. */
 export const STACK_DIR_NAMES = ['.retrysafe', '.data'] as const;
 
 /** What stack.json holds: the running stack's pid, start time, settings and URLs, for the tools that look for it. */
@@ -27,7 +27,7 @@ export const StackFile = z.object({
   env: z.record(z.string(), z.string()),
   webUiUrl: z.string().optional(),
   approvalsUrl: z.string().optional(),
-  /** The sandbox providers `npm start` runs beside it (the demo's), by kind. */
+  /** The sandbox providers the repository's demo runs beside it, by kind. */
   providers: z.record(z.string(), z.string()).optional(),
 });
 /** A running stack as stack.json describes it. */

@@ -63,8 +63,8 @@ ${decision === 'approve' ? 'Approves' : 'Rejects'} an action awaiting confirmati
   --reason TEXT            why, for the audit trail (quote it)
   --hash H                 the request hash you reviewed in \`ops show KEY\`; the action refuses the decision
                            if its request is another one (default: the hash its dry run shows now)
-  --operator-token TOKEN   your operator token; prefer ${OPERATOR_TOKEN_ENV}. Without either, the demo
-                           operator's token that \`npm start\` keeps in .data/ is used
+  --operator-token TOKEN   your operator token; prefer ${OPERATOR_TOKEN_ENV}. Without either, the local
+                           operator's token that \`retrysafe dev\` keeps in .retrysafe/ is used
 ${decision === 'approve' ? `  --wait D                 how long to follow the action to its outcome (default ${DEFAULT_APPROVE_WAIT_MS / 1000}s)\n` : ''}  --json                   print { decision, approver, before, after } as JSON
   -h, --help               this text
 

@@ -42,8 +42,8 @@ export const HistoryArgs = z.object({
 
 const USAGE = `Usage: retrysafe ops history [--tenant T] [--operation O] [--since 30d] [--status S] [--limit N] [--json]
 
-Actions from the durable ledger (RETRYSAFE_LEDGER, or the .data/ledger.sqlite of \`npm start\`), newest
-first, whether or not their workflows still exist.
+Actions from the durable ledger (RETRYSAFE_LEDGER, or the .retrysafe/ledger.sqlite of \`retrysafe dev\`),
+newest first, whether or not their workflows still exist.
 
   --tenant T      only this tenant
   --operation O   only this tool (charge, send-email, …)

@@ -15,7 +15,7 @@ import type { OperatorScope } from '../../policies/signed-decision';
 import { readOperatorsFile as readSharedOperatorsFile } from '../../workers/operators-file';
 import { tokenSha256 as hashToken, findByToken as findOperator } from '../../workers/bearer-tokens';
 
-export const DEFAULT_OPERATORS_FILE = '.data/operators.json';
+export const DEFAULT_OPERATORS_FILE = '.retrysafe/operators.json';
 export const OPERATOR_TOKEN_ENV = 'RETRYSAFE_OPERATOR_TOKEN';
 export const OPERATORS_FILE_ENV = 'RETRYSAFE_OPERATORS_FILE';
 
@@ -63,8 +63,8 @@ export async function authenticateOperator(
 }
 
 /**
- * The demo operator's token, which `npm start` keeps beside the operators file it creates (mode 0600),
- * so that `ops approve KEY` works on a fresh clone with nothing to export. Only ever a fallback.
+ * The local operator's token, which a local stack (`retrysafe dev`) keeps beside the operators file it creates
+ * (mode 0600), so that `ops approve KEY` works in a fresh project with nothing to export. Only ever a fallback.
  */
 export function demoTokenFile(env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
   return path.join(path.dirname(operatorsFilePath(env, cwd)), DEMO_TOKEN_FILE_NAME);
@@ -73,7 +73,7 @@ export const DEMO_TOKEN_FILE_NAME = 'demo-operator.token';
 
 /**
  * The operator token to use: --operator-token, else RETRYSAFE_OPERATOR_TOKEN, else the demo operator's
- * token file next to the operators file (when `npm start` made one); undefined when there is none.
+ * token file next to the operators file (when a local stack made one); undefined when there is none.
  */
 export async function operatorToken(
   env: NodeJS.ProcessEnv,

@@ -8,13 +8,13 @@ import { firstIssue } from '../../policies/zod-issues';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
 
 export const APPROVAL_URL_ENV = 'RETRYSAFE_APPROVAL_URL';
-/** Where `npm start` and `retrysafe approvals serve` listen unless told otherwise. */
+/** Where `retrysafe approvals serve` listens unless told otherwise. */
 export const DEFAULT_APPROVAL_URL = 'http://127.0.0.1:4180';
 
 export interface SignatureSource {
   /**
    * A signed decision for `request` ({ decision, key, requestHash?, params? }), as the operator of `token`.
-   * `local`: the token is `npm start`'s demo token, which may go to the default local service URL.
+   * `local`: the token is a local stack's own operator token, which may go to the default local service URL.
    */
   sign(token: string, request: Record<string, unknown>, options?: { local?: boolean }): Promise<SignedDecision>;
 }
@@ -27,7 +27,8 @@ export function approvalServiceSignatures(env: NodeJS.ProcessEnv): SignatureSour
         // A real token goes only where it is told to: on a shared host anyone could listen on the default port.
         throw new OpsError(
           `${APPROVAL_URL_ENV} is not set: decisions are signed by the approval service (retrysafe approvals serve ` +
-            `prints its URL); the default ${DEFAULT_APPROVAL_URL} is used only with npm start's demo token`,
+            `prints its URL; \`retrysafe dev\` sets it); the default ${DEFAULT_APPROVAL_URL} is used only with the ` +
+            'local operator token of a stack in this folder',
           EXIT.usage,
         );
       }
@@ -43,7 +44,7 @@ export function approvalServiceSignatures(env: NodeJS.ProcessEnv): SignatureSour
       } catch (err) {
         const hint = env[APPROVAL_URL_ENV]
           ? ''
-          : ` (${APPROVAL_URL_ENV} is not set, so the default; \`npm start\` and \`retrysafe approvals serve\` listen there)`;
+          : ` (${APPROVAL_URL_ENV} is not set, so the default, where \`retrysafe approvals serve\` listens)`;
         throw new OpsError(
           `cannot reach the approval service at ${base}${hint}: ${(err as Error).message}`,
           EXIT.failed,

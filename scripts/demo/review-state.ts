@@ -14,7 +14,7 @@ import { ExampleClient } from '../../examples/client';
 import { exampleRegistry, type ChargeIntent, type SendEmailIntent } from '../../examples/tools';
 import { DEMO_DB_FILE } from '../lib/demo-data';
 import { withStackSettings } from '../../cli/dev/stack-file';
-import { readRunningStack, type RunningStack } from '../../cli/dev/running-stack';
+import { readRunningStack, type RunningStack } from './running-stack';
 import { APPROVAL_URL_ENV, DEFAULT_APPROVAL_URL } from '../../cli/ops/signatures';
 import type { ActionSnapshot } from 'retrysafe';
 import { dataConverterFromEnv } from 'retrysafe/worker';

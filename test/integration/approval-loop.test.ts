@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readRunningStack, type RunningStack } from '../../cli/dev/running-stack';
+import { readRunningStack, type RunningStack } from '../../scripts/demo/running-stack';
 import { runScript } from '../support/ops-process';
 
 /**

@@ -60,8 +60,8 @@ describe('operators file', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('resolves RETRYSAFE_OPERATORS_FILE, defaulting to .data/operators.json', () => {
-    assert.equal(operatorsFilePath({}, '/srv/app'), '/srv/app/.data/operators.json');
+  it('resolves RETRYSAFE_OPERATORS_FILE, defaulting to .retrysafe/operators.json', () => {
+    assert.equal(operatorsFilePath({}, '/srv/app'), '/srv/app/.retrysafe/operators.json');
     assert.equal(operatorsFilePath({ RETRYSAFE_OPERATORS_FILE: 'ops.json' }, '/srv/app'), '/srv/app/ops.json');
     assert.equal(operatorsFilePath({ RETRYSAFE_OPERATORS_FILE: '/etc/rs/ops.json' }, '/srv/app'), '/etc/rs/ops.json');
   });

@@ -2,7 +2,7 @@
  * A running stack as the demo scenarios read it (`npm run demo`): its addresses and the sandbox providers `npm
  * start` runs beside it, from the stack file (stack-file.ts).
  */
-import { readStackFile } from './stack-file';
+import { readStackFile } from '../../cli/dev/stack-file';
 
 export interface RunningStack {
   pid: number;
