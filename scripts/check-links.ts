@@ -2,8 +2,11 @@
  * `npm run docs:links`: every relative link in the README, the CHANGELOG and docs/ must name a file of the repository,
  * and every `#anchor` a heading of the page it points into (GitHub's anchors: lower case, punctuation dropped,
  * spaces as hyphens). Web links are not fetched: this machine, like CI, reaches only package registries.
+ * The README is also the package's page on npm and its front door inside node_modules/retrysafe: each of its relative
+ * links must name a file the tarball ships (`npm pack --dry-run` lists them), or a folder it ships files under.
  * Prints each broken link with its file and line, and exits 1 when there is one.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
@@ -97,9 +100,45 @@ export function documentationFiles(root = ROOT): string[] {
   return files;
 }
 
+/** The files `npm pack` would put in the tarball, relative to the package root. Lifecycle scripts are skipped: the
+ * build adds only dist/, which no link names. */
+export function packedFiles(root = ROOT): string[] {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const [{ files }] = JSON.parse(out.slice(out.indexOf('['))) as Array<{ files: Array<{ path: string }> }>;
+  return files.map((f) => f.path);
+}
+
+/** The relative links of `readme` (at the package root) that name neither a file of `packed` nor a folder of them. */
+export function linksOutsideTarball(readme: string, packed: readonly string[], root = ROOT): BrokenLink[] {
+  const shipped = new Set(packed.map((f) => f.split(path.sep).join('/')));
+  const broken: BrokenLink[] = [];
+  for (const { line, target } of linksOf(readFileSync(readme, 'utf8'))) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+    const [rel] = target.split('#');
+    if (rel === '') continue;
+    const inPackage = path.relative(root, path.resolve(path.dirname(readme), decodeURIComponent(rel)));
+    const name = inPackage.split(path.sep).join('/');
+    if (shipped.has(name) || [...shipped].some((f) => f.startsWith(`${name.replace(/\/$/, '')}/`))) continue;
+    broken.push({
+      file: path.relative(root, readme),
+      line,
+      target,
+      why: 'not in the package: npm users cannot follow it (add it to "files" in package.json, or link elsewhere)',
+    });
+  }
+  return broken;
+}
+
 if (require.main === module) {
   const files = documentationFiles();
-  const broken = files.flatMap((f) => checkFile(f));
+  const broken = [
+    ...files.flatMap((f) => checkFile(f)),
+    ...linksOutsideTarball(path.join(ROOT, 'README.md'), packedFiles()),
+  ];
   for (const b of broken) process.stderr.write(`${b.file}:${b.line}: ${b.target}: ${b.why}\n`);
   process.stderr.write(`${files.length} files, ${broken.length} broken link(s)\n`);
   process.exitCode = broken.length === 0 ? 0 : 1;

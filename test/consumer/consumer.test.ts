@@ -49,15 +49,22 @@ after(async () => {
   if (packDir) await rm(packDir, { recursive: true, force: true });
 });
 
-it('packs only the built package: no tests, sources, data, tools or secrets', async () => {
+it('packs the built package and its manual: no tests, sources, data, tools or secrets', async () => {
   const listed = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' });
   assert.equal(listed.status, 0, listed.stderr);
   const files = listed.stdout
     .split('\n')
     .filter(Boolean)
     .map((f) => f.replace(/^package\//, ''));
-  const outsideDist = files.filter((f) => !f.startsWith('dist/'));
-  assert.deepEqual(outsideDist.sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+  const outsideBuild = files.filter((f) => !/^(dist|docs|deploy)\//.test(f));
+  assert.deepEqual(outsideBuild.sort(), ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json']);
+  // The manual and the files the CHANGELOG names ship: the README's links resolve inside node_modules/retrysafe.
+  for (const file of [
+    'docs/guarantees.md',
+    'deploy/prometheus/retrysafe-rules.yml',
+    'deploy/grafana/retrysafe-dashboard.json',
+  ])
+    assert.ok(files.includes(file), `the tarball ships ${file}`);
   for (const forbidden of [
     /^dist\/(test|examples|scripts)\//,
     /\.tools\//,

@@ -4,7 +4,15 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { anchorOf, anchorsOf, checkFile, documentationFiles, linksOf } from '../../scripts/check-links';
+import {
+  anchorOf,
+  anchorsOf,
+  checkFile,
+  documentationFiles,
+  linksOf,
+  linksOutsideTarball,
+  packedFiles,
+} from '../../scripts/check-links';
 
 describe('the documentation link check', () => {
   it('spells anchors as GitHub does', () => {
@@ -59,6 +67,39 @@ describe('the documentation link check', () => {
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+
+  it('reports a README link to a file or folder the tarball does not ship', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-links-'));
+    try {
+      const readme = path.join(root, 'README.md');
+      await writeFile(
+        readme,
+        [
+          '[guide](docs/guide.md#x)',
+          '[folder](deploy/)',
+          '[test](test/project/)',
+          '[src](src/a.ts)',
+          '[web](https://x)',
+        ].join('\n'),
+      );
+      const broken = linksOutsideTarball(readme, ['README.md', 'docs/guide.md', 'deploy/rules.yml'], root);
+      assert.deepEqual(
+        broken.map((b) => [b.line, b.target]),
+        [
+          [3, 'test/project/'],
+          [4, 'src/a.ts'],
+        ],
+      );
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it("finds every relative link of this README in the package's tarball", () => {
+    const packed = packedFiles();
+    assert.ok(packed.includes('docs/guarantees.md') && packed.includes('deploy/prometheus/retrysafe-rules.yml'));
+    assert.deepEqual(linksOutsideTarball(path.resolve(__dirname, '..', '..', 'README.md'), packed), []);
   });
 
   it('finds no broken link in this repository', () => {
