@@ -17,6 +17,8 @@
  * metrics there (Temporal's and retrysafe's); a process that installs its own Runtime first keeps it, and adds
  * `prometheusMetricsExporter` to it for the same metrics.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Runtime, type NativeConnectionOptions, type BundlerPlugin, type WorkerPlugin } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
@@ -76,6 +78,30 @@ export function isSettingsError(err: unknown): err is Error {
  * when one is bad.
  */
 export async function retrysafeSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<RetrysafeEnvSettings> {
+  try {
+    return await settingsFromEnv(env);
+  } catch (err) {
+    if (isSettingsError(err) && !Object.keys(env).some((name) => name.startsWith('RETRYSAFE_'))) {
+      err.message = `${err.message}\n${whereSettingsComeFrom()}`;
+    }
+    throw err;
+  }
+}
+
+/**
+ * Said under a settings error when the process has none of retrysafe's settings at all: most often a worker started
+ * without the file `retrysafe dev` wrote, and someone who has not yet read where settings come from.
+ */
+export function whereSettingsComeFrom(cwd = process.cwd()): string {
+  const written = path.join(cwd, '.retrysafe', 'dev.env');
+  return existsSync(written)
+    ? 'No retrysafe setting is in the environment: load the ones `retrysafe dev` wrote, ' +
+        'node --env-file=.retrysafe/dev.env dist/worker.js'
+    : 'No retrysafe setting is in the environment. Locally, run `npx retrysafe dev` in the project folder and start ' +
+        'the worker with node --env-file=.retrysafe/dev.env …; elsewhere, set the variables docs/production.md lists.';
+}
+
+async function settingsFromEnv(env: NodeJS.ProcessEnv): Promise<RetrysafeEnvSettings> {
   const config = parseWorkerConfig(env);
   const { connectionOptions, namespace } = loadConnectConfig(env);
   if (config.metricsAddress && !Runtime._instance) {
