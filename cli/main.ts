@@ -69,14 +69,24 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
     .addOption(new Option('--once', 'stop again once everything is up (to check that it starts)'))
     .action(
       async (
-        options: Omit<Parameters<typeof runDev>[0], 'uiPort' | 'metricsPort'> & {
+        options: Omit<Parameters<typeof runDev>[0], 'uiPort' | 'metricsPort' | 'givenPorts'> & {
           uiPort: number | 'none';
           metricsPort: number | 'none';
         },
+        command: Command,
       ) => {
         const none = (p: number | 'none') => (p === 'none' ? null : p);
+        const portOptions = {
+          port: '--port',
+          uiPort: '--ui-port',
+          approvalsPort: '--approvals-port',
+          metricsPort: '--metrics-port',
+        } as const;
+        const givenPorts = Object.entries(portOptions)
+          .filter(([key]) => command.getOptionValueSource(key) !== 'default')
+          .map(([, option]) => option);
         process.exitCode = await runDev(
-          { ...options, uiPort: none(options.uiPort), metricsPort: none(options.metricsPort) },
+          { ...options, uiPort: none(options.uiPort), metricsPort: none(options.metricsPort), givenPorts },
           io,
         );
       },

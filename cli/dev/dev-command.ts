@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { startDevStack, type DevStack } from './dev-stack';
 import { DEMO_OPERATOR } from './local-operator';
+import { planPorts, type PortOption } from './port-plan';
 
 export interface DevCommandOptions {
   dir: string;
@@ -16,6 +17,8 @@ export interface DevCommandOptions {
   taskQueue: string;
   encryption: boolean;
   once?: boolean;
+  /** The port options the person gave on the command line; the others are defaults, swapped when taken. */
+  givenPorts?: readonly PortOption[];
 }
 
 /** Starts the stack and prints what a team needs; answers an exit code once it is up (`--once`: once it stopped). */
@@ -24,15 +27,32 @@ export async function runDev(
   io: { out: (s: string) => void; err: (s: string) => void },
 ): Promise<number> {
   const say = (line: string) => io.out(`${line}\n`);
+  const given = new Set(options.givenPorts ?? []);
+  // Every port it will print is checked first: a worker must not learn an address that another process holds.
+  const plan = await planPorts(
+    (
+      [
+        ['--port', options.port],
+        ['--ui-port', options.uiPort],
+        ['--approvals-port', options.approvalsPort],
+        ['--metrics-port', options.metricsPort],
+      ] as const
+    ).map(([option, port]) => ({ option, port, given: given.has(option) })),
+  );
+  if (!plan.ok) {
+    io.err(`retrysafe dev: ${plan.message}\n`);
+    return 1;
+  }
+  for (const note of plan.notes) io.err(`retrysafe dev: ${note}\n`);
   say('starting the Temporal dev server and the approval service…');
   let stack: DevStack;
   try {
     stack = await startDevStack({
       dir: options.dir,
-      port: options.port,
-      uiPort: options.uiPort,
-      approvalsPort: options.approvalsPort,
-      metricsPort: options.metricsPort,
+      port: plan.ports['--port']!,
+      uiPort: plan.ports['--ui-port'],
+      approvalsPort: plan.ports['--approvals-port']!,
+      metricsPort: plan.ports['--metrics-port'],
       namespace: options.namespace,
       taskQueue: options.taskQueue,
       encryption: options.encryption,
