@@ -92,6 +92,19 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
       },
     );
 
+  program
+    .command('init')
+    .description(
+      'scaffold a working project here: a tool with a fake provider, a worker with the plugin, a client, a tsconfig ' +
+        'and package scripts',
+    )
+    .addOption(new Option('--dir <path>', 'the project folder').default('.'))
+    .addOption(new Option('--force', 'overwrite the files it writes when they exist'))
+    .action(async (options: { dir: string; force?: boolean }) => {
+      const { runInit } = await import('./init/init-command');
+      process.exitCode = await runInit(options, io);
+    });
+
   const passThrough = (name: string, description: string, run: (argv: string[]) => Promise<number>) =>
     program
       .command(name)

@@ -17,6 +17,8 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', pat
   stdio: 'inherit',
 });
 cpSync(path.join(ROOT, 'cli/approvals/page/static'), path.join(DIST, 'cli/approvals/page/static'), { recursive: true });
+// `retrysafe init` copies its template as it is: TypeScript a team compiles, not code of the package.
+cpSync(path.join(ROOT, 'cli/init/template'), path.join(DIST, 'cli/init/template'), { recursive: true });
 copyFileSync(path.join(ROOT, 'cli/dynamic-import.cjs'), path.join(DIST, 'cli/dynamic-import.cjs'));
 chmodSync(path.join(DIST, 'cli/main.js'), 0o755);
 process.stderr.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

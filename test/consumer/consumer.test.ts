@@ -12,9 +12,9 @@ import { startServerProcess } from '../support/server-process';
 /**
  * retrysafe as a team installs it: the package is packed, installed from its tarball into a new project in a
  * temporary folder outside the repository (its dependencies from npm's cache), and used only through what that
- * project can reach: `retrysafe` on its PATH and the package's entry points. The project is test/consumer/project:
- * a tool in one file, a workflow in one more, a worker, a claim script and an approval signer; it type-checks with
- * `tsc --strict`.
+ * project can reach: `retrysafe` on its PATH and the package's entry points. The project is test/consumer/project
+ * (a worker, a claim script and an approval signer) with the tool and workflow `retrysafe init` writes; it
+ * type-checks with `tsc --strict`. A second project is made by `retrysafe init` itself in an `npm init -y` folder.
  * Then `retrysafe dev`, a worker SIGKILLed after the provider committed, and the same action claimed twice: one
  * message at the provider. On the current LTS (24, .tools/) in `npm test`; on the machine's Node.js (20, the oldest
  * the package supports) in `npm run test:long`, where the install compiles better-sqlite3 from source (its prebuilt
@@ -134,6 +134,9 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
       assert.equal(nodeMajor, runtime === 'machine' ? Number(process.versions.node.split('.')[0]) : 24);
       for (const file of await readdir(PROJECT_FILES))
         await copyFile(path.join(PROJECT_FILES, file), path.join(dir, file));
+      // Its tool and workflow are the ones `retrysafe init` writes (the README's), beside its own worker and scripts.
+      for (const file of ['tools.ts', 'workflows.ts'])
+        await copyFile(path.join(ROOT, 'cli/init/template/src', file), path.join(dir, file));
       await writeFile(
         path.join(dir, 'package.json'),
         JSON.stringify({

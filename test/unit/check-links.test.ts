@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -107,17 +106,5 @@ describe('the documentation link check', () => {
       documentationFiles().flatMap((f) => checkFile(f)),
       [],
     );
-  });
-});
-
-describe("the README's example", () => {
-  it('is the code the consumer test type-checks and runs (test/consumer/project/)', () => {
-    const readme = readFileSync(path.resolve(__dirname, '..', '..', 'README.md'), 'utf8');
-    for (const file of ['tools.ts', 'workflows.ts']) {
-      const block = new RegExp('```ts\\n// ' + file.replace('.', '\\.') + '\\n([\\s\\S]*?)```').exec(readme);
-      assert.ok(block, `the README shows ${file}`);
-      const tested = readFileSync(path.resolve(__dirname, '..', 'consumer', 'project', file), 'utf8');
-      assert.equal(block[1], tested, `the README's ${file} is test/consumer/project/${file}`);
-    }
   });
 });
