@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { resolveTemporalCli } from '../../cli/toolchain/resolve-temporal';
 import { resolveNodeLts } from '../../scripts/toolchain/resolve-node';
+import { walkHelp } from '../support/command-tree';
 import { startServerProcess } from '../support/server-process';
 
 /**
@@ -78,8 +81,11 @@ it('packs the built package and its manual: no tests, sources, data, tools or se
       `nothing matching ${forbidden}`,
     );
   }
+  // TypeScript only as `retrysafe init`'s template: files a team gets to compile, not sources of the package.
+  const template = 'dist/cli/init/template/src/';
+  assert.ok(files.includes(`${template}worker.ts`), 'the template of retrysafe init ships');
   assert.deepEqual(
-    files.filter((f) => /\.(ts|tsx)$/.test(f) && !f.endsWith('.d.ts')),
+    files.filter((f) => /\.(ts|tsx)$/.test(f) && !f.endsWith('.d.ts') && !f.startsWith(template)),
     [],
     'no TypeScript sources',
   );
@@ -210,6 +216,18 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
       assert.match(mcp.stderr, /^retrysafe: retrysafe mcp needs the @modelcontextprotocol\/sdk package: npm install/);
     });
 
+    it('answers --help with exit 0 for every command and subcommand, without the optional peers installed', async () => {
+      const bin = path.join(dir, 'node_modules/.bin/retrysafe');
+      const answers = await walkHelp(async (argv) => ({ argv, ...inProject(bin, argv) }));
+      const walked = answers.map((a) => a.argv.slice(0, -1).join(' '));
+      for (const command of ['init', 'dev', 'ops show', 'mcp stdio', 'mcp http', 'approvals serve'])
+        assert.ok(walked.includes(command), `${command}: ${walked.join(', ')}`);
+      for (const a of answers) {
+        assert.equal(a.status, 0, `retrysafe ${a.argv.join(' ')}: ${a.stderr}`);
+        assert.match(a.stdout, /^Usage: retrysafe /);
+      }
+    });
+
     it(
       'posts one message when its worker is SIGKILLed after the provider committed and the action is claimed twice',
       { timeout: 600_000 },
@@ -301,10 +319,123 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
         assert.match(show.stdout, /^status: +confirmed$/m);
         assert.match(show.stdout, /lookup +found /);
 
+        // Its own tools module, CommonJS and ESM, served by `retrysafe mcp stdio` to the official MCP client.
+        const sdk = inProject('npm', [
+          'install',
+          '--prefer-offline',
+          '--no-audit',
+          '--no-fund',
+          pinned('@modelcontextprotocol/sdk'),
+        ]);
+        assert.equal(sdk.status, 0, sdk.stderr);
+        await writeFile(path.join(dir, 'tools.cjs'), "exports.tools = require('./dist/tools.js').tools;\n");
+        await writeFile(
+          path.join(dir, 'tools.mjs'),
+          "import built from './dist/tools.js';\n\nexport default built.tools;\n",
+        );
+        for (const [module, eventId] of [
+          ['./tools.cjs#tools', 'launch-3'],
+          ['./tools.mjs', 'launch-4'],
+        ]) {
+          const transport = new StdioClientTransport({
+            command: path.join(dir, 'node_modules/.bin/retrysafe'),
+            args: ['mcp', 'stdio', '--tools', module, '--tenant', 'acme'],
+            cwd: dir,
+            env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+            stderr: 'pipe',
+          });
+          let serverErr = '';
+          transport.stderr?.on('data', (chunk: Buffer) => void (serverErr += chunk.toString()));
+          const mcp = new Client({ name: 'consumer-test', version: '1.0.0' });
+          await mcp.connect(transport).catch((err: unknown) => assert.fail(`${module}: ${String(err)}\n${serverErr}`));
+          assert.equal(mcp.getServerVersion()?.version, readJson('package.json').version, 'the package version');
+          const listed = await mcp.listTools();
+          assert.deepEqual(
+            listed.tools.map((t) => t.name),
+            ['post-message'],
+            module,
+          );
+          const called = await mcp.callTool({
+            name: 'post-message',
+            arguments: { eventId, channel: 'launch', text: `Through ${module}` },
+          });
+          assert.equal((called.structuredContent as { status?: string }).status, 'confirmed', JSON.stringify(called));
+          await mcp.close();
+        }
+        const afterMcp = (await stats()).byRef;
+        assert.deepEqual(
+          [afterMcp['post-message:v1:acme:launch-3'], afterMcp['post-message:v1:acme:launch-4']],
+          [1, 1],
+        );
+
         recovering.kill('SIGTERM');
         dev.kill('SIGINT');
         await new Promise((resolve) => dev.once('exit', resolve));
         assert.equal(existsSync(path.join(dir, '.retrysafe/stack.json')), false, 'the stack said it stopped');
+      },
+    );
+
+    it(
+      'makes a project with retrysafe init in an npm init -y folder that builds and confirms its action',
+      { timeout: 600_000 },
+      async () => {
+        const initDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-init-'));
+        const inInit = (cmd: string, args: string[]) =>
+          spawnSync(cmd, args, { cwd: initDir, env, encoding: 'utf8', timeout: 300_000 });
+        const groups: ChildProcess[] = [];
+        try {
+          assert.equal(inInit('npm', ['init', '-y']).status, 0);
+          // The packages the first project installed from the tarball, as `npm install` would put them here.
+          await symlink(path.join(dir, 'node_modules'), path.join(initDir, 'node_modules'), 'dir');
+          const bin = path.join(initDir, 'node_modules/.bin/retrysafe');
+          const init = inInit(bin, ['init']);
+          assert.equal(init.status, 0, init.stderr);
+          assert.match(init.stdout, /^ {2}npm run client -- launch-1 "We are live"/m);
+          const build = inInit('npm', ['run', 'build']);
+          assert.equal(build.status, 0, build.stdout + build.stderr);
+
+          const started = (cmd: string, args: string[]) => {
+            const proc = spawn(cmd, args, { cwd: initDir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+            groups.push(proc);
+            return proc;
+          };
+          const dev = started(bin, [
+            'dev',
+            ...'--port 0 --ui-port none --approvals-port 0 --metrics-port 0'.split(' '),
+          ]);
+          await lineFrom(dev, /Ctrl-C to stop/, 120_000);
+          await lineFrom(started('npm', ['run', 'worker']), /worker ready/, 120_000);
+          const claimed = inInit('npm', ['run', '--silent', 'client', '--', 'launch-1', 'We are live']);
+          assert.equal(claimed.status, 0, claimed.stderr);
+          assert.deepEqual(JSON.parse(claimed.stdout.trim().split('\n').at(-1)!), {
+            key: 'post-message:v1:acme:launch-1',
+            status: 'confirmed',
+            providerRef: 'msg_1',
+          });
+          const run = inInit('npm', ['run', '--silent', 'client', '--', 'launch-2', 'Second wave', '--run']);
+          assert.equal(run.status, 0, run.stderr);
+          assert.deepEqual(JSON.parse(run.stdout.trim().split('\n').at(-1)!), {
+            workflow: 'announce',
+            status: 'confirmed',
+          });
+        } finally {
+          for (const proc of groups.reverse()) {
+            try {
+              process.kill(-proc.pid!, 'SIGINT');
+            } catch {
+              // gone already
+            }
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          for (const proc of groups) {
+            try {
+              process.kill(-proc.pid!, 'SIGKILL');
+            } catch {
+              // stopped
+            }
+          }
+          await rm(initDir, { recursive: true, force: true });
+        }
       },
     );
   });

@@ -91,13 +91,7 @@ describe('retrysafe dev with its metrics port taken', () => {
 
   it('stops before it starts anything when --metrics-port names the taken port', async () => {
     const run = await retrysafeDev([
-      '--port',
-      '0',
-      '--ui-port',
-      'none',
-      '--approvals-port',
-      '0',
-      '--metrics-port',
+      ...'--port 0 --ui-port none --approvals-port 0 --metrics-port'.split(' '),
       String(heldPort),
     ]);
     assert.equal(run.code, 1, run.stderr);
