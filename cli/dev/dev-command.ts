@@ -44,6 +44,13 @@ export async function runDev(
     return 1;
   }
   for (const note of plan.notes) io.err(`retrysafe dev: ${note}\n`);
+  const nodeMajor = Number(process.versions.node.split('.')[0]);
+  if (nodeMajor < 24) {
+    io.err(
+      `retrysafe dev: Node.js ${process.versions.node}; Node.js 24 is the runtime retrysafe recommends (Node.js 20 ` +
+        'is past its end of life since April 2026 and stays supported while that costs nothing)\n',
+    );
+  }
   say('starting the Temporal dev server and the approval service…');
   let stack: DevStack;
   try {
@@ -76,7 +83,7 @@ export async function runDev(
   say(`Your worker and client need these settings; they are in ${settings}:`);
   for (const [name, value] of Object.entries(stack.env)) say(`  ${name}=${value}`);
   say('');
-  say(`  node --env-file=${settings} dist/worker.js      (Node 20.6+ reads the file itself)`);
+  say(`  node --env-file=${settings} dist/worker.js      (Node.js 24 recommended; 20.6+ reads the file itself)`);
   say('  retrysafe ops queue                              (finds this stack on its own)');
   say('');
   if (options.once) {
