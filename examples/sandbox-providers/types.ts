@@ -131,8 +131,8 @@ export const ProviderConfig = z.object({
   webhookUrl: z.url().nullable(),
   webhookDelayMs: z.int().nonnegative(),
   /**
-   * Signs every webhook (Retrysafe-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">); null sends
-   * them unsigned. Write-only: GET /admin/config answers only whether one is set.
+   * Signs every webhook as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with this
+   * `whsec_` secret; null sends them unsigned. Write-only: GET /admin/config answers only whether one is set.
    */
   webhookSecret: z.string().min(16, 'a webhook signing secret has at least 16 characters').nullable(),
   /**

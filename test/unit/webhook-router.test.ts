@@ -5,16 +5,18 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ProviderEvent } from '../../messages/action';
 import { SA_TENANT } from '../../policies/search-attributes';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
-import { signatureHeader } from '../../workers/webhook-signature';
+import { webhookHeaders } from '../../workers/webhook-signature';
 
 /**
  * The router's decisions with a stand-in for Temporal that records every signal and answers visibility
  * queries from a table: what is refused (and with which status), what is signalled, and what is logged.
  */
 
-const SECRET = 'whsec_payments_0123456789abcdef';
-const NEXT = 'whsec_payments_next_0123456789';
-const TICKETS_SECRET = 'whsec_tickets_0123456789abcdef';
+/** A Standard Webhooks secret: whsec_ and the base64 of (here, not random) 32 bytes. */
+const secretNamed = (name: string) => `whsec_${Buffer.from(name.padEnd(32, '.')).toString('base64')}`;
+const SECRET = secretNamed('payments');
+const NEXT = secretNamed('payments-next');
+const TICKETS_SECRET = secretNamed('tickets');
 const KEY = 'charge:v1:acme:renewal-1';
 /** A marker that must never reach a log line: it only ever appears inside bodies. */
 const BODY_MARKER = 'customer-secret-marker@example.com';
@@ -89,9 +91,11 @@ function delivery(
   opts: { secret?: string | string[]; t?: number; provider?: string; raw?: string } = {},
 ) {
   const raw = opts.raw ?? JSON.stringify(body);
+  // The provider's message ID is the event's: a retry of one event carries the same webhook-id.
+  const id = (body as { id?: string }).id ?? 'msg_1';
   return {
     provider: opts.provider ?? 'payments',
-    signature: opts.secret === undefined ? undefined : signatureHeader(opts.secret, opts.t ?? nowSeconds(), raw),
+    headers: opts.secret === undefined ? {} : webhookHeaders(opts.secret, id, opts.t ?? nowSeconds(), raw),
     rawBody: Buffer.from(raw),
   };
 }
@@ -146,11 +150,19 @@ describe('webhook router', () => {
     const forgedBody = event({ data: { id: 'ch_forged', receiptEmail: BODY_MARKER } });
     const cases: Array<[string, ReturnType<typeof delivery>, number, RegExp]> = [
       ['unsigned', delivery(forgedBody), 400, /signature unsigned/],
-      ['forged', delivery(forgedBody, { secret: 'whsec_guessed_by_attacker_000' }), 401, /signature mismatch/],
+      ['forged', delivery(forgedBody, { secret: secretNamed('guessed-by-the-attacker') }), 401, /signature mismatch/],
       ['stale', delivery(forgedBody, { secret: SECRET, t: nowSeconds() - 301 }), 401, /signature stale/],
       ['from the future', delivery(forgedBody, { secret: SECRET, t: nowSeconds() + 301 }), 401, /signature stale/],
       ['another provider’s secret', delivery(forgedBody, { secret: TICKETS_SECRET }), 401, /signature mismatch/],
-      ['malformed', { ...delivery(forgedBody), signature: `t=${nowSeconds()},v1=zz` }, 400, /signature malformed/],
+      [
+        'malformed',
+        {
+          ...delivery(forgedBody),
+          headers: { ...delivery(forgedBody, { secret: SECRET }).headers, 'webhook-signature': 'v1=zz' },
+        },
+        400,
+        /signature malformed/,
+      ],
       [
         'body swapped under a valid signature',
         { ...delivery(event(), { secret: SECRET }), rawBody: Buffer.from(JSON.stringify(forgedBody)) },
@@ -293,10 +305,10 @@ describe('webhook server', () => {
     await server.close();
   });
 
-  async function post(path: string, raw: string, signature?: string) {
+  async function post(path: string, raw: string, signature?: Record<string, string>) {
     const res = await fetch(`${server.url.replace(/\/webhooks$/, '')}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(signature ? { 'Retrysafe-Signature': signature } : {}) },
+      headers: { 'content-type': 'application/json', ...signature },
       body: raw,
     });
     return { status: res.status, body: (await res.json()) as { routed: boolean; reason: string } };
@@ -306,7 +318,7 @@ describe('webhook server', () => {
     assert.equal(server.urlFor('payments'), `${server.url}/payments`);
     // Odd spacing: the signature covers these exact bytes, not a re-serialization.
     const raw = `{ "id":"evt_http_1",  "type":"charge.succeeded","idempotencyKey":"${KEY}","data":{"id":"ch_1"} }`;
-    const signature = signatureHeader(SECRET, Math.floor(Date.now() / 1000), raw);
+    const signature = webhookHeaders(SECRET, 'evt_http_1', Math.floor(Date.now() / 1000), raw);
     assert.equal((await post('/webhooks/payments', raw, signature)).status, 202);
     assert.equal((await post('/webhooks/payments', raw, signature)).status, 400, 'replayed');
     assert.equal((await post('/webhooks/payments', raw.replace('evt_http_1', 'evt_http_2'))).status, 400, 'unsigned');
@@ -314,7 +326,8 @@ describe('webhook server', () => {
     assert.equal((await post('/webhooks/email', raw, signature)).status, 404, 'no secret for this provider');
     const big = JSON.stringify({ pad: 'x'.repeat(300 * 1024) });
     assert.equal(
-      (await post('/webhooks/payments', big, signatureHeader(SECRET, Math.floor(Date.now() / 1000), big))).status,
+      (await post('/webhooks/payments', big, webhookHeaders(SECRET, 'evt_big', Math.floor(Date.now() / 1000), big)))
+        .status,
       413,
     );
     assert.equal(temporal.signals.length, 1);
