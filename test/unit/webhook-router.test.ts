@@ -6,6 +6,8 @@ import type { ProviderEvent } from '../../messages/action';
 import { SA_TENANT } from '../../policies/search-attributes';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
 import { webhookHeaders } from '../../workers/webhook-signature';
+import Stripe from 'stripe';
+import { stripeEventVerifier } from '../../examples/stripe-payments/webhooks';
 
 /**
  * The router's decisions with a stand-in for Temporal that records every signal and answers visibility
@@ -331,5 +333,65 @@ describe('webhook server', () => {
       413,
     );
     assert.equal(temporal.signals.length, 1);
+  });
+});
+
+describe('provider signatures over HTTP: Standard Webhooks with a rotated secret, and Stripe through its SDK', () => {
+  const temporal = fakeTemporal();
+  const STRIPE_SECRET = `whsec_${'5'.repeat(32)}`;
+  let table: Record<string, string[]> = { payments: [SECRET] };
+  const router = createWebhookRouter({
+    client: temporal.client,
+    secrets: () => table,
+    verifiers: { stripe: stripeEventVerifier(STRIPE_SECRET) },
+  });
+  let server: Awaited<ReturnType<typeof startWebhookServer>>;
+  before(async () => {
+    server = await startWebhookServer(router);
+  });
+  after(() => server.close());
+
+  const post = async (provider: string, raw: string, headers: Record<string, string>) =>
+    (await fetch(server.urlFor(provider), { method: 'POST', headers, body: raw })).status;
+  const seconds = () => Math.floor(Date.now() / 1000);
+
+  it('accepts the rotated secret, and refuses an old timestamp, a replayed webhook-id and a tampered body', async () => {
+    table = { payments: [NEXT, SECRET] };
+    const raw = JSON.stringify(event({ id: 'evt_rotated' }));
+    const signed = webhookHeaders(NEXT, 'evt_rotated', seconds(), raw);
+    assert.equal(await post('payments', raw, signed), 202, 'signed with the new secret during the rotation');
+    assert.equal(await post('payments', raw, webhookHeaders(NEXT, 'evt_rotated', seconds(), raw)), 400, 'replayed');
+
+    const fresh = JSON.stringify(event({ id: 'evt_old' }));
+    assert.equal(await post('payments', fresh, webhookHeaders(NEXT, 'evt_old', seconds() - 600, fresh)), 401, 'old');
+    const tampered = fresh.replace('ch_1', 'ch_9');
+    assert.equal(await post('payments', tampered, webhookHeaders(NEXT, 'evt_old', seconds(), fresh)), 401, 'tampered');
+    assert.deepEqual(
+      temporal.signals.map((s) => s.event.eventId),
+      ['evt_rotated'],
+    );
+  });
+
+  it('routes a Stripe-signed charge event to the action its metadata names, and refuses a forged one', async () => {
+    const charge = { id: 'ch_stripe_1', object: 'charge', metadata: { retrysafe_key: KEY } };
+    const raw = JSON.stringify({
+      id: 'evt_stripe_1',
+      object: 'event',
+      type: 'charge.succeeded',
+      data: { object: charge },
+    });
+    const header = Stripe.webhooks.generateTestHeaderString({ payload: raw, secret: STRIPE_SECRET });
+    assert.equal(await post('stripe', raw, { 'stripe-signature': header }), 202);
+    const forged = Stripe.webhooks.generateTestHeaderString({ payload: raw, secret: `whsec_${'6'.repeat(32)}` });
+    assert.equal(
+      await post('stripe', raw.replace('evt_stripe_1', 'evt_stripe_2'), { 'stripe-signature': forged }),
+      401,
+    );
+    assert.equal(await post('stripe', raw, { 'stripe-signature': header }), 400, 'a replayed event ID');
+    const routed = temporal.signals.filter((s) => s.event.provider === 'stripe');
+    assert.deepEqual(
+      routed.map((s) => [s.workflowId, s.event.providerRef, s.event.outcome]),
+      [[KEY, 'ch_stripe_1', 'succeeded']],
+    );
   });
 });
