@@ -21,7 +21,9 @@ export async function listenHttp(
   app: { fetch: (request: Request, env: never) => Response | Promise<Response> },
   where: { port: number; host: string },
 ): Promise<HttpListener> {
-  const server = createAdaptorServer({ fetch: app.fetch as never }) as http.Server;
+  // These servers run inside a team's processes (a worker, `retrysafe dev`): leave their global Request and
+  // Response alone rather than swap in the adapter's faster ones.
+  const server = createAdaptorServer({ fetch: app.fetch as never, overrideGlobalObjects: false }) as http.Server;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(where.port, where.host, () => {
