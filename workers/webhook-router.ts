@@ -58,16 +58,8 @@ export interface WebhookDelivery {
   rawBody: Buffer;
 }
 
-/**
- * A provider that signs its own way (Stripe's `Stripe-Signature`, through its SDK): verifies one delivery and
- * answers the event in the router's shape (WebhookBody) with the ID to refuse replays by, or why it is refused
- * (400 for a malformed or unsigned delivery, 401 for a forged or stale one).
- */
-export type ProviderEventVerifier = (delivery: {
-  headers: Readonly<Record<string, string | undefined>>;
-  rawBody: Buffer;
-  nowMs: number;
-}) => { ok: true; messageId: string; event: unknown } | { ok: false; status: 400 | 401; reason: string };
+/** A provider's own verifier (see `WebhookRouterDeps.verifiers`). */
+export type ProviderEventVerifier = NonNullable<WebhookRouterDeps['verifiers']>[string];
 
 /** What the router logs through (a pino logger fits): structured fields, never a body. */
 export interface WebhookLog {
@@ -85,8 +77,22 @@ export interface WebhookRouterDeps {
    * restart.
    */
   secrets: WebhookSecrets | (() => WebhookSecrets);
-  /** Providers that sign their own way, by name: their verifier is used instead of secrets. */
-  verifiers?: Readonly<Record<string, ProviderEventVerifier>>;
+  /**
+   * Providers that sign their own way (Stripe's `Stripe-Signature`, through its SDK), by name: their verifier is
+   * used instead of secrets. It verifies one delivery and answers the event in the router's shape (WebhookBody)
+   * with the ID to refuse replays by, or why it is refused (400 for a malformed or unsigned delivery, 401 for a
+   * forged or stale one).
+   */
+  verifiers?: Readonly<
+    Record<
+      string,
+      (delivery: {
+        headers: Readonly<Record<string, string | undefined>>;
+        rawBody: Buffer;
+        nowMs: number;
+      }) => { ok: true; messageId: string; event: unknown } | { ok: false; status: 400 | 401; reason: string }
+    >
+  >;
   log?: WebhookLog;
   toleranceSeconds?: number;
   /** Milliseconds since the epoch; tests move the clock. */

@@ -20,8 +20,11 @@ import { firstIssue } from '../policies/zod-issues';
  * Pure functions of their arguments (the clock is passed in), so they are unit-tested without a server.
  */
 
+/** The message ID header: the same on every retry of one message. */
 export const WEBHOOK_ID_HEADER = 'webhook-id';
+/** When the message was signed, in unix seconds. */
 export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+/** The signatures: `v1,<base64>`, space-separated, one per secret the provider signs with. */
 export const SIGNATURE_HEADER = 'webhook-signature';
 /** How far a signature's timestamp may be from the router's clock, either way: Standard Webhooks' 5 minutes. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -47,9 +50,6 @@ export type VerifyFailure =
 /** A verified delivery's message id and timestamp, or why it was refused. */
 export type VerifyResult =
   { ok: true; id: string; timestamp: number } | { ok: false; failure: VerifyFailure; reason: string };
-
-/** The three Standard Webhooks headers of one delivery, lower-case names; absent ones undefined. */
-export type WebhookHeaders = Partial<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>>;
 
 /** Whether `secret` is a usable Standard Webhooks secret (`whsec_` optional, base64 of at least 24 bytes). */
 export function isUsableSecret(secret: string): boolean {
@@ -85,7 +85,8 @@ export function webhookHeaders(
 
 /** Checks a delivery's Standard Webhooks headers against the raw body, the secrets and the tolerance. */
 export function verifySignature(input: {
-  headers: WebhookHeaders;
+  /** The three Standard Webhooks headers of one delivery, lower-case names; absent ones undefined. */
+  headers: Partial<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>>;
   rawBody: Buffer;
   secrets: readonly string[];
   nowSeconds: number;
@@ -214,3 +215,6 @@ export class SeenEvents {
     }
   }
 }
+
+/** The three Standard Webhooks headers of one delivery, lower-case names; absent ones undefined. */
+export type WebhookHeaders = Parameters<typeof verifySignature>[0]['headers'];
