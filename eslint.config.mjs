@@ -159,8 +159,16 @@ export default tseslint.config(
   },
   {
     // Each function of the workflows and activities fits on a screen: a lifecycle reads as a sequence of phases, an
-    // activity as its steps. 60 lines of code; comments and blank lines are not counted, so explaining costs nothing.
-    files: ['workflows/**/*.ts', 'activities/**/*.ts'],
+    // activity as its steps, an HTTP surface as its routes. 60 lines of code; comments and blank lines are not
+    // counted, so explaining costs nothing.
+    files: [
+      'workflows/**/*.ts',
+      'activities/**/*.ts',
+      'cli/approvals/**/*.ts',
+      'workers/webhook-*.ts',
+      'workers/http-listener.ts',
+      'adapters/mcp/mcp-http.ts',
+    ],
     rules: {
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },

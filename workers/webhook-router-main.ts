@@ -1,5 +1,5 @@
 /**
- * The webhook router as its own process: `npm run webhooks`. Each provider posts its signed events to
+ * The webhook router as its own process: `npm run webhooks`. Each provider posts its events, signed as Standard Webhooks, to
  * http://HOST:PORT/webhooks/<provider> (RETRYSAFE_WEBHOOK_PORT, default 4200); the router verifies them
  * against RETRYSAFE_WEBHOOK_SECRETS ({"<provider>": ["<current>", "<previous during a rotation>"]}) and
  * signals each verified one to its action. It refuses to start without secrets. To rotate a provider's

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
@@ -7,19 +7,23 @@ import { parseActionKey } from '../policies/action-key';
 import { SA_KIND, SA_REFERENCE, SA_TENANT } from '../policies/search-attributes';
 import { providerEventSignal, type ProviderEvent } from '../messages/action';
 import { firstIssue } from '../policies/zod-issues';
+import { listenHttp } from './http-listener';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,
   SeenEvents,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
   verifySignature,
   type WebhookSecrets,
 } from './webhook-signature';
 
 /**
  * Provider webhooks and settlement events become evidence on the action they concern. Each provider posts
- * to its own path, /webhooks/<provider>, and signs every delivery (workers/webhook-signature.ts); the router
- * verifies the raw body against that provider's secrets and refuses unsigned, forged, stale, retired-secret
- * and replayed deliveries before it reads a field. An event names its action by our key (sent as
+ * to its own path, /webhooks/<provider>, and signs every delivery on Standard Webhooks
+ * (workers/webhook-signature.ts), or its own way through a verifier of its own (Stripe's Stripe-Signature); the
+ * router verifies the raw body against that provider's secrets and refuses unsigned, forged, stale,
+ * retired-secret and replayed (by webhook-id) deliveries before it reads a field. An event names its action by our key (sent as
  * Idempotency-Key, or as the reference on key-less providers) or by the business reference the provider
  * knows (shipment or ticket reference), which every action records in the RetrysafeReference search
  * attribute. A reference carried by more than one action is ambiguous (two tenants may use the same one):
@@ -44,15 +48,18 @@ export interface DeliveryAnswer {
   body: { routed: boolean; key?: string; reason: string };
 }
 
-/** One webhook as it arrived: the provider, its signature header and raw body. */
+/** One webhook as it arrived: the provider, its headers and raw body. */
 export interface WebhookDelivery {
   /** The provider named by the path, /webhooks/<provider>. */
   provider: string;
-  /** The Retrysafe-Signature header, as received. */
-  signature: string | undefined;
+  /** The request's headers, by lower-case name (webhook-id, webhook-timestamp, webhook-signature, …). */
+  headers: Readonly<Record<string, string | undefined>>;
   /** The body exactly as received: the signature covers these bytes, not a re-serialization. */
   rawBody: Buffer;
 }
+
+/** A provider's own verifier (see `WebhookRouterDeps.verifiers`). */
+export type ProviderEventVerifier = NonNullable<WebhookRouterDeps['verifiers']>[string];
 
 /** What the router logs through (a pino logger fits): structured fields, never a body. */
 export interface WebhookLog {
@@ -65,8 +72,27 @@ export interface WebhookLog {
 /** What the router needs: a Temporal client, the signing secrets, and how to map an event to its action. */
 export interface WebhookRouterDeps {
   client: Client;
-  /** Signing secrets by provider name; a function is read on every delivery, so a rotation needs no restart. */
+  /**
+   * Standard Webhooks secrets by provider name; a function is read on every delivery, so a rotation needs no
+   * restart.
+   */
   secrets: WebhookSecrets | (() => WebhookSecrets);
+  /**
+   * Providers that sign their own way (Stripe's `Stripe-Signature`, through its SDK), by name: their verifier is
+   * used instead of secrets. It verifies one delivery and answers the event in the router's shape (WebhookBody)
+   * with the ID to refuse replays by, or why it is refused (400 for a malformed or unsigned delivery, 401 for a
+   * forged or stale one).
+   */
+  verifiers?: Readonly<
+    Record<
+      string,
+      (delivery: {
+        headers: Readonly<Record<string, string | undefined>>;
+        rawBody: Buffer;
+        nowMs: number;
+      }) => { ok: true; messageId: string; event: unknown } | { ok: false; status: 400 | 401; reason: string }
+    >
+  >;
   log?: WebhookLog;
   toleranceSeconds?: number;
   /** Milliseconds since the epoch; tests move the clock. */
@@ -79,6 +105,9 @@ const REFERENCE_MATCH_LIMIT = 10;
 /** References go into a visibility query; anything else is refused rather than escaped. */
 const QUERYABLE_REFERENCE = /^[\w.:@/#+-]{1,255}$/;
 
+/** What verification yields: the event's body, unparsed, and the message ID that replays are refused by. */
+type Verified = { ok: true; messageId: string; event: unknown } | { ok: false; status: number; reason: string };
+
 /**
  * The webhook router: verifies each delivery's signature and age, finds its action by key or provider reference, and
  * signals it as evidence. Refusals never reach a workflow.
@@ -87,92 +116,8 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
   /** Handles one delivery and answers the HTTP status and body to send back. */
   receive(delivery: WebhookDelivery): Promise<DeliveryAnswer>;
 } {
-  const { client } = deps;
   const now = deps.now ?? Date.now;
-  const secretsOf = (provider: string): readonly string[] | undefined => {
-    const table = typeof deps.secrets === 'function' ? deps.secrets() : deps.secrets;
-    return Object.hasOwn(table, provider) ? table[provider] : undefined;
-  };
   const seen = new SeenEvents(((deps.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS) + 60) * 1000);
-
-  type Found = { key: string } | { refused: string } | undefined;
-
-  async function findAction(event: WebhookBody): Promise<Found> {
-    const tenant = event.tenant ?? event.data.tenant;
-    const keys = [
-      ...new Set([event.idempotencyKey, event.reference].filter((c): c is string => !!c && isActionKey(c))),
-    ];
-    if (keys.length > 1) return { refused: `event names two different actions (${keys.join(', ')})` };
-    if (keys.length === 1) {
-      const key = keys[0];
-      const keyTenant = parseActionKey(key).tenant;
-      if (tenant !== undefined && tenant !== keyTenant) {
-        return { refused: `event is for tenant ${tenant}, but action ${key} belongs to tenant ${keyTenant}` };
-      }
-      return { key };
-    }
-    if (!event.reference) return undefined;
-    if (!QUERYABLE_REFERENCE.test(event.reference)) {
-      return { refused: 'event reference has characters the router does not query by' };
-    }
-    if (tenant !== undefined && !QUERYABLE_REFERENCE.test(tenant)) {
-      return { refused: 'event tenant has characters the router does not query by' };
-    }
-    const query =
-      `${SA_KIND.name} = 'action' AND ${SA_REFERENCE.name} = '${event.reference}'` +
-      (tenant !== undefined ? ` AND ${SA_TENANT.name} = '${tenant}'` : '');
-    // Every action carrying the reference, open or closed: a closed action of another tenant with the same
-    // reference makes the event just as ambiguous as an open one.
-    const matches: Array<{ key: string; tenant: string }> = [];
-    for await (const wf of client.workflow.list({ query, pageSize: REFERENCE_MATCH_LIMIT })) {
-      matches.push({ key: wf.workflowId, tenant: String(wf.typedSearchAttributes.get(SA_TENANT) ?? '?') });
-      if (matches.length >= REFERENCE_MATCH_LIMIT) break;
-    }
-    if (matches.length === 0) return undefined;
-    if (matches.length > 1) {
-      const tenants = [...new Set(matches.map((m) => m.tenant))].sort();
-      return {
-        refused:
-          tenants.length > 1
-            ? `reference is carried by ${matches.length} actions of tenants ${tenants.join(', ')}; refusing to guess`
-            : `reference is carried by ${matches.length} actions of tenant ${tenants[0]}; refusing to guess`,
-      };
-    }
-    const [only] = matches;
-    if (tenant !== undefined && only.tenant !== tenant) {
-      return { refused: `event is for tenant ${tenant}, but action ${only.key} belongs to tenant ${only.tenant}` };
-    }
-    return { key: only.key };
-  }
-
-  /** Routes a verified event. Throws when Temporal could not be asked or told (the provider should retry). */
-  async function route(event: WebhookBody, provider: string): Promise<RouteResult> {
-    const found = await findAction(event);
-    if (!found) return { routed: false, reason: `no action for event ${event.id} (${event.type})` };
-    if ('refused' in found) {
-      deps.log?.warn({ provider, eventId: event.id, type: event.type, reason: found.refused }, 'webhook not routed');
-      return { routed: false, reason: found.refused };
-    }
-    const { key } = found;
-    const evidence: ProviderEvent = {
-      eventId: event.id,
-      type: event.type,
-      key,
-      provider,
-      providerRef: event.data.id,
-      outcome: FAILURE_TYPES.test(event.type) ? 'failed' : 'succeeded',
-      receivedAt: new Date(now()).toISOString(),
-    };
-    try {
-      await client.workflow.getHandle(key).signal(providerEventSignal, evidence);
-    } catch (err) {
-      // A closed action already has its outcome; a late duplicate event changes nothing.
-      if (err instanceof WorkflowNotFoundError) return { routed: false, reason: `action ${key} is closed` };
-      throw err;
-    }
-    deps.log?.info({ provider, key, eventId: event.id, type: event.type }, 'webhook routed to action');
-    return { routed: true, key };
-  }
 
   /**
    * One delivery, from the raw bytes to an answer. Nothing of an unverified body is read, logged or
@@ -184,48 +129,144 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
       deps.log?.warn({ provider, status, reason, bytes: rawBody.length, ...extra }, 'webhook refused');
       return { status, body: { routed: false, reason } };
     };
-    const secrets = secretsOf(provider);
-    if (!secrets) return refuse(404, `no provider ${provider} is configured`);
-    const verified = verifySignature({
-      header: delivery.signature,
-      rawBody,
-      secrets,
-      nowSeconds: Math.floor(now() / 1000),
-      toleranceSeconds: deps.toleranceSeconds,
-    });
-    if (!verified.ok) {
-      const status = verified.failure === 'unsigned' || verified.failure === 'malformed' ? 400 : 401;
-      return refuse(status, `signature ${verified.failure}: ${verified.reason}`);
-    }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(rawBody.toString('utf8'));
-    } catch {
-      return refuse(400, 'body is not JSON');
-    }
-    const parsed = WebhookBody.safeParse(raw);
+    const verified = verifyDelivery(deps, delivery, now());
+    if (!verified.ok) return refuse(verified.status, verified.reason);
+    const parsed = WebhookBody.safeParse(verified.event);
     if (!parsed.success) {
       const { field, message } = firstIssue(parsed.error);
       return refuse(400, `invalid event: ${field}: ${message}`);
     }
     const event = parsed.data;
-    if (!seen.claim(provider, event.id, now())) {
-      return refuse(400, `replayed: event ${event.id} was already accepted`, { eventId: event.id });
+    if (!seen.claim(provider, verified.messageId, now())) {
+      return refuse(400, `replayed: event ${verified.messageId} was already accepted`, { eventId: event.id });
     }
     try {
-      const result = await route(event, provider);
+      const result = await route(deps, event, provider, now());
       return result.routed
         ? { status: 202, body: { routed: true, key: result.key, reason: 'routed' } }
         : { status: 200, body: { routed: false, reason: result.reason } };
     } catch (err) {
       // The action never heard of it: let the provider's retry through.
-      seen.release(provider, event.id);
+      seen.release(provider, verified.messageId);
       deps.log?.warn({ provider, eventId: event.id, err: (err as Error).message }, 'webhook routing failed');
       return { status: 503, body: { routed: false, reason: (err as Error).message } };
     }
   }
 
   return { receive };
+}
+
+/** The provider's own verifier, else Standard Webhooks against its secrets; 404 for a provider with neither. */
+function verifyDelivery(deps: WebhookRouterDeps, delivery: WebhookDelivery, nowMs: number): Verified {
+  const { provider, headers, rawBody } = delivery;
+  const verifier = deps.verifiers && Object.hasOwn(deps.verifiers, provider) ? deps.verifiers[provider] : undefined;
+  if (verifier) return verifier({ headers, rawBody, nowMs });
+  const table = typeof deps.secrets === 'function' ? deps.secrets() : deps.secrets;
+  if (!Object.hasOwn(table, provider))
+    return { ok: false, status: 404, reason: `no provider ${provider} is configured` };
+  const verified = verifySignature({
+    headers: {
+      [WEBHOOK_ID_HEADER]: headers[WEBHOOK_ID_HEADER],
+      [WEBHOOK_TIMESTAMP_HEADER]: headers[WEBHOOK_TIMESTAMP_HEADER],
+      [SIGNATURE_HEADER]: headers[SIGNATURE_HEADER],
+    },
+    rawBody,
+    secrets: table[provider],
+    nowSeconds: Math.floor(nowMs / 1000),
+    ...(deps.toleranceSeconds !== undefined ? { toleranceSeconds: deps.toleranceSeconds } : {}),
+  });
+  if (!verified.ok) {
+    const status = verified.failure === 'unsigned' || verified.failure === 'malformed' ? 400 : 401;
+    return { ok: false, status, reason: `signature ${verified.failure}: ${verified.reason}` };
+  }
+  try {
+    return { ok: true, messageId: verified.id, event: JSON.parse(rawBody.toString('utf8')) };
+  } catch {
+    return { ok: false, status: 400, reason: 'body is not JSON' };
+  }
+}
+
+type Found = { key: string } | { refused: string } | undefined;
+
+/** The action an event names by our key (as Idempotency-Key or as the reference), or a refusal. */
+function findByKey(event: WebhookBody): Found {
+  const tenant = event.tenant ?? event.data.tenant;
+  const keys = [...new Set([event.idempotencyKey, event.reference].filter((c): c is string => !!c && isActionKey(c)))];
+  if (keys.length > 1) return { refused: `event names two different actions (${keys.join(', ')})` };
+  if (keys.length === 0) return undefined;
+  const key = keys[0];
+  const keyTenant = parseActionKey(key).tenant;
+  if (tenant !== undefined && tenant !== keyTenant) {
+    return { refused: `event is for tenant ${tenant}, but action ${key} belongs to tenant ${keyTenant}` };
+  }
+  return { key };
+}
+
+/** The one action that carries the event's business reference (of the event's tenant, when it names one). */
+async function findByReference(client: Client, event: WebhookBody): Promise<Found> {
+  const tenant = event.tenant ?? event.data.tenant;
+  if (!event.reference) return undefined;
+  if (!QUERYABLE_REFERENCE.test(event.reference)) {
+    return { refused: 'event reference has characters the router does not query by' };
+  }
+  if (tenant !== undefined && !QUERYABLE_REFERENCE.test(tenant)) {
+    return { refused: 'event tenant has characters the router does not query by' };
+  }
+  const query =
+    `${SA_KIND.name} = 'action' AND ${SA_REFERENCE.name} = '${event.reference}'` +
+    (tenant !== undefined ? ` AND ${SA_TENANT.name} = '${tenant}'` : '');
+  // Every action carrying the reference, open or closed: a closed action of another tenant with the same
+  // reference makes the event just as ambiguous as an open one.
+  const matches: Array<{ key: string; tenant: string }> = [];
+  for await (const wf of client.workflow.list({ query, pageSize: REFERENCE_MATCH_LIMIT })) {
+    matches.push({ key: wf.workflowId, tenant: String(wf.typedSearchAttributes.get(SA_TENANT) ?? '?') });
+    if (matches.length >= REFERENCE_MATCH_LIMIT) break;
+  }
+  if (matches.length === 0) return undefined;
+  if (matches.length > 1) {
+    const tenants = [...new Set(matches.map((m) => m.tenant))].sort();
+    const whose = tenants.length > 1 ? `tenants ${tenants.join(', ')}` : `tenant ${tenants[0]}`;
+    return { refused: `reference is carried by ${matches.length} actions of ${whose}; refusing to guess` };
+  }
+  const [only] = matches;
+  if (tenant !== undefined && only.tenant !== tenant) {
+    return { refused: `event is for tenant ${tenant}, but action ${only.key} belongs to tenant ${only.tenant}` };
+  }
+  return { key: only.key };
+}
+
+/** Routes a verified event. Throws when Temporal could not be asked or told (the provider should retry). */
+async function route(
+  deps: WebhookRouterDeps,
+  event: WebhookBody,
+  provider: string,
+  nowMs: number,
+): Promise<RouteResult> {
+  const found = findByKey(event) ?? (await findByReference(deps.client, event));
+  if (!found) return { routed: false, reason: `no action for event ${event.id} (${event.type})` };
+  if ('refused' in found) {
+    deps.log?.warn({ provider, eventId: event.id, type: event.type, reason: found.refused }, 'webhook not routed');
+    return { routed: false, reason: found.refused };
+  }
+  const { key } = found;
+  const evidence: ProviderEvent = {
+    eventId: event.id,
+    type: event.type,
+    key,
+    provider,
+    providerRef: event.data.id,
+    outcome: FAILURE_TYPES.test(event.type) ? 'failed' : 'succeeded',
+    receivedAt: new Date(nowMs).toISOString(),
+  };
+  try {
+    await deps.client.workflow.getHandle(key).signal(providerEventSignal, evidence);
+  } catch (err) {
+    // A closed action already has its outcome; a late duplicate event changes nothing.
+    if (err instanceof WorkflowNotFoundError) return { routed: false, reason: `action ${key} is closed` };
+    throw err;
+  }
+  deps.log?.info({ provider, key, eventId: event.id, type: event.type }, 'webhook routed to action');
+  return { routed: true, key };
 }
 
 function isActionKey(value: string): boolean {
@@ -238,11 +279,11 @@ function isActionKey(value: string): boolean {
 }
 
 /** Where each provider posts: /webhooks/<provider>. */
-const WEBHOOK_PATH = /^\/webhooks\/([a-z0-9][a-z0-9-]{0,62})\/?$/;
+const PROVIDER_PATH = '/webhooks/:provider{[a-z0-9][a-z0-9-]{0,62}}';
 const MAX_BODY_BYTES = 256 * 1024;
 
 /**
- * An HTTP endpoint for the router: POST /webhooks/<provider>, signed. Answers 202 when routed, 200 when
+ * An HTTP endpoint for the router, on Hono: POST /webhooks/<provider>, signed. Answers 202 when routed, 200 when
  * verified but not routed (no such action, closed, ambiguous), 400/401 when refused, 404 for an unknown
  * path or provider, 413 for a body over 256 KiB, 503 when Temporal could not be reached (retry).
  */
@@ -260,54 +301,34 @@ export async function startWebhookServer(
   received(): number;
 }> {
   let received = 0;
-  const answer = (res: http.ServerResponse, status: number, body: unknown) =>
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  const server = http.createServer((req, res) => {
-    const match = req.method === 'POST' ? WEBHOOK_PATH.exec(new URL(req.url ?? '/', 'http://x').pathname) : null;
-    if (!match) {
-      answer(res, 404, { routed: false, reason: 'POST signed events to /webhooks/<provider>' });
-      req.resume();
-      return;
-    }
-    const provider = match[1];
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) tooLarge = true;
-      else chunks.push(c);
-    });
-    req.on('end', () => {
+  // Not strict: /webhooks/<provider>/ is the same endpoint.
+  const app = new Hono({ strict: false });
+  app.post(
+    PROVIDER_PATH,
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => {
+        received++;
+        return c.json({ routed: false, reason: `body over ${MAX_BODY_BYTES} bytes` }, 413);
+      },
+    }),
+    async (c) => {
+      const rawBody = Buffer.from(await c.req.arrayBuffer());
       received++;
-      if (tooLarge) {
-        answer(res, 413, { routed: false, reason: `body over ${MAX_BODY_BYTES} bytes` });
-        return;
-      }
-      const signature = req.headers[SIGNATURE_HEADER];
-      router
-        .receive({
-          provider,
-          signature: Array.isArray(signature) ? signature.join(',') : signature,
-          rawBody: Buffer.concat(chunks),
-        })
-        .then(
-          (result) => answer(res, result.status, result.body),
-          (err: Error) => answer(res, 503, { routed: false, reason: err.message }),
-        );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const base = `http://${opts.host ?? '127.0.0.1'}:${port}/webhooks`;
+      const result = await router
+        .receive({ provider: c.req.param('provider'), headers: c.req.header(), rawBody })
+        .catch((err: Error): DeliveryAnswer => ({ status: 503, body: { routed: false, reason: err.message } }));
+      return c.json(result.body, result.status as 200);
+    },
+  );
+  app.notFound((c) => c.json({ routed: false, reason: 'POST signed events to /webhooks/<provider>' }, 404));
+  const host = opts.host ?? '127.0.0.1';
+  const listener = await listenHttp(app, { port: opts.port ?? 0, host });
+  const base = `http://${host}:${listener.port}/webhooks`;
   return {
     url: base,
     urlFor: (provider) => `${base}/${provider}`,
     received: () => received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: listener.close,
   };
 }

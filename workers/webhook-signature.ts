@@ -1,30 +1,42 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { firstIssue } from '../policies/zod-issues';
 
 /**
- * Signed provider webhooks, Stripe-style. A provider sends
+ * Signed provider webhooks on Standard Webhooks (https://www.standardwebhooks.com), the scheme Svix, Clerk and
+ * others share. A provider sends three headers:
  *
- *   Retrysafe-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">
+ *   webhook-id: <message id>           the same on every retry of one message: the router refuses a replay by it
+ *   webhook-timestamp: <unix seconds>
+ *   webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>"> [v1,<…> …]
  *
- * with its signing secret (during a rotation it may send one v1 per secret). The router verifies the RAW
- * body bytes, never a re-serialization, against every secret it holds for that provider (two during a
- * rotation: any match counts) and refuses a timestamp more than the tolerance away from its clock.
+ * with its secret (`whsec_` and base64); during a rotation it may send one v1 per secret. The signatures are made
+ * by the `standardwebhooks` package; the router checks the timestamp against its own clock and tolerance (the
+ * package's fixed 5 minutes and wall clock would not let tests move the clock), then compares the RAW body's
+ * signature under every secret it holds for that provider (two during a rotation: any match counts) with every v1
+ * sent, in constant time.
  *
  * Pure functions of their arguments (the clock is passed in), so they are unit-tested without a server.
  */
 
-export const SIGNATURE_HEADER = 'retrysafe-signature';
-/** How far a signature's timestamp may be from the router's clock, either way: Stripe's default. */
+/** The message ID header: the same on every retry of one message. */
+export const WEBHOOK_ID_HEADER = 'webhook-id';
+/** When the message was signed, in unix seconds. */
+export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+/** The signatures: `v1,<base64>`, space-separated, one per secret the provider signs with. */
+export const SIGNATURE_HEADER = 'webhook-signature';
+/** How far a signature's timestamp may be from the router's clock, either way: Standard Webhooks' 5 minutes. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
-/** A shorter secret is guessable or a configuration mistake (an empty string would let anyone sign). */
-export const MIN_SECRET_LENGTH = 16;
+/** Standard Webhooks secrets are 24 to 64 random bytes; anything shorter is guessable or a mistake. */
+export const MIN_SECRET_BYTES = 24;
+const MAX_ID_LENGTH = 255;
 
 /** Why a webhook signature is refused. */
 export type VerifyFailure =
-  /** No Retrysafe-Signature header at all. */
+  /** No webhook-signature header at all. */
   | 'unsigned'
-  /** A header that is not `t=<digits>,v1=<64 hex>[,v1=…]`. */
+  /** A webhook-id or webhook-timestamp missing or malformed, or no `v1,<base64>` signature. */
   | 'malformed'
   /** Signed, but too long ago (or too far in the future). */
   | 'stale'
@@ -35,92 +47,83 @@ export type VerifyFailure =
   /** The router holds no secret for this provider. */
   | 'no-secret';
 
-/** A verified signature's timestamp, or why it was refused. */
-export type VerifyResult = { ok: true; timestamp: number } | { ok: false; failure: VerifyFailure; reason: string };
+/** A verified delivery's message id and timestamp, or why it was refused. */
+export type VerifyResult =
+  { ok: true; id: string; timestamp: number } | { ok: false; failure: VerifyFailure; reason: string };
 
-export interface ParsedSignature {
-  timestamp: number;
-  signatures: string[];
+/** Whether `secret` is a usable Standard Webhooks secret (`whsec_` optional, base64 of at least 24 bytes). */
+export function isUsableSecret(secret: string): boolean {
+  const base64 = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+  return /^[A-Za-z0-9+/]+={0,2}$/.test(base64) && Buffer.from(base64, 'base64').length >= MIN_SECRET_BYTES;
 }
 
-/** Parses the header; undefined when it is malformed. Unknown schemes (v0, v2) are ignored, like Stripe does. */
-export function parseSignatureHeader(header: string): ParsedSignature | undefined {
-  let timestamp: number | undefined;
-  const signatures: string[] = [];
-  for (const part of header.split(',')) {
-    const at = part.indexOf('=');
-    if (at <= 0) return undefined;
-    const name = part.slice(0, at).trim();
-    const value = part.slice(at + 1).trim();
-    if (name === 't') {
-      if (timestamp !== undefined || !/^\d{1,12}$/.test(value)) return undefined;
-      timestamp = Number(value);
-    } else if (name === 'v1') {
-      if (!/^[0-9a-f]{64}$/i.test(value)) return undefined;
-      signatures.push(value.toLowerCase());
-    }
-  }
-  if (timestamp === undefined || signatures.length === 0) return undefined;
-  return { timestamp, signatures };
-}
-
-/** The v1 signature of a body at a timestamp: hex HMAC-SHA256 of "<t>.<raw body>". */
-export function computeSignature(secret: string, timestamp: number, rawBody: Buffer | string): string {
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
-  return createHmac('sha256', secret).update(`${timestamp}.`, 'utf8').update(body).digest('hex');
-}
-
-/** The header a provider sends: one v1 per secret (more than one only while it rotates). */
+/** The webhook-signature value a provider sends: one `v1,<base64>` per secret (more than one only while it rotates). */
 export function signatureHeader(
   secrets: string | readonly string[],
-  timestamp: number,
+  id: string,
+  timestampSeconds: number,
   rawBody: Buffer | string,
 ): string {
   const list = typeof secrets === 'string' ? [secrets] : secrets;
-  return [`t=${timestamp}`, ...list.map((s) => `v1=${computeSignature(s, timestamp, rawBody)}`)].join(',');
+  const at = new Date(timestampSeconds * 1000);
+  return list.map((secret) => new Webhook(secret).sign(id, at, toBytes(rawBody))).join(' ');
 }
 
-/**
- * Checks a Retrysafe-Signature header (HMAC-SHA256 over timestamp and raw body, constant-time) and its age against the
- * tolerance.
- */
+/** All three headers of a signed delivery, as a provider (or a test) sends them. */
+export function webhookHeaders(
+  secrets: string | readonly string[],
+  id: string,
+  timestampSeconds: number,
+  rawBody: Buffer | string,
+): Record<string, string> {
+  return {
+    [WEBHOOK_ID_HEADER]: id,
+    [WEBHOOK_TIMESTAMP_HEADER]: String(timestampSeconds),
+    [SIGNATURE_HEADER]: signatureHeader(secrets, id, timestampSeconds, rawBody),
+  };
+}
+
+/** Checks a delivery's Standard Webhooks headers against the raw body, the secrets and the tolerance. */
 export function verifySignature(input: {
-  header: string | undefined;
+  /** The three Standard Webhooks headers of one delivery, lower-case names; absent ones undefined. */
+  headers: Partial<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>>;
   rawBody: Buffer;
   secrets: readonly string[];
   nowSeconds: number;
   toleranceSeconds?: number;
 }): VerifyResult {
   const tolerance = input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-  const secrets = input.secrets.filter((s) => s.length >= MIN_SECRET_LENGTH);
-  if (secrets.length === 0)
-    return { ok: false, failure: 'no-secret', reason: 'no signing secret is configured for this provider' };
-  if (input.header === undefined || input.header.trim() === '') {
-    return { ok: false, failure: 'unsigned', reason: 'no Retrysafe-Signature header' };
+  const secrets = input.secrets.filter(isUsableSecret);
+  const refuse = (failure: VerifyFailure, reason: string): VerifyResult => ({ ok: false, failure, reason });
+  if (secrets.length === 0) return refuse('no-secret', 'no signing secret is configured for this provider');
+  const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature } = input.headers;
+  if (signature === undefined || signature.trim() === '') return refuse('unsigned', 'no webhook-signature header');
+  if (id === undefined || id.length === 0 || id.length > MAX_ID_LENGTH) {
+    return refuse('malformed', `webhook-id must be 1 to ${MAX_ID_LENGTH} characters`);
   }
-  const parsed = parseSignatureHeader(input.header);
-  if (!parsed)
-    return { ok: false, failure: 'malformed', reason: 'Retrysafe-Signature is not t=<unix seconds>,v1=<hex>' };
-  const skew = input.nowSeconds - parsed.timestamp;
+  if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) {
+    return refuse('malformed', 'webhook-timestamp must be unix seconds');
+  }
+  const sent = signature.split(' ').filter((s) => /^v1,[A-Za-z0-9+/]+={0,2}$/.test(s));
+  if (sent.length === 0) return refuse('malformed', 'webhook-signature has no v1,<base64> signature');
+  const skew = input.nowSeconds - Number(timestamp);
   if (Math.abs(skew) > tolerance) {
-    return {
-      ok: false,
-      failure: 'stale',
-      reason: `signature timestamp is ${skew} s from the router's clock (tolerance ${tolerance} s)`,
-    };
+    return refuse('stale', `signature timestamp is ${skew} s from the router's clock (tolerance ${tolerance} s)`);
   }
-  // Compare every candidate against every secret, without stopping early, in constant time per pair.
+  // Compare every signature sent against every secret, without stopping early, in constant time per pair.
   let matched = false;
   for (const secret of secrets) {
-    const expected = Buffer.from(computeSignature(secret, parsed.timestamp, input.rawBody), 'hex');
-    for (const candidate of parsed.signatures) {
-      if (timingSafeEqual(expected, Buffer.from(candidate, 'hex'))) matched = true;
+    const expected = Buffer.from(signatureHeader(secret, id, Number(timestamp), input.rawBody));
+    for (const candidate of sent.map((s) => Buffer.from(s))) {
+      if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) matched = true;
     }
   }
-  if (!matched) {
-    return { ok: false, failure: 'mismatch', reason: 'no v1 signature matches a current secret of this provider' };
-  }
-  return { ok: true, timestamp: parsed.timestamp };
+  if (!matched) return refuse('mismatch', 'no v1 signature matches a current secret of this provider');
+  return { ok: true, id, timestamp: Number(timestamp) };
+}
+
+function toBytes(body: Buffer | string): Uint8Array {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }
 
 /**
@@ -137,7 +140,14 @@ export const WebhookSecrets = z.record(
     .transform((v) => (typeof v === 'string' ? [v] : v).filter((secret) => secret !== ''))
     .pipe(
       z
-        .array(z.string().min(MIN_SECRET_LENGTH, `a signing secret has at least ${MIN_SECRET_LENGTH} characters`))
+        .array(
+          z
+            .string()
+            .refine(
+              isUsableSecret,
+              `a signing secret is whsec_ and the base64 of at least ${MIN_SECRET_BYTES} random bytes (Standard Webhooks)`,
+            ),
+        )
         .min(1, 'at least one secret per provider')
         .max(2, 'at most two secrets per provider (current and previous, during a rotation)'),
     ),
@@ -165,7 +175,7 @@ export function parseWebhookSecrets(json: string | undefined): WebhookSecrets {
 }
 
 /**
- * Event IDs already accepted, per provider, so a captured delivery cannot be played again. An ID is held
+ * Message IDs (webhook-id) already accepted, per provider, so a captured delivery cannot be played again. An ID is held
  * a little longer than the tolerance (after that its signature is stale anyway) and at most `capacity` per
  * provider. In memory: a restarted router forgets, which is why the action also ignores an event ID it has
  * seen (workflows/action-state.ts).
@@ -205,3 +215,6 @@ export class SeenEvents {
     }
   }
 }
+
+/** The three Standard Webhooks headers of one delivery, lower-case names; absent ones undefined. */
+export type WebhookHeaders = Parameters<typeof verifySignature>[0]['headers'];

@@ -6,12 +6,12 @@ import type { WorkerOptions } from '@temporalio/worker';
  * bundler option, for its reusable V8 context (the default). The SDK freezes what they export, and a preloaded
  * module's inner state is shared by every workflow on the worker, so only modules whose state is a pure,
  * deterministic cache belong here.
- *   policies/ed25519: the curve's precomputed base-point table, built on the first verification of a signed
- *   decision. Evaluated per workflow, it cost about 55 ms of every approval's workflow task
- *   (`npm run bench:timeline -- --legs bare-signal,retrysafe-confirmation`). It brings in the modules it imports
- *   (@noble/curves' abstract curve and field code, @noble/hashes' sha2 and utils), which other workflow code then
- *   shares too: sha2 keeps scratch buffers at module level, which is safe because hashing is synchronous and a
- *   context runs one activation at a time.
+ *   policies/ed25519: @noble/curves' Ed25519, whose precomputed base-point table is built on the first
+ *   verification of a signed decision; evaluated per workflow, every approval's workflow task would build it again
+ *   (`npm run bench:timeline -- --legs bare-signal,retrysafe-confirmation` shows the cost). It brings in the
+ *   modules it imports (@noble/curves' abstract curve and field code, @noble/hashes' sha2 and utils), which other
+ *   workflow code then shares too: sha2 keeps scratch buffers at module level, which is safe because hashing is
+ *   synchronous and a context runs one activation at a time.
  * Every bundle of retrysafe's workflows should preload them: createWorker does, and so do the launchers' bundles.
  */
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [require.resolve('../policies/ed25519')];

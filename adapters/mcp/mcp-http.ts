@@ -1,7 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Context, MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { listenHttp } from '../../workers/http-listener';
 import { agentForToken, type Agent } from './agent-tokens';
 import { originPolicy, originProblem } from './request-origin';
 
@@ -34,88 +36,85 @@ export interface McpHttpServer {
   close(): Promise<void>;
 }
 
+type McpEnv = { Variables: { agent: Agent } };
+
 /**
- * Streamable HTTP at `/mcp`, stateless (a fresh MCP server and transport per request, so any instance can
- * answer any call): a request for another host name (421) or from a page of another origin (403) is refused
- * first, against DNS rebinding; one without a known agent's bearer token gets 401 before the MCP layer sees it;
- * and the agent's tenant, never an argument, decides whose actions a call claims.
+ * Streamable HTTP at `/mcp`, on Hono with the MCP SDK's Web-standard transport, stateless (a fresh MCP server and
+ * transport per request, so any instance can answer any call): a request for another host name (421) or from a
+ * page of another origin (403) is refused first, against DNS rebinding; one without a known agent's bearer token
+ * gets 401 before the MCP layer sees it; and the agent's tenant, never an argument, decides whose actions a call
+ * claims.
  */
 export async function startMcpHttp(opts: McpHttpOptions): Promise<McpHttpServer> {
   // Checked before listening, so a server bound beyond loopback without its names never starts; the loopback
   // names get their port once it is known (set before the first request can arrive).
   let policy = originPolicy({ host: opts.host, port: opts.port }, opts);
-  const httpServer = http.createServer((req, res) => {
-    void handle(req, res).catch((err: unknown) => {
-      opts.log?.(`mcp http: ${(err as Error).stack ?? String(err)}`);
-      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'internal error');
-    });
+  const app = new Hono<McpEnv>();
+  app.use('*', async (c, next) => {
+    const refused = originProblem({ host: c.req.header('host'), origin: c.req.header('origin') }, policy);
+    if (refused) return jsonRpcError(c, refused.status, -32000, refused.message);
+    await next();
   });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const refused = originProblem(req, policy);
-    if (refused) return sendJsonRpcError(res, refused.status, -32000, refused.message);
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== '/mcp')
-      return sendJsonRpcError(res, 404, -32601, `no MCP endpoint at ${url.pathname}; use /mcp`);
-    const auth = req.headers.authorization ?? '';
-    const token = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
-    const agent = agentForToken(await opts.agents(), token);
-    if (!agent) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="retrysafe-mcp"');
-      return sendJsonRpcError(res, 401, -32001, token ? 'unknown agent token' : 'a bearer token is required');
-    }
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST');
-      return sendJsonRpcError(res, 405, -32000, 'this server is stateless: POST JSON-RPC requests to /mcp');
-    }
-    const body = await readJson(req);
-    if (body === TOO_LARGE) return sendJsonRpcError(res, 413, -32600, `request body over ${MAX_BODY_BYTES} bytes`);
-    if (body === NOT_JSON) return sendJsonRpcError(res, 400, -32700, 'the request body is not JSON');
-    const server = opts.serverFor(agent);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(opts.port, opts.host, () => resolve());
+  app.all('/mcp', knownAgent(opts), async (c, next) => {
+    if (c.req.method === 'POST') return next();
+    c.header('Allow', 'POST');
+    return jsonRpcError(c, 405, -32000, 'this server is stateless: POST JSON-RPC requests to /mcp');
   });
-  const { port } = httpServer.address() as AddressInfo;
-  policy = originPolicy({ host: opts.host, port }, opts);
+  app.post(
+    '/mcp',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => jsonRpcError(c, 413, -32600, `request body over ${MAX_BODY_BYTES} bytes`),
+    }),
+    async (c) => {
+      let body: unknown;
+      try {
+        body = JSON.parse(await c.req.text());
+      } catch {
+        return jsonRpcError(c, 400, -32700, 'the request body is not JSON');
+      }
+      const server = opts.serverFor(c.var.agent);
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(c.req.raw, { parsedBody: body });
+      } finally {
+        // JSON responses are complete when handleRequest returns: the per-request server is done.
+        void transport.close();
+        void server.close();
+      }
+    },
+  );
+  app.notFound((c) => jsonRpcError(c, 404, -32601, `no MCP endpoint at ${c.req.path}; use /mcp`));
+  app.onError((err, c) => {
+    opts.log?.(`mcp http: ${err.stack ?? String(err)}`);
+    return jsonRpcError(c, 500, -32603, 'internal error');
+  });
+  const listener = await listenHttp(app, { port: opts.port, host: opts.host });
+  policy = originPolicy({ host: opts.host, port: listener.port }, opts);
   return {
-    url: `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/mcp`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        httpServer.closeAllConnections();
-        httpServer.close(() => resolve());
-      }),
+    url: `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${listener.port}/mcp`,
+    close: listener.close,
   };
 }
 
-const TOO_LARGE = Symbol('too large');
-const NOT_JSON = Symbol('not JSON');
-
-async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return TOO_LARGE;
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return NOT_JSON;
-  }
+/** 401 unless the bearer token is a known agent's; the agent is then `c.var.agent`. */
+function knownAgent(opts: McpHttpOptions): MiddlewareHandler<McpEnv> {
+  return async (c, next) => {
+    const token = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
+    const agent = agentForToken(await opts.agents(), token);
+    if (!agent) {
+      c.header('WWW-Authenticate', 'Bearer realm="retrysafe-mcp"');
+      return jsonRpcError(c, 401, -32001, token ? 'unknown agent token' : 'a bearer token is required');
+    }
+    c.set('agent', agent);
+    await next();
+  };
 }
 
-function sendJsonRpcError(res: http.ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+function jsonRpcError(c: Context, status: number, code: number, message: string) {
+  return c.json({ jsonrpc: '2.0', error: { code, message }, id: null }, status as 400);
 }

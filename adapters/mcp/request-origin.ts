@@ -1,5 +1,3 @@
-import type http from 'node:http';
-
 /**
  * Which requests an HTTP server on this machine answers, against DNS rebinding: a page on another site whose name
  * resolves to 127.0.0.1 reaches a loopback server with its own Host header, and a browser page anywhere sends its
@@ -48,14 +46,14 @@ export function originPolicy(
  * Why the request is refused, with its HTTP status (421: not this server's name; 403: a foreign page), or undefined.
  */
 export function originProblem(
-  req: http.IncomingMessage,
+  headers: { host?: string | undefined; origin?: string | undefined },
   policy: OriginPolicy,
 ): { status: 421 | 403; message: string } | undefined {
-  const host = (req.headers.host ?? '').toLowerCase();
+  const host = (headers.host ?? '').toLowerCase();
   if (!policy.allowedHosts.includes(host)) {
     return { status: 421, message: `this server does not answer to the host ${host || '(none)'}` };
   }
-  const origin = req.headers.origin;
+  const origin = headers.origin;
   if (origin !== undefined && !policy.allowedOrigins.includes(origin)) {
     return { status: 403, message: `requests from pages of ${origin} are not allowed` };
   }

@@ -55,6 +55,8 @@ export async function approvalsMain(argv: readonly string[]): Promise<number> {
   }
 }
 
+type Flags = Record<string, string | undefined> & { 'secure-cookies'?: boolean; 'api-only'?: boolean };
+
 async function main(argv: readonly string[]): Promise<void> {
   const { positionals, flags, help } = parseArgv(argv, {
     key: { type: 'string' },
@@ -69,8 +71,7 @@ async function main(argv: readonly string[]): Promise<void> {
     'secure-cookies': { type: 'boolean' },
     'api-only': { type: 'boolean' },
   });
-  const values = flags as Record<string, string | undefined> & { 'secure-cookies'?: boolean; 'api-only'?: boolean };
-  const host = values.host ?? '127.0.0.1';
+  const values = flags as Flags;
   const { env } = await withStackSettings(process.env);
   const [command] = positionals;
   if (command === undefined || command === 'help' || (help && !isApprovalsCommand(command))) {
@@ -83,129 +84,134 @@ async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   switch (command) {
-    case 'keygen': {
-      const pair = generateApprovalKeyPair();
-      print({ keyId: pair.keyId, publicKey: pair.publicKeyHex, privateKey: pair.privateKeyHex });
-      process.stderr.write(
-        'Give the private key to the approval service only\n' +
-          '(RETRYSAFE_APPROVAL_SIGNING_KEY, with RETRYSAFE_APPROVAL_KEY_ID);\n' +
-          'workers get { keyId: publicKey } as their trusted approval keys.\n',
-      );
-      return;
-    }
-    case 'new-operator': {
-      if (!values.name) throw new UsageError('new-operator needs --name');
-      const token = randomBytes(32).toString('base64url');
-      print({
-        token,
-        entry: {
-          name: values.name,
-          tokenSha256: hashOperatorToken(token),
-          tenants: ['*'],
-          roles: ['approver', 'resolver'],
-        },
-      });
-      process.stderr.write(
-        'Hand the token to the operator; add only the entry to the operators file (narrow its tenants and roles there).\n',
-      );
-      return;
-    }
-    case 'sign': {
-      const signer = await signerFromEnv(env);
-      const token = values['operator-token'] ?? env.RETRYSAFE_OPERATOR_TOKEN;
-      const operator = signer.authenticate(token);
-      if (!operator)
-        throw new Error('the operator token is not recognized (give --operator-token or RETRYSAFE_OPERATOR_TOKEN)');
-      const ttl = values['ttl-seconds'];
-      const request = {
-        key: values.key,
-        requestHash: values.hash,
-        decision: values.decision,
-        ...(ttl !== undefined ? { ttlSeconds: /^\d+$/.test(ttl) ? Number(ttl) : ttl } : {}),
-      };
-      try {
-        print(signer.sign(operator, request));
-      } catch (err) {
-        // A refusal of the operator's scope is not a typo: say so, and exit 1 like any refusal.
-        if ((err as { code?: string }).code === 'DecisionRejected') {
-          throw new Error((err as Error).message);
-        }
-        // Name the flag, not the JSON field, since that is what the person typed.
-        const field = (err as { details?: { field?: string } }).details?.field;
-        const flag = { key: '--key', requestHash: '--hash', decision: '--decision', ttlSeconds: '--ttl-seconds' }[
-          field ?? ''
-        ];
-        throw new UsageError(
-          flag ? `${flag}: ${(err as Error).message.replace(/^[^:]+: /, '')}` : (err as Error).message,
-        );
-      }
-      return;
-    }
-    case 'serve': {
-      const port = values.port === undefined ? DEFAULT_APPROVAL_PORT : Number(values.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new UsageError(`--port must be a port number, got ${values.port}`);
-      const webUiUrl = values['web-ui-url'];
-      if (webUiUrl !== undefined && !/^https?:\/\/[^/]/.test(webUiUrl))
-        throw new UsageError(`--web-ui-url must be an http(s) URL, got ${webUiUrl}`);
-      if (values['api-only'] && webUiUrl !== undefined)
-        throw new UsageError('--web-ui-url is for the page; drop --api-only');
-      const signer = await signerFromEnv(env);
-      // The stack's payload keys count when none are configured: the page reads actions through the client, and
-      // the codec endpoint decodes for the Web UI.
-      const codec = payloadCodecFromEnv(env);
-      // The page lists and decides actions, so it needs Temporal; the JSON API alone does not.
-      const temporal = values['api-only']
-        ? undefined
-        : await connectClient(env).catch((err: unknown) => {
-            throw new Error(
-              `the approval page cannot reach Temporal at ${env.TEMPORAL_ADDRESS ?? 'the configured address'} ` +
-                `(${err instanceof Error ? err.message : String(err)}); set TEMPORAL_ADDRESS, or serve only the JSON API ` +
-                'with --api-only',
-            );
-          });
-      const server = await startApprovalServer(signer, {
-        port,
-        host,
-        onSigned: (e) => process.stdout.write(`${JSON.stringify({ msg: 'approval signed', ...e })}\n`),
-        ...(temporal
-          ? {
-              temporal: {
-                client: temporal.client,
-                namespace: temporal.namespace,
-                ...(webUiUrl !== undefined ? { webUiUrl } : {}),
-              },
-            }
-          : {}),
-        secureCookies: values['secure-cookies'] === true,
-        ...(codec
-          ? { codec: { codec, allowedOrigins: webUiUrl !== undefined ? [new URL(webUiUrl).origin] : [] } }
-          : {}),
-        onDecoded: (e) => process.stdout.write(`${JSON.stringify({ msg: 'payloads served', ...e })}\n`),
-      });
-      process.stdout.write(`approval service on ${server.url} (key ${signer.keyId})\n`);
-      if (temporal) {
-        process.stdout.write(`approval page: ${server.url}/sign-in (Temporal namespace ${temporal.namespace})\n`);
-      }
-      if (codec) {
-        process.stdout.write(
-          `codec endpoint: ${server.url}/codec (for signed-in operators${webUiUrl ? `; Web UI ${webUiUrl} allowed` : ''})\n`,
-        );
-      }
-      const stop = () =>
-        void server
-          .close()
-          .then(() => temporal?.connection.close())
-          .then(() => process.exit(0));
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-      return;
-    }
+    case 'keygen':
+      return keygen();
+    case 'new-operator':
+      return newOperator(values);
+    case 'sign':
+      return sign(values, env);
+    case 'serve':
+      return serve(values, env);
     default:
       throw new UsageError(
         `${command}: unknown command; commands are ${APPROVALS_COMMANDS.join(', ')}\nsee: retrysafe approvals --help`,
       );
   }
+}
+
+function keygen(): void {
+  const pair = generateApprovalKeyPair();
+  print({ keyId: pair.keyId, publicKey: pair.publicKeyHex, privateKey: pair.privateKeyHex });
+  process.stderr.write(
+    'Give the private key to the approval service only\n' +
+      '(RETRYSAFE_APPROVAL_SIGNING_KEY, with RETRYSAFE_APPROVAL_KEY_ID);\n' +
+      'workers get { keyId: publicKey } as their trusted approval keys.\n',
+  );
+}
+
+function newOperator(values: Flags): void {
+  if (!values.name) throw new UsageError('new-operator needs --name');
+  const token = randomBytes(32).toString('base64url');
+  print({
+    token,
+    entry: {
+      name: values.name,
+      tokenSha256: hashOperatorToken(token),
+      tenants: ['*'],
+      roles: ['approver', 'resolver'],
+    },
+  });
+  process.stderr.write(
+    'Hand the token to the operator; add only the entry to the operators file (narrow its tenants and roles there).\n',
+  );
+}
+
+async function sign(values: Flags, env: NodeJS.ProcessEnv): Promise<void> {
+  const signer = await signerFromEnv(env);
+  const token = values['operator-token'] ?? env.RETRYSAFE_OPERATOR_TOKEN;
+  const operator = signer.authenticate(token);
+  if (!operator)
+    throw new Error('the operator token is not recognized (give --operator-token or RETRYSAFE_OPERATOR_TOKEN)');
+  const ttl = values['ttl-seconds'];
+  const request = {
+    key: values.key,
+    requestHash: values.hash,
+    decision: values.decision,
+    ...(ttl !== undefined ? { ttlSeconds: /^\d+$/.test(ttl) ? Number(ttl) : ttl } : {}),
+  };
+  try {
+    print(signer.sign(operator, request));
+  } catch (err) {
+    // A refusal of the operator's scope is not a typo: say so, and exit 1 like any refusal.
+    if ((err as { code?: string }).code === 'DecisionRejected') {
+      throw new Error((err as Error).message);
+    }
+    // Name the flag, not the JSON field, since that is what the person typed.
+    const field = (err as { details?: { field?: string } }).details?.field;
+    const flag = { key: '--key', requestHash: '--hash', decision: '--decision', ttlSeconds: '--ttl-seconds' }[
+      field ?? ''
+    ];
+    throw new UsageError(flag ? `${flag}: ${(err as Error).message.replace(/^[^:]+: /, '')}` : (err as Error).message);
+  }
+}
+
+async function serve(values: Flags, env: NodeJS.ProcessEnv): Promise<void> {
+  const host = values.host ?? '127.0.0.1';
+  const port = values.port === undefined ? DEFAULT_APPROVAL_PORT : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be a port number, got ${values.port}`);
+  const webUiUrl = values['web-ui-url'];
+  if (webUiUrl !== undefined && !/^https?:\/\/[^/]/.test(webUiUrl))
+    throw new UsageError(`--web-ui-url must be an http(s) URL, got ${webUiUrl}`);
+  if (values['api-only'] && webUiUrl !== undefined)
+    throw new UsageError('--web-ui-url is for the page; drop --api-only');
+  const signer = await signerFromEnv(env);
+  // The stack's payload keys count when none are configured: the page reads actions through the client, and
+  // the codec endpoint decodes for the Web UI.
+  const codec = payloadCodecFromEnv(env);
+  // The page lists and decides actions, so it needs Temporal; the JSON API alone does not.
+  const temporal = values['api-only']
+    ? undefined
+    : await connectClient(env).catch((err: unknown) => {
+        throw new Error(
+          `the approval page cannot reach Temporal at ${env.TEMPORAL_ADDRESS ?? 'the configured address'} ` +
+            `(${err instanceof Error ? err.message : String(err)}); set TEMPORAL_ADDRESS, or serve only the JSON API ` +
+            'with --api-only',
+        );
+      });
+  const server = await startApprovalServer(signer, {
+    port,
+    host,
+    onSigned: (e) => process.stdout.write(`${JSON.stringify({ msg: 'approval signed', ...e })}\n`),
+    ...(temporal
+      ? {
+          temporal: {
+            client: temporal.client,
+            namespace: temporal.namespace,
+            ...(webUiUrl !== undefined ? { webUiUrl } : {}),
+          },
+        }
+      : {}),
+    secureCookies: values['secure-cookies'] === true,
+    ...(codec ? { codec: { codec, allowedOrigins: webUiUrl !== undefined ? [new URL(webUiUrl).origin] : [] } } : {}),
+    onDecoded: (e) => process.stdout.write(`${JSON.stringify({ msg: 'payloads served', ...e })}\n`),
+  });
+  process.stdout.write(`approval service on ${server.url} (key ${signer.keyId})\n`);
+  if (temporal) {
+    process.stdout.write(`approval page: ${server.url}/sign-in (Temporal namespace ${temporal.namespace})\n`);
+  }
+  if (codec) {
+    process.stdout.write(
+      `codec endpoint: ${server.url}/codec (for signed-in operators${webUiUrl ? `; Web UI ${webUiUrl} allowed` : ''})\n`,
+    );
+  }
+  const stop = () =>
+    void server
+      .close()
+      .then(() => temporal?.connection.close())
+      .then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 /**

@@ -126,26 +126,8 @@ export function createApprovalSigner(options: {
 }): ApprovalSigner {
   // Checks the key first (InvalidIntent naming privateKeyHex), then imports it once.
   const signBytes = nativeEd25519Signer(options.privateKeyHex);
-  let operators = parseOperatorsFile({ operators: options.operators });
-  let digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
-  let stamp = options.operatorsFile ? fileStamp(options.operatorsFile) : undefined;
-  /** Re-reads the operators file when its modification time or size changed. */
-  const current = (): Operator[] => {
-    const file = options.operatorsFile;
-    if (!file) return operators;
-    const now = fileStamp(file);
-    if (now === stamp) return operators;
-    stamp = now;
-    try {
-      operators = parseOperatorsFile(JSON.parse(readFileSync(file, 'utf8')));
-    } catch (err) {
-      // Fail closed: a file deleted or broken (maybe to revoke someone) authenticates nobody until it is fixed.
-      operators = [];
-      options.onReloadError?.(`${file}: ${(err as Error).message}; no operator is recognized until it is fixed`);
-    }
-    digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
-    return operators;
-  };
+  const source = operatorsSource(options);
+  const current = () => source.current().operators;
   const publicKeyHex = approvalPublicKey(options.privateKeyHex);
   const keyId = options.keyId ?? approvalKeyId(publicKeyHex);
   const clock = options.clock ?? Date.now;
@@ -159,7 +141,7 @@ export function createApprovalSigner(options: {
     },
     authenticate(token) {
       if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return undefined;
-      current();
+      const { operators, digests } = source.current();
       const digest = createHash('sha256').update(token, 'utf8').digest();
       // Compare against every operator without stopping early, so timing does not reveal which one matched.
       let found = -1;
@@ -175,28 +157,11 @@ export function createApprovalSigner(options: {
       const body = parseApprovalRequest(request);
       const tenant = tenantOfTarget(body.key);
       // The workflow checks the scope again; refusing here tells the operator at once, before anything is sent.
-      const scope = operators.find((o) => o.name === operator.name)!;
-      const role = ROLE_FOR[body.decision];
-      if (!scope.roles.includes(role)) {
-        throw new RetrysafeError(
-          'DecisionRejected',
-          `operator ${operator.name} lacks the ${role} role that ${body.decision} needs`,
-          {
-            reason: 'missing-role',
-            missing: `role:${role}`,
-          },
-        );
-      }
-      if (!scope.tenants.includes('*') && !scope.tenants.includes(tenant)) {
-        throw new RetrysafeError(
-          'DecisionRejected',
-          `operator ${operator.name} is not an operator of tenant ${tenant}`,
-          {
-            reason: 'missing-tenant',
-            missing: `tenant:${tenant}`,
-          },
-        );
-      }
+      checkScope(
+        current().find((o) => o.name === operator.name)!,
+        body.decision,
+        tenant,
+      );
       const claims = decisionClaims({
         key: body.key,
         tenant,
@@ -273,5 +238,57 @@ export async function submitApproval(client: Client, approval: SignedDecision): 
     );
   } catch (err) {
     throw typedRefusal(err);
+  }
+}
+
+/**
+ * The operators, from the list given or from the operators file, read again whenever its modification time or
+ * size changed; with each one's token digest, for authentication.
+ */
+function operatorsSource(options: {
+  operators: z.input<typeof Operator>[];
+  operatorsFile?: string;
+  onReloadError?: (message: string) => void;
+}): { current(): { operators: Operator[]; digests: Buffer[] } } {
+  let operators = parseOperatorsFile({ operators: options.operators });
+  let digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
+  let stamp = options.operatorsFile ? fileStamp(options.operatorsFile) : undefined;
+  return {
+    current() {
+      const file = options.operatorsFile;
+      const now = file ? fileStamp(file) : undefined;
+      if (!file || now === stamp) return { operators, digests };
+      stamp = now;
+      try {
+        operators = parseOperatorsFile(JSON.parse(readFileSync(file, 'utf8')));
+      } catch (err) {
+        // Fail closed: a file deleted or broken (maybe to revoke someone) authenticates nobody until it is fixed.
+        operators = [];
+        options.onReloadError?.(`${file}: ${(err as Error).message}; no operator is recognized until it is fixed`);
+      }
+      digests = operators.map((op) => Buffer.from(op.tokenSha256, 'hex'));
+      return { operators, digests };
+    },
+  };
+}
+
+/** Throws DecisionRejected when the operator lacks the role the decision needs or is not of the tenant. */
+function checkScope(scope: Operator, decision: keyof typeof ROLE_FOR, tenant: string): void {
+  const role = ROLE_FOR[decision];
+  if (!scope.roles.includes(role)) {
+    throw new RetrysafeError(
+      'DecisionRejected',
+      `operator ${scope.name} lacks the ${role} role that ${decision} needs`,
+      {
+        reason: 'missing-role',
+        missing: `role:${role}`,
+      },
+    );
+  }
+  if (!scope.tenants.includes('*') && !scope.tenants.includes(tenant)) {
+    throw new RetrysafeError('DecisionRejected', `operator ${scope.name} is not an operator of tenant ${tenant}`, {
+      reason: 'missing-tenant',
+      missing: `tenant:${tenant}`,
+    });
   }
 }

@@ -1,24 +1,27 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context, MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 
 /**
  * Temporal's remote codec protocol over HTTP, for the Web UI's "remote codec endpoint" and the CLI's
  * `--codec-endpoint`: `POST <base>/decode` and `POST <base>/encode`, each taking and answering
  * `{ "payloads": [ { "metadata": { "<key>": "<base64>" }, "data": "<base64>" } ] }` (proto3 JSON: every bytes
- * field is base64). The caller routes `<base>/…` here with the subpath; mounting and authentication policy are
- * its own (session cookie, bearer token), handed in as `authorize`.
+ * field is base64). The caller mounts these routes at `<base>` (`app.route('/codec', …)`); authentication policy
+ * is its own (session cookie, bearer token), handed in as `authorize`.
  *
  * - An unauthenticated request gets 401 and its body is not read, let alone decoded.
  * - CORS for the Web UI: only `allowedOrigins` (exact `scheme://host:port`) get `Access-Control-Allow-Origin`
  *   (their own origin, never `*`) with credentials allowed, so the UI may send its cookie; a preflight from any other
  *   origin gets 403, and so does a request that carries another origin.
- * - Bodies over `maxBodyBytes` get 413; malformed JSON or fields 400 naming the field; a payload the codec refuses
- *   (an unknown key ID, a tampered ciphertext) 422 with the codec's message. Every answer has `Cache-Control: no-store`.
+ * - Bodies over `maxBodyBytes` get 413 (Hono's body limit); malformed JSON or fields 400 naming the field; a payload
+ *   the codec refuses (an unknown key ID, a tampered ciphertext) 422 with the codec's message. Every answer has
+ *   `Cache-Control: no-store`.
  */
 export interface CodecHandlerOptions {
   codec: PayloadCodec;
   /** Who is asking, or undefined when the request is not authenticated. */
-  authorize(req: IncomingMessage): Promise<{ operator: string } | undefined>;
+  authorize(c: Context): Promise<{ operator: string } | undefined>;
   /** Web UI origins allowed to call from a browser, e.g. `http://127.0.0.1:8233`. */
   allowedOrigins: string[];
   /** Default 4 MiB: a history page's payloads, with room to spare. */
@@ -26,8 +29,6 @@ export interface CodecHandlerOptions {
   /** Called once per served request, for an audit log (operator, operation, namespace, payload count). */
   onServed?(event: { operator: string; operation: 'encode' | 'decode'; namespace?: string; payloads: number }): void;
 }
-
-export type CodecHandler = (req: IncomingMessage, res: ServerResponse, subpath: string) => Promise<void>;
 
 export const DEFAULT_CODEC_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const ALLOWED_HEADERS = 'content-type, x-namespace, authorization';
@@ -42,98 +43,101 @@ class HttpError extends Error {
   }
 }
 
-export function createCodecHandler(options: CodecHandlerOptions): CodecHandler {
-  const allowed = new Set(options.allowedOrigins.map((o) => o.replace(/\/+$/, '')));
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_CODEC_MAX_BODY_BYTES;
+type CodecEnv = { Variables: { operator: string } };
 
-  return async (req, res, subpath) => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Vary', 'Origin');
-    const origin = req.headers.origin;
+const send = (c: Context, status: number, body: unknown) => c.json(body, status as 200);
+
+export function createCodecRoutes(options: CodecHandlerOptions): Hono<CodecEnv> {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_CODEC_MAX_BODY_BYTES;
+  const routes = new Hono<CodecEnv>();
+  routes.use('*', webUiCors(options.allowedOrigins));
+  for (const operation of ['encode', 'decode'] as const) {
+    routes.post(
+      `/${operation}`,
+      authorized(options),
+      async (c, next) => {
+        const type = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
+        // application/json only: a cross-site form or text/plain post cannot reach the codec without a preflight.
+        if (type !== 'application/json') return send(c, 415, { error: 'content-type must be application/json' });
+        await next();
+      },
+      bodyLimit({
+        maxSize: maxBodyBytes,
+        onError: (c) => send(c, 413, { error: `body is over ${maxBodyBytes} bytes` }),
+      }),
+      async (c) => {
+        try {
+          const payloads = parseBody(await c.req.text());
+          const out = await run(options.codec, operation, payloads);
+          const namespace = c.req.header('x-namespace');
+          options.onServed?.({
+            operator: c.var.operator,
+            operation,
+            ...(namespace !== undefined ? { namespace } : {}),
+            payloads: payloads.length,
+          });
+          return send(c, 200, { payloads: out.map(toJson) });
+        } catch (err) {
+          if (err instanceof HttpError) return send(c, err.status, { error: err.message });
+          return send(c, 500, { error: 'codec server error' });
+        }
+      },
+    );
+    routes.all(`/${operation}`, (c) => {
+      c.header('Allow', 'POST, OPTIONS');
+      return send(c, 405, { error: 'method not allowed: use POST' });
+    });
+  }
+  routes.all('*', (c) => send(c, 404, { error: 'not found: use /encode or /decode' }));
+  return routes;
+}
+
+/** Only the listed Web UI origins, each its own (never `*`), with credentials; another origin gets 403. */
+function webUiCors(allowedOrigins: readonly string[]): MiddlewareHandler {
+  const allowed = new Set(allowedOrigins.map((o) => o.replace(/\/+$/, '')));
+  return async (c, next) => {
+    c.header('Cache-Control', 'no-store');
+    c.header('Vary', 'Origin');
+    const origin = c.req.header('origin');
     if (origin !== undefined) {
-      if (!allowed.has(origin)) return send(res, 403, { error: 'origin not allowed' });
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Allow-Credentials', 'true');
+      if (!allowed.has(origin)) return send(c, 403, { error: 'origin not allowed' });
+      c.header('Access-Control-Allow-Origin', origin);
+      c.header('Access-Control-Allow-Credentials', 'true');
     }
-    if (req.method === 'OPTIONS') {
-      res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-      res.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-      res.setHeader('Access-Control-Max-Age', '600');
-      res.writeHead(204).end();
-      return;
+    if (c.req.method === 'OPTIONS') {
+      c.header('Access-Control-Allow-Methods', 'POST, OPTIONS');
+      c.header('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+      c.header('Access-Control-Max-Age', '600');
+      return c.body(null, 204);
     }
-    const operation = subpath === '/encode' ? 'encode' : subpath === '/decode' ? 'decode' : undefined;
-    if (operation === undefined) return send(res, 404, { error: 'not found: use /encode or /decode' });
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST, OPTIONS');
-      return send(res, 405, { error: 'method not allowed: use POST' });
-    }
-    let who: { operator: string } | undefined;
-    try {
-      who = await options.authorize(req);
-    } catch {
-      return send(res, 500, { error: 'authorization failed' });
-    }
-    if (who === undefined) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      return send(res, 401, { error: 'authentication required' });
-    }
-    try {
-      const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-      // application/json only: a cross-site form or text/plain post cannot reach the codec without a preflight.
-      if (type !== 'application/json') throw new HttpError(415, 'content-type must be application/json');
-      const payloads = parseBody(await readBody(req, maxBodyBytes));
-      let out: Payload[];
-      try {
-        out = await (operation === 'encode' ? options.codec.encode(payloads) : options.codec.decode(payloads));
-      } catch (err) {
-        throw new HttpError(422, `cannot ${operation}: ${(err as Error).message}`);
-      }
-      const namespace = req.headers['x-namespace'];
-      options.onServed?.({
-        operator: who.operator,
-        operation,
-        ...(typeof namespace === 'string' ? { namespace } : {}),
-        payloads: payloads.length,
-      });
-      return send(res, 200, { payloads: out.map(toJson) });
-    } catch (err) {
-      if (err instanceof HttpError) return send(res, err.status, { error: err.message });
-      return send(res, 500, { error: 'codec server error' });
-    }
+    await next();
   };
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+/** 401 before the body is read when `authorize` knows no one; the operator is then `c.var.operator`. */
+function authorized(options: CodecHandlerOptions): MiddlewareHandler<CodecEnv> {
+  return async (c, next) => {
+    let who: { operator: string } | undefined;
+    try {
+      who = await options.authorize(c);
+    } catch {
+      return send(c, 500, { error: 'authorization failed' });
+    }
+    if (who === undefined) {
+      c.header('WWW-Authenticate', 'Bearer');
+      return send(c, 401, { error: 'authentication required' });
+    }
+    c.set('operator', who.operator);
+    await next();
+  };
 }
 
-/**
- * Reads at most `limit` bytes: a declared or actual length beyond it is answered 413 without buffering more (the rest
- * is drained, not kept, so the client still reads the answer).
- */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () => new HttpError(413, `body is over ${limit} bytes`);
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return Promise.reject(tooLarge());
+async function run(codec: PayloadCodec, operation: 'encode' | 'decode', payloads: Payload[]): Promise<Payload[]> {
+  try {
+    return await (operation === 'encode' ? codec.encode(payloads) : codec.decode(payloads));
+  } catch (err) {
+    throw new HttpError(422, `cannot ${operation}: ${(err as Error).message}`);
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) return void chunks.push(chunk);
-      req.off('data', onData).off('end', onEnd);
-      req.resume();
-      reject(tooLarge());
-    };
-    const onEnd = () => resolve(Buffer.concat(chunks));
-    req.on('data', onData).on('end', onEnd).once('error', reject);
-  });
 }
 
 function bytesField(value: unknown, field: string): Uint8Array {
@@ -141,10 +145,10 @@ function bytesField(value: unknown, field: string): Uint8Array {
   return Buffer.from(value, 'base64');
 }
 
-function parseBody(body: Buffer): Payload[] {
+function parseBody(body: string): Payload[] {
   let raw: unknown;
   try {
-    raw = JSON.parse(body.toString('utf8'));
+    raw = JSON.parse(body);
   } catch {
     throw new HttpError(400, 'body: must be JSON { "payloads": [...] }');
   }

@@ -52,7 +52,9 @@ const WEBHOOK_SECRET_ENV = 'RETRYSAFE_SANDBOX_WEBHOOK_SECRET';
 function webhookSecretFromEnv(): string | null {
   const value = process.env[WEBHOOK_SECRET_ENV];
   if (!value) return null;
-  if (value.length < 16) throw new Error(`${WEBHOOK_SECRET_ENV} must have at least 16 characters`);
+  if (!/^whsec_[A-Za-z0-9+/]{22,}={0,2}$/.test(value)) {
+    throw new Error(`${WEBHOOK_SECRET_ENV} must be a Standard Webhooks secret: whsec_ and base64`);
+  }
   return value;
 }
 

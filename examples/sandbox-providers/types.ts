@@ -131,10 +131,13 @@ export const ProviderConfig = z.object({
   webhookUrl: z.url().nullable(),
   webhookDelayMs: z.int().nonnegative(),
   /**
-   * Signs every webhook (Retrysafe-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">); null sends
-   * them unsigned. Write-only: GET /admin/config answers only whether one is set.
+   * Signs every webhook as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with this
+   * `whsec_` secret; null sends them unsigned. Write-only: GET /admin/config answers only whether one is set.
    */
-  webhookSecret: z.string().min(16, 'a webhook signing secret has at least 16 characters').nullable(),
+  webhookSecret: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/]{22,}={0,2}$/, 'a webhook signing secret is whsec_ and base64 (Standard Webhooks)')
+    .nullable(),
   /**
    * How long an Idempotency-Key is remembered after the request it came with committed; null (the default)
    * keeps keys for the process's life. Once forgotten, a request with that key is a new one (a second charge),

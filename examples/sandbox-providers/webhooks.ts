@@ -1,5 +1,6 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { Webhook } from 'standardwebhooks';
 import type { WebhookDelivery, WebhookEvent } from './types';
 
 /** One first attempt plus this many retries, like real providers that retry a failing endpoint. */
@@ -16,12 +17,22 @@ interface WebhookTarget {
   secret: string | null;
 }
 
-/** The header a receiver verifies: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">, like Stripe's. */
-export const SIGNATURE_HEADER = 'Retrysafe-Signature';
-
-export function signPayload(secret: string, body: string, timestampSeconds: number): string {
-  const v1 = createHmac('sha256', secret).update(`${timestampSeconds}.${body}`, 'utf8').digest('hex');
-  return `t=${timestampSeconds},v1=${v1}`;
+/**
+ * The Standard Webhooks headers of one attempt (webhook-id, webhook-timestamp, webhook-signature), signed with the
+ * `standardwebhooks` package as any provider on that standard signs. The message ID is the event's, so every retry
+ * of one event carries the same webhook-id and a receiver can refuse a replay by it.
+ */
+export function standardWebhookHeaders(
+  secret: string,
+  eventId: string,
+  body: string,
+  timestampSeconds: number,
+): Record<string, string> {
+  return {
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': new Webhook(secret).sign(eventId, new Date(timestampSeconds * 1000), body),
+  };
 }
 
 /**
@@ -87,8 +98,10 @@ export class WebhookDispatcher {
     try {
       const body = JSON.stringify(event);
       const { secret } = this.target();
-      const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-      if (secret !== null) headers[SIGNATURE_HEADER] = signPayload(secret, body, Math.floor(Date.now() / 1000));
+      const headers: Record<string, string> = {
+        'Content-Type': 'application/json',
+        ...(secret !== null ? standardWebhookHeaders(secret, event.id, body, Math.floor(Date.now() / 1000)) : {}),
+      };
       const response = await fetch(url, {
         method: 'POST',
         headers,

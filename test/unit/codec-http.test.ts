@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { AesGcmPayloadCodec } from '../../codec/aes-gcm-codec';
-import { createCodecHandler } from '../../cli/approvals/codec-http';
+import { Hono } from 'hono';
+import { createCodecRoutes } from '../../cli/approvals/codec-http';
+import { listenHttp, type HttpListener } from '../../workers/http-listener';
 
 const UI_ORIGIN = 'http://127.0.0.1:8233';
 const TOKEN = 'codec-test-token-7c1f';
@@ -32,32 +33,25 @@ const fromJson = (p: { metadata: Record<string, string>; data: string }): Payloa
 });
 
 describe('codec server handler (remote codec protocol)', () => {
-  let server: http.Server;
+  let server: HttpListener;
   let base: string;
 
   before(async () => {
-    const handle = createCodecHandler({
+    const routes = createCodecRoutes({
       codec,
       allowedOrigins: [UI_ORIGIN],
       maxBodyBytes: MAX_BODY,
-      async authorize(req) {
-        return req.headers.authorization === `Bearer ${TOKEN}` ? { operator: 'dana' } : undefined;
+      async authorize(c) {
+        return c.req.header('authorization') === `Bearer ${TOKEN}` ? { operator: 'dana' } : undefined;
       },
       onServed: (event) => served.push(event),
     });
-    // Mounted as the approval service will: /codec/<subpath>.
-    server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      if (!url.pathname.startsWith('/codec/')) return void res.writeHead(404).end();
-      handle(req, res, url.pathname.slice('/codec'.length)).catch(() => res.writeHead(599).end());
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/codec`;
+    // Mounted as the approval service mounts it: /codec/<subpath>.
+    const app = new Hono().route('/codec', routes);
+    server = await listenHttp(app, { port: 0, host: '127.0.0.1' });
+    base = `${server.origin}/codec`;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  after(() => server.close());
   beforeEach(() => {
     calls.encode = calls.decode = 0;
     served.length = 0;

@@ -5,16 +5,20 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ProviderEvent } from '../../messages/action';
 import { SA_TENANT } from '../../policies/search-attributes';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
-import { signatureHeader } from '../../workers/webhook-signature';
+import { webhookHeaders } from '../../workers/webhook-signature';
+import Stripe from 'stripe';
+import { stripeEventVerifier } from '../../examples/stripe-payments/webhooks';
 
 /**
  * The router's decisions with a stand-in for Temporal that records every signal and answers visibility
  * queries from a table: what is refused (and with which status), what is signalled, and what is logged.
  */
 
-const SECRET = 'whsec_payments_0123456789abcdef';
-const NEXT = 'whsec_payments_next_0123456789';
-const TICKETS_SECRET = 'whsec_tickets_0123456789abcdef';
+/** A Standard Webhooks secret: whsec_ and the base64 of (here, not random) 32 bytes. */
+const secretNamed = (name: string) => `whsec_${Buffer.from(name.padEnd(32, '.')).toString('base64')}`;
+const SECRET = secretNamed('payments');
+const NEXT = secretNamed('payments-next');
+const TICKETS_SECRET = secretNamed('tickets');
 const KEY = 'charge:v1:acme:renewal-1';
 /** A marker that must never reach a log line: it only ever appears inside bodies. */
 const BODY_MARKER = 'customer-secret-marker@example.com';
@@ -89,9 +93,11 @@ function delivery(
   opts: { secret?: string | string[]; t?: number; provider?: string; raw?: string } = {},
 ) {
   const raw = opts.raw ?? JSON.stringify(body);
+  // The provider's message ID is the event's: a retry of one event carries the same webhook-id.
+  const id = (body as { id?: string }).id ?? 'msg_1';
   return {
     provider: opts.provider ?? 'payments',
-    signature: opts.secret === undefined ? undefined : signatureHeader(opts.secret, opts.t ?? nowSeconds(), raw),
+    headers: opts.secret === undefined ? {} : webhookHeaders(opts.secret, id, opts.t ?? nowSeconds(), raw),
     rawBody: Buffer.from(raw),
   };
 }
@@ -146,11 +152,19 @@ describe('webhook router', () => {
     const forgedBody = event({ data: { id: 'ch_forged', receiptEmail: BODY_MARKER } });
     const cases: Array<[string, ReturnType<typeof delivery>, number, RegExp]> = [
       ['unsigned', delivery(forgedBody), 400, /signature unsigned/],
-      ['forged', delivery(forgedBody, { secret: 'whsec_guessed_by_attacker_000' }), 401, /signature mismatch/],
+      ['forged', delivery(forgedBody, { secret: secretNamed('guessed-by-the-attacker') }), 401, /signature mismatch/],
       ['stale', delivery(forgedBody, { secret: SECRET, t: nowSeconds() - 301 }), 401, /signature stale/],
       ['from the future', delivery(forgedBody, { secret: SECRET, t: nowSeconds() + 301 }), 401, /signature stale/],
       ['another provider’s secret', delivery(forgedBody, { secret: TICKETS_SECRET }), 401, /signature mismatch/],
-      ['malformed', { ...delivery(forgedBody), signature: `t=${nowSeconds()},v1=zz` }, 400, /signature malformed/],
+      [
+        'malformed',
+        {
+          ...delivery(forgedBody),
+          headers: { ...delivery(forgedBody, { secret: SECRET }).headers, 'webhook-signature': 'v1=zz' },
+        },
+        400,
+        /signature malformed/,
+      ],
       [
         'body swapped under a valid signature',
         { ...delivery(event(), { secret: SECRET }), rawBody: Buffer.from(JSON.stringify(forgedBody)) },
@@ -293,10 +307,10 @@ describe('webhook server', () => {
     await server.close();
   });
 
-  async function post(path: string, raw: string, signature?: string) {
+  async function post(path: string, raw: string, signature?: Record<string, string>) {
     const res = await fetch(`${server.url.replace(/\/webhooks$/, '')}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(signature ? { 'Retrysafe-Signature': signature } : {}) },
+      headers: { 'content-type': 'application/json', ...signature },
       body: raw,
     });
     return { status: res.status, body: (await res.json()) as { routed: boolean; reason: string } };
@@ -306,7 +320,7 @@ describe('webhook server', () => {
     assert.equal(server.urlFor('payments'), `${server.url}/payments`);
     // Odd spacing: the signature covers these exact bytes, not a re-serialization.
     const raw = `{ "id":"evt_http_1",  "type":"charge.succeeded","idempotencyKey":"${KEY}","data":{"id":"ch_1"} }`;
-    const signature = signatureHeader(SECRET, Math.floor(Date.now() / 1000), raw);
+    const signature = webhookHeaders(SECRET, 'evt_http_1', Math.floor(Date.now() / 1000), raw);
     assert.equal((await post('/webhooks/payments', raw, signature)).status, 202);
     assert.equal((await post('/webhooks/payments', raw, signature)).status, 400, 'replayed');
     assert.equal((await post('/webhooks/payments', raw.replace('evt_http_1', 'evt_http_2'))).status, 400, 'unsigned');
@@ -314,9 +328,70 @@ describe('webhook server', () => {
     assert.equal((await post('/webhooks/email', raw, signature)).status, 404, 'no secret for this provider');
     const big = JSON.stringify({ pad: 'x'.repeat(300 * 1024) });
     assert.equal(
-      (await post('/webhooks/payments', big, signatureHeader(SECRET, Math.floor(Date.now() / 1000), big))).status,
+      (await post('/webhooks/payments', big, webhookHeaders(SECRET, 'evt_big', Math.floor(Date.now() / 1000), big)))
+        .status,
       413,
     );
     assert.equal(temporal.signals.length, 1);
+  });
+});
+
+describe('provider signatures over HTTP: Standard Webhooks with a rotated secret, and Stripe through its SDK', () => {
+  const temporal = fakeTemporal();
+  const STRIPE_SECRET = `whsec_${'5'.repeat(32)}`;
+  let table: Record<string, string[]> = { payments: [SECRET] };
+  const router = createWebhookRouter({
+    client: temporal.client,
+    secrets: () => table,
+    verifiers: { stripe: stripeEventVerifier(STRIPE_SECRET) },
+  });
+  let server: Awaited<ReturnType<typeof startWebhookServer>>;
+  before(async () => {
+    server = await startWebhookServer(router);
+  });
+  after(() => server.close());
+
+  const post = async (provider: string, raw: string, headers: Record<string, string>) =>
+    (await fetch(server.urlFor(provider), { method: 'POST', headers, body: raw })).status;
+  const seconds = () => Math.floor(Date.now() / 1000);
+
+  it('accepts the rotated secret, and refuses an old timestamp, a replayed webhook-id and a tampered body', async () => {
+    table = { payments: [NEXT, SECRET] };
+    const raw = JSON.stringify(event({ id: 'evt_rotated' }));
+    const signed = webhookHeaders(NEXT, 'evt_rotated', seconds(), raw);
+    assert.equal(await post('payments', raw, signed), 202, 'signed with the new secret during the rotation');
+    assert.equal(await post('payments', raw, webhookHeaders(NEXT, 'evt_rotated', seconds(), raw)), 400, 'replayed');
+
+    const fresh = JSON.stringify(event({ id: 'evt_old' }));
+    assert.equal(await post('payments', fresh, webhookHeaders(NEXT, 'evt_old', seconds() - 600, fresh)), 401, 'old');
+    const tampered = fresh.replace('ch_1', 'ch_9');
+    assert.equal(await post('payments', tampered, webhookHeaders(NEXT, 'evt_old', seconds(), fresh)), 401, 'tampered');
+    assert.deepEqual(
+      temporal.signals.map((s) => s.event.eventId),
+      ['evt_rotated'],
+    );
+  });
+
+  it('routes a Stripe-signed charge event to the action its metadata names, and refuses a forged one', async () => {
+    const charge = { id: 'ch_stripe_1', object: 'charge', metadata: { retrysafe_key: KEY } };
+    const raw = JSON.stringify({
+      id: 'evt_stripe_1',
+      object: 'event',
+      type: 'charge.succeeded',
+      data: { object: charge },
+    });
+    const header = Stripe.webhooks.generateTestHeaderString({ payload: raw, secret: STRIPE_SECRET });
+    assert.equal(await post('stripe', raw, { 'stripe-signature': header }), 202);
+    const forged = Stripe.webhooks.generateTestHeaderString({ payload: raw, secret: `whsec_${'6'.repeat(32)}` });
+    assert.equal(
+      await post('stripe', raw.replace('evt_stripe_1', 'evt_stripe_2'), { 'stripe-signature': forged }),
+      401,
+    );
+    assert.equal(await post('stripe', raw, { 'stripe-signature': header }), 400, 'a replayed event ID');
+    const routed = temporal.signals.filter((s) => s.event.provider === 'stripe');
+    assert.deepEqual(
+      routed.map((s) => [s.workflowId, s.event.providerRef, s.event.outcome]),
+      [[KEY, 'ch_stripe_1', 'succeeded']],
+    );
   });
 });

@@ -1,115 +1,114 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { signPayload } from '../../examples/sandbox-providers/webhooks';
+import { standardWebhookHeaders } from '../../examples/sandbox-providers/webhooks';
 import {
   SeenEvents,
-  computeSignature,
-  parseSignatureHeader,
   parseWebhookSecrets,
   signatureHeader,
   verifySignature,
+  webhookHeaders,
+  type WebhookHeaders,
 } from '../../workers/webhook-signature';
 
-/** Verification of signed webhooks, by itself: no server, the clock passed in. */
+/** Verification of Standard Webhooks deliveries, by itself: no server, the clock passed in. */
 
-const OLD = 'whsec_old_0123456789abcdef';
-const NEW = 'whsec_new_0123456789abcdef';
-const RETIRED = 'whsec_retired_0123456789ab';
+const secretNamed = (name: string) => `whsec_${Buffer.from(name.padEnd(32, '.')).toString('base64')}`;
+const OLD = secretNamed('old');
+const NEW = secretNamed('new');
+const RETIRED = secretNamed('retired');
 const NOW = 1_790_000_000;
+const ID = 'evt_1';
 const BODY = Buffer.from('{"id":"evt_1","type":"charge.succeeded","data":{"id":"ch_1"}}');
 
-function verify(header: string | undefined, opts: { body?: Buffer; secrets?: string[]; now?: number } = {}) {
+function verify(headers: WebhookHeaders, opts: { body?: Buffer; secrets?: string[]; now?: number } = {}) {
   return verifySignature({
-    header,
+    headers,
     rawBody: opts.body ?? BODY,
     secrets: opts.secrets ?? [NEW],
     nowSeconds: opts.now ?? NOW,
   });
 }
+const failure = (result: ReturnType<typeof verify>) => (result.ok ? 'ok' : result.failure);
 
-describe('webhook signatures', () => {
-  it('signs HMAC-SHA256 of "<t>.<raw body>" in hex, as the sandbox providers do', () => {
-    const expected = createHmac('sha256', NEW)
-      .update(`${NOW}.${BODY.toString('utf8')}`)
-      .digest('hex');
-    assert.equal(computeSignature(NEW, NOW, BODY), expected);
-    assert.equal(signatureHeader(NEW, NOW, BODY), `t=${NOW},v1=${expected}`);
-    // The sandbox's signer is written separately (as a third party's would be); both must agree.
-    assert.equal(signPayload(NEW, BODY.toString('utf8'), NOW), signatureHeader(NEW, NOW, BODY));
+describe('webhook signatures (Standard Webhooks)', () => {
+  it('signs base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>" with the decoded secret, as the sandbox does', () => {
+    const key = Buffer.from(NEW.slice('whsec_'.length), 'base64');
+    const expected = createHmac('sha256', key)
+      .update(`${ID}.${NOW}.${BODY.toString('utf8')}`)
+      .digest('base64');
+    assert.equal(signatureHeader(NEW, ID, NOW, BODY), `v1,${expected}`);
+    assert.deepEqual(webhookHeaders(NEW, ID, NOW, BODY), {
+      'webhook-id': ID,
+      'webhook-timestamp': String(NOW),
+      'webhook-signature': `v1,${expected}`,
+    });
+    // The sandbox's signer is written separately (as a provider's would be); both must agree.
+    assert.deepEqual(standardWebhookHeaders(NEW, ID, BODY.toString('utf8'), NOW), webhookHeaders(NEW, ID, NOW, BODY));
   });
 
-  it('accepts a fresh signature by the current secret', () => {
-    assert.deepEqual(verify(signatureHeader(NEW, NOW, BODY)), { ok: true, timestamp: NOW });
+  it('accepts a fresh signature by the current secret, answering the message ID', () => {
+    assert.deepEqual(verify(webhookHeaders(NEW, ID, NOW, BODY)), { ok: true, id: ID, timestamp: NOW });
   });
 
   it('accepts the old and the new secret during a rotation, and refuses a retired one', () => {
     const rotating = [NEW, OLD];
-    assert.equal(verify(signatureHeader(OLD, NOW, BODY), { secrets: rotating }).ok, true);
-    assert.equal(verify(signatureHeader(NEW, NOW, BODY), { secrets: rotating }).ok, true);
-    const retired = verify(signatureHeader(OLD, NOW, BODY), { secrets: [NEW] });
-    assert.deepEqual(retired.ok ? undefined : retired.failure, 'mismatch');
-    const unknown = verify(signatureHeader(RETIRED, NOW, BODY), { secrets: rotating });
-    assert.deepEqual(unknown.ok ? undefined : unknown.failure, 'mismatch');
+    assert.equal(verify(webhookHeaders(OLD, ID, NOW, BODY), { secrets: rotating }).ok, true);
+    assert.equal(verify(webhookHeaders(NEW, ID, NOW, BODY), { secrets: rotating }).ok, true);
+    assert.equal(failure(verify(webhookHeaders(OLD, ID, NOW, BODY), { secrets: [NEW] })), 'mismatch');
+    assert.equal(failure(verify(webhookHeaders(RETIRED, ID, NOW, BODY), { secrets: rotating })), 'mismatch');
   });
 
   it('accepts a header with one v1 per secret when any of them matches (a provider mid-rotation)', () => {
-    const header = signatureHeader([RETIRED, NEW], NOW, BODY);
-    assert.match(header, /^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
-    assert.equal(verify(header).ok, true);
+    const headers = webhookHeaders([RETIRED, NEW], ID, NOW, BODY);
+    assert.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+=* v1,[A-Za-z0-9+/]+=*$/);
+    assert.equal(verify(headers).ok, true);
   });
 
   it('refuses a timestamp outside the 5-minute tolerance, either way, and accepts one at its edge', () => {
     for (const skew of [301, -301, 86_400]) {
-      const result = verify(signatureHeader(NEW, NOW - skew, BODY));
-      assert.equal(result.ok ? 'ok' : result.failure, 'stale', `skew ${skew}`);
+      assert.equal(failure(verify(webhookHeaders(NEW, ID, NOW - skew, BODY))), 'stale', `skew ${skew}`);
     }
-    assert.equal(verify(signatureHeader(NEW, NOW - 300, BODY)).ok, true);
-    assert.equal(verify(signatureHeader(NEW, NOW + 300, BODY)).ok, true);
+    assert.equal(verify(webhookHeaders(NEW, ID, NOW - 300, BODY)).ok, true);
+    assert.equal(verify(webhookHeaders(NEW, ID, NOW + 300, BODY)).ok, true);
   });
 
-  it('refuses a stale timestamp even if the attacker re-signs the old v1 with a new t', () => {
-    const old = parseSignatureHeader(signatureHeader(NEW, NOW - 3600, BODY))!;
-    const result = verify(`t=${NOW},v1=${old.signatures[0]}`);
-    assert.equal(result.ok ? 'ok' : result.failure, 'mismatch');
+  it('refuses an old signature given a new timestamp, or another message ID', () => {
+    const old = webhookHeaders(NEW, ID, NOW - 3600, BODY);
+    assert.equal(failure(verify({ ...old, 'webhook-timestamp': String(NOW) })), 'mismatch');
+    assert.equal(failure(verify({ ...webhookHeaders(NEW, ID, NOW, BODY), 'webhook-id': 'evt_2' })), 'mismatch');
   });
 
   it('verifies the raw bytes: a changed or re-serialized body no longer matches', () => {
-    const header = signatureHeader(NEW, NOW, BODY);
+    const headers = webhookHeaders(NEW, ID, NOW, BODY);
     const tampered = Buffer.from(BODY.toString('utf8').replace('ch_1', 'ch_2'));
     const reserialized = Buffer.from(JSON.stringify(JSON.parse(BODY.toString('utf8')), null, 1));
-    for (const body of [tampered, reserialized]) {
-      const result = verify(header, { body });
-      assert.equal(result.ok ? 'ok' : result.failure, 'mismatch');
-    }
+    for (const body of [tampered, reserialized]) assert.equal(failure(verify(headers, { body })), 'mismatch');
   });
 
   it('refuses unsigned and malformed headers', () => {
-    assert.equal((verify(undefined) as { failure: string }).failure, 'unsigned');
-    assert.equal((verify('  ') as { failure: string }).failure, 'unsigned');
-    const sig = computeSignature(NEW, NOW, BODY);
-    for (const header of [
-      `v1=${sig}`,
-      `t=${NOW}`,
-      `t=${NOW},v1=nothex`,
-      `t=${NOW},v1=${sig.slice(0, 40)}`,
-      `t=abc,v1=${sig}`,
-      `t=${NOW},t=${NOW},v1=${sig}`,
-      `t=-5,v1=${sig}`,
-      'garbage',
-      `t=${NOW};v1=${sig}`,
+    const good = webhookHeaders(NEW, ID, NOW, BODY);
+    assert.equal(failure(verify({ ...good, 'webhook-signature': undefined })), 'unsigned');
+    assert.equal(failure(verify({ ...good, 'webhook-signature': '  ' })), 'unsigned');
+    for (const headers of [
+      { ...good, 'webhook-id': undefined },
+      { ...good, 'webhook-id': 'x'.repeat(256) },
+      { ...good, 'webhook-timestamp': undefined },
+      { ...good, 'webhook-timestamp': 'abc' },
+      { ...good, 'webhook-timestamp': '-5' },
+      { ...good, 'webhook-signature': good['webhook-signature'].replace('v1,', 'v1=') },
+      { ...good, 'webhook-signature': 'garbage' },
     ]) {
-      assert.equal((verify(header) as { failure?: string }).failure, 'malformed', header);
+      assert.equal(failure(verify(headers)), 'malformed', JSON.stringify(headers));
     }
     // Unknown schemes are ignored, as long as a v1 is present.
-    assert.equal(verify(`t=${NOW},v0=abc,v1=${sig}`).ok, true);
+    assert.equal(verify({ ...good, 'webhook-signature': `v1a,abc ${good['webhook-signature']}` }).ok, true);
   });
 
-  it('refuses everything for a provider with no usable secret (never an empty-key HMAC)', () => {
-    const emptyKeySig = signatureHeader('', NOW, BODY);
-    for (const secrets of [[], [''], ['short']]) {
-      const result = verify(emptyKeySig, { secrets });
-      assert.equal(result.ok ? 'ok' : result.failure, 'no-secret');
+  it('refuses everything for a provider with no usable secret (never an empty or short key)', () => {
+    const headers = webhookHeaders(secretNamed(''), ID, NOW, BODY);
+    for (const secrets of [[], [''], ['short'], ['whsec_c2hvcnQ=']]) {
+      assert.equal(failure(verify(headers, { secrets })), 'no-secret');
     }
   });
 });
@@ -131,7 +130,10 @@ describe('RETRYSAFE_WEBHOOK_SECRETS', () => {
       ['{}', /names no provider/],
       [JSON.stringify({ payments: [] }), /payments: at least one secret/],
       [JSON.stringify({ payments: ['', ''] }), /payments: at least one secret/],
-      [JSON.stringify({ payments: ['tooshort'] }), /payments\.0: a signing secret has at least 16/],
+      [
+        JSON.stringify({ payments: ['tooshort'] }),
+        /payments\.0: a signing secret is whsec_ and the base64 of at least 24/,
+      ],
       [JSON.stringify({ payments: [NEW, OLD, RETIRED] }), /payments: at most two secrets/],
       [JSON.stringify({ 'Pay Ments': [NEW] }), /provider name/],
     ];

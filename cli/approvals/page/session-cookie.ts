@@ -1,36 +1,33 @@
-import type http from 'node:http';
+import type { Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { CookieOptions } from 'hono/utils/cookie';
 
 /**
- * The session cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it), Path=/, and
- * Secure with the `__Host-` prefix when the page is served over TLS (then the browser also refuses it from any
- * other host or path).
+ * The session cookie, by Hono's cookie helper: HttpOnly (no script reads it), SameSite=Strict (no other site's page
+ * sends it), Path=/, and Secure with the `__Host-` prefix when the page is served over TLS (then the browser also
+ * refuses it from any other host or path).
  */
 
-export function sessionCookieName(secure: boolean): string {
-  return secure ? '__Host-retrysafe-session' : 'retrysafe-session';
+const NAME = 'retrysafe-session';
+/** A session id is 32 random bytes in base64url; anything else is not looked up. */
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+function options(secure: boolean): CookieOptions {
+  return secure
+    ? { httpOnly: true, sameSite: 'Strict', path: '/', secure: true, prefix: 'host' }
+    : { httpOnly: true, sameSite: 'Strict', path: '/' };
 }
 
-export function sessionCookie(id: string, secure: boolean): string {
-  return [
-    `${sessionCookieName(secure)}=${id}`,
-    'HttpOnly',
-    'SameSite=Strict',
-    'Path=/',
-    ...(secure ? ['Secure'] : []),
-  ].join('; ');
+export function setSessionCookie(c: Context, id: string, secure: boolean): void {
+  setCookie(c, NAME, id, options(secure));
 }
 
-export function clearedSessionCookie(secure: boolean): string {
-  return `${sessionCookie('', secure)}; Max-Age=0`;
+export function clearSessionCookie(c: Context, secure: boolean): void {
+  deleteCookie(c, NAME, options(secure));
 }
 
-/** The session id the request carries, or undefined (also when it carries the cookie more than once). */
-export function sessionIdOf(req: http.IncomingMessage, secure: boolean): string | undefined {
-  const name = sessionCookieName(secure);
-  const values = (req.headers.cookie ?? '')
-    .split(';')
-    .map((part) => part.trim())
-    .filter((part) => part.startsWith(`${name}=`))
-    .map((part) => part.slice(name.length + 1));
-  return values.length === 1 && /^[A-Za-z0-9_-]{43}$/.test(values[0]) ? values[0] : undefined;
+/** The session id the request carries, or undefined. */
+export function sessionIdOf(c: Context, secure: boolean): string | undefined {
+  const id = getCookie(c, NAME, secure ? 'host' : undefined);
+  return id !== undefined && SESSION_ID.test(id) ? id : undefined;
 }

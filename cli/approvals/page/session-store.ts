@@ -51,41 +51,26 @@ export interface SessionStore {
   readonly size: number;
 }
 
-export function createSessionStore(
-  options: {
-    idleMs?: number;
-    absoluteMs?: number;
-    signInFormMs?: number;
-    maxSessions?: number;
-    now?: () => number;
-  } = {},
-): SessionStore {
-  const idleMs = options.idleMs ?? SESSION_IDLE_MS;
-  const absoluteMs = options.absoluteMs ?? SESSION_ABSOLUTE_MS;
-  const signInFormMs = options.signInFormMs ?? SIGN_IN_FORM_MS;
+export interface SessionStoreOptions {
+  idleMs?: number;
+  absoluteMs?: number;
+  signInFormMs?: number;
+  maxSessions?: number;
+  now?: () => number;
+}
+
+export function createSessionStore(options: SessionStoreOptions = {}): SessionStore {
+  const lifetimes = {
+    idleMs: options.idleMs ?? SESSION_IDLE_MS,
+    absoluteMs: options.absoluteMs ?? SESSION_ABSOLUTE_MS,
+    signInFormMs: options.signInFormMs ?? SIGN_IN_FORM_MS,
+  };
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
   const now = options.now ?? Date.now;
   // Insertion order is creation order, which eviction relies on.
   const sessions = new Map<string, Session>();
-
-  const expired = (s: Session, at: number) =>
-    s.operator
-      ? at - s.lastSeenAt >= idleMs || at - s.createdAt >= absoluteMs
-      : at - s.createdAt >= Math.min(signInFormMs, absoluteMs);
-
-  function makeRoom(): void {
-    if (sessions.size < maxSessions) return;
-    const at = now();
-    for (const [id, s] of sessions) if (expired(s, at)) sessions.delete(id);
-    for (const [id, s] of sessions) {
-      if (sessions.size < maxSessions) return;
-      if (!s.operator) sessions.delete(id);
-    }
-    for (const id of sessions.keys()) {
-      if (sessions.size < maxSessions) return;
-      sessions.delete(id);
-    }
-  }
+  const expired = (s: Session, at: number) => hasExpired(s, at, lifetimes);
+  const makeRoom = () => evictBeyond(sessions, maxSessions, (s) => expired(s, now()));
 
   function create(operator?: Operator): Session {
     makeRoom();
@@ -132,4 +117,28 @@ export function createSessionStore(
       return sessions.size;
     },
   };
+}
+
+function hasExpired(
+  s: Session,
+  at: number,
+  limits: { idleMs: number; absoluteMs: number; signInFormMs: number },
+): boolean {
+  return s.operator
+    ? at - s.lastSeenAt >= limits.idleMs || at - s.createdAt >= limits.absoluteMs
+    : at - s.createdAt >= Math.min(limits.signInFormMs, limits.absoluteMs);
+}
+
+/** Makes room for one more session: expired ones go first, then anonymous ones, then the oldest. */
+function evictBeyond(sessions: Map<string, Session>, maxSessions: number, expired: (s: Session) => boolean): void {
+  if (sessions.size < maxSessions) return;
+  for (const [id, s] of sessions) if (expired(s)) sessions.delete(id);
+  for (const [id, s] of sessions) {
+    if (sessions.size < maxSessions) return;
+    if (!s.operator) sessions.delete(id);
+  }
+  for (const id of sessions.keys()) {
+    if (sessions.size < maxSessions) return;
+    sessions.delete(id);
+  }
 }
