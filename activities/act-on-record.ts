@@ -9,12 +9,12 @@ import { appendRequests, requestLogIn } from '../policies/provider-requests';
 import { policyForTenant, type TenantPolicyConfig } from '../policies/tenant-policy';
 import { CLAIM_START_TO_CLOSE, DISPATCH_START_TO_CLOSE, HEARTBEAT_INTERVAL_MS } from '../policies/timeouts';
 import type { ActionInput, ActionSnapshot, AuditEntry } from '../messages/action';
-import { reportedMove, reportedRequests } from '../messages/dispatch-report';
+import { reportedMove, reportedRequests } from '../messages/execution-report';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
 import { auditTrailOf, claimAction, snapshotFromLedger, within, type ClaimDeps } from './claim-action';
 import type { CrashHook } from './crash-points';
 import { executionReport, type ExecuteInput, type ExecuteOutcome, type SendHooks } from './execute-action';
-import type { DispatchReport } from '../messages/action';
+import type { ExecutionReport } from '../messages/action';
 import { claimRecordOf, recordStatusCounted, RUN_HOLDER_PREFIX, timedLedgerWrite } from './record-ledger';
 
 /**
@@ -76,8 +76,6 @@ type Deps = ActOnRecordDeps & { metrics: RetrysafeMetrics; timed: ReturnType<typ
 async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRecordResult> {
   const { action } = input;
   const { ledger } = deps;
-  // A worker without the ledger has no row to take: the action workflow is the record there.
-  if (!ledger) return { snapshot: await handOver(deps, input, 'this worker keeps no ledger') };
   const why = needsAPerson(deps, action);
   if (why) return { snapshot: await handOver(deps, input, why) };
   const taken = await takeRow(deps, ledger, input);
@@ -148,7 +146,7 @@ async function takeRow(
 }
 
 /** The executor's verdict on the row: confirmed or failed settles it; unknown records it, lets go, hands over. */
-async function settle(deps: Deps, input: ActOnRecordInput, hold: RowHold, report: DispatchReport) {
+async function settle(deps: Deps, input: ActOnRecordInput, hold: RowHold, report: ExecutionReport) {
   const { action } = input;
   const move = reportedMove(report);
   const outcomeLine =

@@ -1,7 +1,6 @@
 /**
  * What the executor settles before anything of a dispatch the action workflow hands it can reach the provider. The
- * workflow hands these only when it keeps its record in the ledger; the row then tells whether an earlier attempt of
- * this dispatch got past them (its `dispatching` entry is written after the checks and before the first request):
+ * ledger row tells whether an earlier attempt of this dispatch got past them (its `dispatching` entry is written after the checks and before the first request):
  *
  *   the row holds this dispatch's entry ─▶ an earlier attempt passed, and may have sent: maybe-sent, no re-check
  *   otherwise (nothing of this dispatch was sent):
@@ -37,7 +36,7 @@ export interface ApprovalToRecheck {
 
 export interface BeforeSendDeps {
   tools: ToolRegistry;
-  ledger?: ActionLedger;
+  ledger: ActionLedger;
   /** The facts that may have changed while the action waited (activities/load-action-policy.ts). */
   volatilePolicy?: (tenant: string) => Promise<VolatilePolicy>;
   metrics: RetrysafeMetrics;
@@ -60,11 +59,7 @@ export async function settleBeforeSend(
   deps: BeforeSendDeps,
   input: BeforeSendInput,
 ): Promise<{ earlierMayHaveSent: boolean }> {
-  const ledger = deps.ledger;
-  if (!ledger) {
-    // Retried: a worker of the task queue that keeps the ledger takes the next attempt.
-    throw new Error(`this worker keeps no ledger, and ${input.key} is recorded in one; nothing is sent from here`);
-  }
+  const { ledger } = deps;
   const row = await ledger.get(input.key);
   if (row && row.seq >= input.record.status.seq) return { earlierMayHaveSent: true };
   if (input.approval) await recheckApproval(deps, input, input.approval);

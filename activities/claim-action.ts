@@ -3,18 +3,17 @@ import type { Client } from '@temporalio/client';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import type { ActionLedger, LedgerAuditEntry, LedgerRow } from '../ledger';
-import type { ActionStatus } from '../policies/action-status';
+import { isFinal, type ActionStatus } from '../policies/action-status';
 import { RetrysafeError, errorCodeOf, errorDetailsOf } from '../policies/errors';
 import { HEARTBEAT_INTERVAL_MS, ACTION_WORKFLOW_TASK_TIMEOUT } from '../policies/timeouts';
 import { SA_KIND, SA_OPERATION, SA_REFERENCE, SA_STATUS, SA_TENANT } from '../policies/search-attributes';
 import type { ToolRegistry } from '../policies/tool-registry';
+import { ACTION_WORKFLOW_TYPE } from '../messages/action';
 import {
   claimUpdate,
-  type ClaimAnswer,
   type ClaimRequest,
   type ActionInput,
   type ActionSnapshot,
@@ -30,44 +29,40 @@ export interface ClaimDeps {
   client: Client;
   taskQueue: string;
   tools: ToolRegistry;
-  /** The durable ledger, for a fast answer when the key settled there and its workflow is gone. */
-  ledger?: ActionLedger;
+  /** The durable ledger: the action's row is read before anything else. */
+  ledger: ActionLedger;
 }
 
 /**
- * Claims an action: starts its workflow (ID = action key) or attaches to the running one, in one
- * update-with-start call. The server's ID uniqueness makes one owner of each key across all runs;
- * the update's validator rejects a claim carrying another request hash. A closed action is answered
- * from its recorded result, never re-executed (ID reuse is rejected).
+ * Claims an action. Its ledger row answers first: another request under the key is refused, a settled row is the
+ * answer (nothing starts, nothing is sent). Otherwise the claim starts the action workflow (ID = action key) or
+ * attaches to the running one, in one update-with-start call; the workflow takes the row over before it acts. The
+ * server's ID uniqueness makes one owner of each key across all runs; the update's validator rejects a claim
+ * carrying another request hash. A closed action is answered from its recorded result, never re-executed (ID reuse
+ * is rejected).
  *
  * The answer is the action's state now: the claim handler is idempotent (a claimant is added once), so
  * the update carries no fixed ID for the server to answer a repeat claim from its first result.
  */
-export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Promise<ClaimAnswer> {
+export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Promise<ActionSnapshot> {
   const { action, claim } = input;
   const { client, tools } = deps;
-  // A claimant that keeps the ledger answers a key whose workflow is gone (deleted, or past the namespace's
-  // retention) from it when it settled there, and refuses another request under it, without starting a workflow.
-  // Safety does not depend on this: the action workflow asks the worker's ledger before it does anything.
-  const recorded = deps.ledger ? await deps.ledger.get(action.key) : undefined;
-  if (recorded && !(await workflowExists(client, action.key))) {
-    if (recorded.requestHash !== claim.requestHash) {
-      throw new RetrysafeError(
-        'IntentMismatch',
-        `action ${action.key} was claimed with request hash ${recorded.requestHash.slice(0, 12)}… (the ledger's record); ` +
-          `this claim carries ${claim.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
-        { key: action.key, expected: recorded.requestHash, got: claim.requestHash },
-      );
-    }
-    if (SETTLED_IN_LEDGER.includes(recorded.status)) return snapshotFromLedger(deps.ledger!, recorded);
+  const recorded = await deps.ledger.get(action.key);
+  if (recorded && recorded.requestHash !== claim.requestHash) {
+    throw new RetrysafeError(
+      'IntentMismatch',
+      `action ${action.key} was claimed with request hash ${recorded.requestHash.slice(0, 12)}… (the ledger's record); ` +
+        `this claim carries ${claim.requestHash.slice(0, 12)}…. A changed request needs a new action key.`,
+      { key: action.key, expected: recorded.requestHash, got: claim.requestHash, source: 'ledger' },
+    );
   }
-  const started: ActionInput = action;
+  if (recorded && isFinal(recorded.status)) return snapshotFromLedger(deps.ledger, recorded);
   const reference = tools.reference(action.intent, action.key);
   const summary = tools.summarize(action.intent);
-  const startWorkflowOperation = new WithStartWorkflowOperation('actionWorkflow', {
+  const startWorkflowOperation = new WithStartWorkflowOperation(ACTION_WORKFLOW_TYPE, {
     workflowId: action.key,
     taskQueue: deps.taskQueue,
-    args: [started],
+    args: [action],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     workflowTaskTimeout: ACTION_WORKFLOW_TASK_TIMEOUT,
@@ -101,19 +96,6 @@ export async function claimAction(deps: ClaimDeps, input: ClaimActionInput): Pro
       }
     }
     if (isAlreadyClosed(err)) return answerFromClosedAction(client, action, claim);
-    throw err;
-  }
-}
-
-/** Ledger statuses that are an answer: the action settled, and its workflow closed after recording it. */
-const SETTLED_IN_LEDGER: readonly ActionStatus[] = ['confirmed', 'failed', 'compensated'];
-
-async function workflowExists(client: Client, key: string): Promise<boolean> {
-  try {
-    await client.workflow.getHandle(key).describe();
-    return true;
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
 }

@@ -46,9 +46,9 @@ export interface ExecuteInput {
    */
   mode: 'first' | 'maybe-sent' | 'operator-cleared';
   /**
-   * No earlier attempt of this activity can have sent: the owner's claim-and-send knows it was never granted the
-   * send (its claim failed or timed out before); the executor knows it from the action's ledger row, which holds no
-   * entry of this dispatch (before-send.ts). An attempt after the first is then as good as the first.
+   * No earlier attempt of this activity can have sent: the action's ledger row holds no entry of this dispatch
+   * (before-send.ts), or a run's act knows its row never reached `dispatching`. An attempt after the first is then as
+   * good as the first.
    */
   earlierAttemptsUnsent?: boolean;
   /**

@@ -8,7 +8,7 @@ import { settleBeforeSend, type BeforeSendDeps } from './before-send';
 import { withHeartbeat } from './provider-call';
 import type { VolatilePolicy } from './load-action-policy';
 import { RequestLog } from './request-log';
-import type { DispatchReport } from '../messages/action';
+import type { ExecutionReport } from '../messages/action';
 import { requestLogIn } from '../policies/provider-requests';
 import { RetrysafeError } from '../policies/errors';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
@@ -33,7 +33,7 @@ export interface ExecuteDeps {
   /** What the executor counts (metrics/instruments.ts): attempts, requests and their answers, sends per dispatch. */
   metrics?: RetrysafeMetrics;
   /** The worker's ledger: an action workflow hands the executor its `dispatching` entry to write before sending. */
-  ledger?: ActionLedger;
+  ledger: ActionLedger;
   /** The worker's trust and tenant policy now: an approval handed to the executor is checked against them. */
   volatilePolicy?: (tenant: string) => Promise<VolatilePolicy>;
 }
@@ -72,7 +72,7 @@ export function createExecuteAction(deps: ExecuteDeps) {
     tools: deps.tools,
     metrics: attemptDeps.metrics,
     now: attemptDeps.now,
-    ...(deps.ledger ? { ledger: deps.ledger } : {}),
+    ledger: deps.ledger,
     ...(deps.volatilePolicy ? { volatilePolicy: deps.volatilePolicy } : {}),
   };
   return (input: ExecuteInput, hooks: SendHooks = {}) => executeAction(beforeSend, attemptDeps, input, hooks);
@@ -170,7 +170,7 @@ export function isExecutorVerdict(err: unknown): err is ApplicationFailure {
  * What one run of the executor reports: its outcome, or the refusal it decided (its code, message and requests).
  * Any other failure (an attempt that died) is thrown, for Temporal's retry.
  */
-export async function executionReport(execute: () => Promise<ExecuteOutcome>): Promise<DispatchReport> {
+export async function executionReport(execute: () => Promise<ExecuteOutcome>): Promise<ExecutionReport> {
   try {
     return { kind: 'outcome', outcome: await execute() };
   } catch (err) {

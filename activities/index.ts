@@ -5,7 +5,6 @@ import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import type { ToolRegistry } from '../policies/tool-registry';
 import type { ActionLedger } from '../ledger';
 import { createClaimActionActivity } from './claim-action';
-import { createClaimAndSendActivity } from './claim-and-send';
 import { createActOnRecordActivity } from './act-on-record';
 import { createSettleRecord } from './settle-record';
 import { createRecordLedger } from './record-ledger';
@@ -34,10 +33,10 @@ export interface ActivityDeps {
   /** The model (or script) agent runs plan with; agent runs fail with NoPlanner without one. */
   planner?: Planner;
   /**
-   * The durable action ledger (ledger/): actions write their row and every status change to it, and a
-   * claim whose workflow is gone (deleted, past retention) is answered from it instead of sending again.
+   * The durable action ledger (ledger/): each action's row is its only record. A run's act takes the row and
+   * acts on it; an action workflow takes it over before it acts; claims, lookups and `getAction` read it.
    */
-  ledger?: ActionLedger;
+  ledger: ActionLedger;
   /** What the activities count (metrics/instruments.ts); nothing when absent. */
   metrics?: RetrysafeMetrics;
 }
@@ -50,26 +49,19 @@ export function createActivities(deps: ActivityDeps) {
     tools: deps.tools,
     crash: deps.crash ?? noCrashes,
     ...metrics,
-    ...(deps.ledger ? { ledger: deps.ledger } : {}),
+    ledger: deps.ledger,
     volatilePolicy: (tenant) => policy.loadVolatilePolicy({ tenant }),
   });
   const claimDeps = {
     client: deps.client,
     taskQueue: deps.taskQueue,
     tools: deps.tools,
-    ...(deps.ledger ? { ledger: deps.ledger } : {}),
+    ledger: deps.ledger,
   };
   return {
     executeAction,
-    /**
-     * The same executor under the name action workflows use when they hand it their ledger entry and approval
-     * (`send-checks-in-executor`): a worker of an earlier version does not know the name, so it cannot take such a
-     * dispatch and send without them.
-     */
-    executeRecordedAction: executeAction,
     lookupAction: createLookupAction({ tools: deps.tools, ...metrics }),
     claimAction: createClaimActionActivity(claimDeps),
-    claimAndSend: createClaimAndSendActivity({ ...claimDeps, execute: executeAction }),
     actOnRecord: createActOnRecordActivity({
       ...claimDeps,
       execute: executeAction,
@@ -77,11 +69,11 @@ export function createActivities(deps: ActivityDeps) {
       ...(deps.tenantPolicies ? { tenantPolicies: deps.tenantPolicies } : {}),
       ...metrics,
     }),
-    ...createSettleRecord({ ...(deps.ledger ? { ledger: deps.ledger } : {}), ...metrics }),
+    ...createSettleRecord({ ledger: deps.ledger, ...metrics }),
     ...policy,
-    ...createRecordLedger({ ...(deps.ledger ? { ledger: deps.ledger } : {}), ...metrics }),
-    watchAction: createWatchAction({ client: deps.client, ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
-    ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies, recordFirst: !!deps.ledger }),
+    ...createRecordLedger({ ledger: deps.ledger, ...metrics }),
+    watchAction: createWatchAction({ client: deps.client, ledger: deps.ledger }),
+    ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies }),
     planNextAction: deps.planner
       ? createPlanActivity({ planner: deps.planner, tools: deps.tools })
       : async (): Promise<never> => {
@@ -97,7 +89,6 @@ export type { ExecuteInput, ExecuteOutcome } from './execute-action';
 export type { LookupResult } from './lookup-action';
 export type { ClaimActionInput } from './claim-action';
 export type { LedgerClaim } from './record-ledger';
-export type { ClaimAndSendInput, ClaimAndSendResult } from './claim-and-send';
 export type { ActOnRecordInput, ActOnRecordResult } from './act-on-record';
 export type { ActionPolicy, VolatilePolicy } from './load-action-policy';
 export type { PreparedAction } from './prepare-action';

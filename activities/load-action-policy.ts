@@ -22,8 +22,6 @@ export interface ActionPolicy extends VolatilePolicy {
   summary: string;
   preview: Record<string, unknown>;
   dryRun: DryRunDescription;
-  /** This worker keeps the durable ledger: the action records its row and status changes there. */
-  ledger?: boolean;
 }
 
 /**
@@ -39,7 +37,6 @@ export function createLoadActionPolicy(deps: {
   trustedApprovalKeys?: Record<string, string>;
   /** Fixed scopes, or a reader called on every load (the operators file, so a new operator counts at once). */
   operatorScopes?: OperatorScopes | (() => Promise<OperatorScopes>);
-  ledger?: unknown;
 }) {
   const volatile = async (tenant: string): Promise<VolatilePolicy> => ({
     ...(deps.tenantPolicies ? { tenantPolicy: policyForTenant(deps.tenantPolicies, tenant) } : {}),
@@ -82,7 +79,6 @@ export function createLoadActionPolicy(deps: {
         summary: deps.tools.summarize(intent),
         preview,
         dryRun: deps.tools.dryRun(intent),
-        ...(deps.ledger ? { ledger: true } : {}),
       };
     });
   }

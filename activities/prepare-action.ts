@@ -13,19 +13,11 @@ export interface PreparedAction {
   requestHash: string;
   tool: ToolDescriptor;
   summary: string;
-  /**
-   * This worker keeps the ledger: the run takes the action's row and acts on it itself (act-on-record), and an action
-   * workflow starts only when someone must decide or wait. Recorded with the rest, so a run replays on the path it
-   * took; results recorded before it have no such field and replay on the action workflow's path.
-   */
-  recordFirst?: true;
 }
 
 export function createPrepareAction(deps: {
   tools: ToolRegistry;
   tenantPolicies?: TenantPolicyConfig;
-  /** The worker keeps the ledger (see PreparedAction.recordFirst). */
-  recordFirst?: boolean;
 }) {
   /**
    * Validates, normalizes and hashes a proposed intent; a bad one fails with the field it names. A card
@@ -42,7 +34,6 @@ export function createPrepareAction(deps: {
         requestHash: deps.tools.hash(intent),
         tool: deps.tools.describe(intent),
         summary: deps.tools.summarize(intent),
-        ...(deps.recordFirst ? { recordFirst: true as const } : {}),
       };
     });
   }

@@ -1,7 +1,8 @@
 import type { ActionLedger, ClaimRecord, LedgerRow, StatusRecord } from '../ledger';
 import { isFinal } from '../policies/action-status';
 import { parseActionKey } from '../policies/action-key';
-import type { ActionInput, ActionSnapshot } from '../messages/action';
+import type { ActionStatus } from '../policies/action-status';
+import type { ActionSnapshot } from '../messages/action';
 import { snapshotFromLedger } from './claim-action';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
 
@@ -17,11 +18,8 @@ export interface RecordLedgerInput {
   requestHash: string;
   owner: string;
   claimedAt: string;
-  /**
-   * The workflow run that holds the row (`action:<runId>`), which claimLedgerRow made it. Absent in workflows
-   * recorded before the worker claimed rows: they insert the row if it is missing, and write as before.
-   */
-  holder?: string;
+  /** The workflow run that holds the row (`action:<runId>`), which claimLedgerRow made it. */
+  holder: string;
   /** The status change, as the ledger records it (its key is the action's). */
   status: Omit<StatusRecord, 'key'>;
 }
@@ -40,7 +38,7 @@ export type LedgerClaim =
   | { kind: 'held' }
   | { kind: 'mismatch'; recordedHash: string }
   | { kind: 'settled'; snapshot: ActionSnapshot }
-  | { kind: 'unresolved'; recovered: NonNullable<ActionInput['recovered']> }
+  | { kind: 'unresolved'; recovered: Recovered }
   | { kind: 'busy'; holder: string; leaseUntil: string }
   | { kind: 'handed-over'; from: HandedOver };
 
@@ -55,6 +53,18 @@ export interface HandedOver {
   providerRef?: string;
   at: string;
   /** The row's last sequence number: the workflow's entries are numbered after it. */
+  seq: number;
+}
+
+/**
+ * An earlier holder left the row unresolved and is gone: the workflow that took it over sends nothing and waits in
+ * needs_review for a person to say whether the effect happened.
+ */
+export interface Recovered {
+  status: ActionStatus;
+  providerRef?: string;
+  at: string;
+  /** The row's last sequence number: this workflow's entries are numbered after it. */
   seq: number;
 }
 
@@ -94,28 +104,19 @@ export async function recordStatusCounted(
 
 /** One status entry of an action workflow, as its holder writes it (counted once, see recordStatusCounted). */
 export function recordEntry(ledger: ActionLedger, metrics: RetrysafeMetrics, input: RecordLedgerInput) {
-  return recordStatusCounted(ledger, metrics, input.tenant, {
-    key: input.key,
-    ...input.status,
-    ...(input.holder !== undefined ? { holder: input.holder } : {}),
-  });
+  return recordStatusCounted(ledger, metrics, input.tenant, { key: input.key, ...input.status, holder: input.holder });
 }
 
-export function createRecordLedger(deps: { ledger?: ActionLedger; metrics?: RetrysafeMetrics }) {
+export function createRecordLedger(deps: { ledger: ActionLedger; metrics?: RetrysafeMetrics }) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
   const timed = timedLedgerWrite(metrics);
 
   async function recordLedger(input: RecordLedgerInput): Promise<void> {
-    const { ledger } = deps;
-    if (!ledger) return;
-    // Insert-if-absent: the first write makes the row; every later one finds it.
-    if (input.holder === undefined) await timed('claim', () => ledger.recordClaim(claimRecordOf(input)));
-    await recordEntry(ledger, metrics, input);
+    await recordEntry(deps.ledger, metrics, input);
   }
 
   async function claimLedgerRow(input: ClaimLedgerRowInput): Promise<LedgerClaim> {
     const { ledger } = deps;
-    if (!ledger) return { kind: 'held' };
     let claim = await timed('claim', () => ledger.claimRow({ ...claimRecordOf(input), holder: input.holder }));
     for (let tries = 0; claim.kind === 'other'; tries++) {
       const { row } = claim;
@@ -164,7 +165,7 @@ function handedOverFrom(row: LedgerRow): HandedOver {
   };
 }
 
-function recoveredFrom(row: LedgerRow): NonNullable<ActionInput['recovered']> {
+function recoveredFrom(row: LedgerRow): Recovered {
   return {
     status: row.status,
     ...(row.providerRef ? { providerRef: row.providerRef } : {}),

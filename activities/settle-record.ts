@@ -25,11 +25,11 @@ const SETTLED_AS: Record<Exclude<Settlement['state'], 'kept'>, ActionStatus> = {
  * or failed, written to the row as the holder its act settled it as, with the next sequence number. A write the
  * row refuses (another holds it) raises an alarm in the ledger; the row's record is returned either way.
  */
-export function createSettleRecord(deps: { ledger?: ActionLedger; metrics?: RetrysafeMetrics }) {
+export function createSettleRecord(deps: { ledger: ActionLedger; metrics?: RetrysafeMetrics }) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
   async function settleRecord(input: SettleRecordInput): Promise<ActionSnapshot | undefined> {
     const { ledger } = deps;
-    if (!ledger || input.state === 'kept') return undefined;
+    if (input.state === 'kept') return undefined;
     const row = await ledger.get(input.key);
     if (!row) return undefined;
     const to = SETTLED_AS[input.state];

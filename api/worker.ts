@@ -36,7 +36,6 @@ export {
   MAX_HISTORY_LIMIT,
   ledgerChoiceFromEnv,
   ledgerConfigFromEnv,
-  NO_LEDGER,
   openLedger,
   PostgresLedger,
   SqliteLedger,

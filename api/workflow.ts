@@ -1,24 +1,24 @@
 /**
  * `retrysafe/workflow`: what workflow code imports. A run takes its actions through an {@link ActionRun}; the
  * engine's own workflows are re-exported here so that a worker's workflow module can export them beside the
- * application's (`export { actionWorkflow, agentRunWorkflow } from 'retrysafe/workflow'`). Everything here is
+ * application's (`export { actionWorkflowV3, agentRunWorkflowV3 } from 'retrysafe/workflow'`). Everything here is
  * deterministic and safe inside the workflow sandbox.
  *
  * @packageDocumentation
  */
-export { ActionRun, CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH, UNRESOLVED_STATUSES } from '../workflows/action-run';
+export { ActionRun, UNRESOLVED_STATUSES } from '../workflows/action-run';
 export type { ActOptions } from '../workflows/action-run';
 export type { DecisionGate } from '../workflows/signed-decisions';
 export type { PreparedAction } from '../activities/prepare-action';
-export { actionWorkflow, CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../workflows/action';
-export { agentRunWorkflow, MAX_INVALID_OUTPUTS_IN_A_ROW } from '../workflows/agent-run';
+export { actionWorkflowV3 } from '../workflows/action';
+export { agentRunWorkflowV3, MAX_INVALID_OUTPUTS_IN_A_ROW } from '../workflows/agent-run';
 
 // The messages of action and run workflows, for workflows that signal, query or update them.
 export {
   actionUpdateSignal,
   claimUpdate,
+  ACTION_WORKFLOW_TYPE,
   DEFAULT_TASK_QUEUE,
-  dispatchReportSignal,
   OUTCOME_STATUSES,
   outcomeUpdate,
   providerEventSignal,
@@ -31,10 +31,9 @@ export type {
   ActionInput,
   ActionSnapshot,
   AuditEntry,
-  ClaimAnswer,
   ClaimRequest,
   DispatchOutcome,
-  DispatchReport,
+  ExecutionReport,
   EventConflict,
   OperatorResolution,
   ProviderEvent,
@@ -44,6 +43,7 @@ export type {
 } from '../messages/action';
 export {
   acceptRiskUpdate,
+  AGENT_RUN_WORKFLOW_TYPE,
   agentRunStatusQuery,
   cancelRunUpdate,
   raiseCeilingUpdate,

@@ -40,6 +40,7 @@ import {
 } from '../messages/action';
 import {
   acceptRiskUpdate,
+  AGENT_RUN_WORKFLOW_TYPE,
   cancelRunUpdate,
   raiseCeilingUpdate,
   resumeRunUpdate,
@@ -69,10 +70,7 @@ export interface ActionFilter {
   limit?: number;
 }
 
-/**
- * The task queue the workers poll, the tools, and optionally the ledger (for fast answers once a workflow is gone; the
- * worker enforces it either way).
- */
+/** The task queue the workers poll, the tools, and the ledger the workers keep (each action's only record). */
 export interface RetrysafeClientOptions {
   taskQueue?: string;
   /** The tools actions are claimed with from application code: the same ones the workers register. */
@@ -80,8 +78,9 @@ export interface RetrysafeClientOptions {
   /** The workers' tenant policies, so a claim treats card numbers in free text as the tenant chose. */
   tenantPolicies?: TenantPolicyConfig;
   /**
-   * The durable ledger the workers write (ledger/, the same RETRYSAFE_LEDGER): a claim of a key whose
-   * workflow is gone is answered from it, and getAction falls back to it.
+   * The durable ledger the workers write (ledger/): claims, `getAction` and `listActions` read each action's row
+   * there. Default: opened on first use from the same RETRYSAFE_LEDGER the workers read (closed by `close()`); a
+   * client without one refuses to claim or read, naming the setting.
    */
   ledger?: ActionLedger;
 }
@@ -93,6 +92,8 @@ export interface RetrysafeClientOptions {
  */
 export class RetrysafeClient {
   private readonly registry: ToolRegistry | undefined;
+  /** The ledger this client opened itself from RETRYSAFE_LEDGER (it closes it). */
+  private opened: Promise<ActionLedger> | undefined;
 
   constructor(
     readonly client: Client,
@@ -125,9 +126,32 @@ export class RetrysafeClient {
     return this.registry;
   }
 
+  /**
+   * The ledger the workers keep: the one passed in, or the one RETRYSAFE_LEDGER names, opened once (its schema
+   * checked, never migrated from here). Throws LedgerConfigError naming the setting when there is none.
+   */
+  async ledger(): Promise<ActionLedger> {
+    if (this.options.ledger) return this.options.ledger;
+    this.opened ??= import('../ledger/ledger-config').then(({ ledgerChoiceFromEnv, openLedger }) =>
+      openLedger(ledgerChoiceFromEnv(), { migrate: false }),
+    );
+    // A failed open is not kept: the next call tries again (the worker may not have created the schema yet).
+    return this.opened.catch((err: unknown) => {
+      this.opened = undefined;
+      throw err;
+    });
+  }
+
+  /** Closes the ledger this client opened itself (not one passed in, nor the Temporal connection). */
+  async close(): Promise<void> {
+    const opened = this.opened;
+    this.opened = undefined;
+    if (opened) await (await opened.catch(() => undefined))?.close();
+  }
+
   /** Starts an agent run (read → plan → act with recorded model decisions) for one event and agent. */
   async startAgentRun(input: AgentRunInput): Promise<WorkflowHandle> {
-    return this.startRun('agentRunWorkflow', input.tenant, input.eventId, input, input.agent);
+    return this.startRun(AGENT_RUN_WORKFLOW_TYPE, input.tenant, input.eventId, input, input.agent);
   }
 
   /** Starts any run workflow whose ID is derived from tenant, event and (for one of several agents) agent name. */
@@ -198,12 +222,7 @@ export class RetrysafeClient {
     const hash = tools.hash(intent);
     const claimant = where.claimant ?? 'client:application';
     const snapshot = await claimAction(
-      {
-        client: this.client,
-        taskQueue: this.taskQueue,
-        tools,
-        ...(this.options.ledger ? { ledger: this.options.ledger } : {}),
-      },
+      { client: this.client, taskQueue: this.taskQueue, tools, ledger: await this.ledger() },
       {
         action: { key, intent, requestHash: hash, tenant: where.tenant, owner: claimant },
         claim: { requestHash: hash, claimant },
@@ -254,30 +273,31 @@ export class RetrysafeClient {
   }
 
   /**
-   * The action's current snapshot (status, provider reference, checks, audit), or undefined if no such key.
-   * Once its workflow is gone, the ledger's record of it (`source: 'ledger'`) when the client has the ledger.
+   * The action's current snapshot, or undefined if no such key. Its record is its ledger row: status, provider
+   * reference and audit trail come from there, whoever wrote them (a run's act, the action workflow, a crashed
+   * holder's takeover). The process that handled it adds what the row does not keep: the requests sent and the
+   * provider's answers, checks, evidence, the dry run, notes (the action workflow's state, or the run's recorded act).
    */
   async getAction(key: string): Promise<ActionSnapshot | undefined> {
     parseActionKey(key);
+    const ledger = await this.ledger();
+    const row = await ledger.get(key);
+    const process = await this.processView(key, row?.owner);
+    if (!row) return process;
+    const record = await snapshotFromLedger(ledger, row);
+    return process ? withRecord(process, record) : record;
+  }
+
+  /** What the process that handled the action knows: its action workflow, or else the run that acted on the row. */
+  private async processView(key: string, owner: string | undefined): Promise<ActionSnapshot | undefined> {
     const handle = this.client.workflow.getHandle(key);
     try {
       const description = await handle.describe();
-      if (description.status.name === 'RUNNING') return await handle.query(statusQuery);
       if (description.status.name === 'COMPLETED') return (await handle.result()) as ActionSnapshot;
       return await handle.query(statusQuery);
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      const { ledger } = this.options;
-      const row = await ledger?.get(key);
-      // A run that acted on the row itself holds the requests it sent in its history; the row, what became of it.
-      const fromRun =
-        !row || row.holder?.startsWith('run:') ? await snapshotFromRun(this.client, key, row?.owner) : undefined;
-      const fromLedger = row && ledger ? await snapshotFromLedger(ledger, row) : undefined;
-      if (fromRun && fromLedger) {
-        const { status, audit, providerRef } = fromLedger;
-        return { ...fromRun, status, audit, ...(providerRef ? { providerRef } : {}), source: 'ledger' };
-      }
-      return fromLedger ?? fromRun;
+      return snapshotFromRun(this.client, key, owner);
     }
   }
 
@@ -307,8 +327,8 @@ export class RetrysafeClient {
       });
       if (filter.limit && out.length >= filter.limit) break;
     }
-    const { ledger } = this.options;
-    if (!ledger || (filter.limit && out.length >= filter.limit)) return out;
+    if (filter.limit && out.length >= filter.limit) return out;
+    const ledger = await this.ledger();
     const listed = new Set(out.map((a) => a.key));
     const rows = await ledger.history({
       ...(statuses.length ? { status: statuses } : {}),
@@ -490,4 +510,19 @@ async function deliverDecision(client: Client, signed: SignedDecision, runId?: s
 
 function quote(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * The action as its row records it, with what the process adds: the row's status, provider reference and audit
+ * trail, the process's notes (audit entries that change no status, which the row does not keep) merged in by time.
+ */
+export function withRecord(process: ActionSnapshot, record: ActionSnapshot): ActionSnapshot {
+  const notes = process.audit.filter((e) => e.from === e.to);
+  const audit = [...record.audit, ...notes].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  const view: ActionSnapshot = { ...process, status: record.status, audit };
+  if (record.providerRef) view.providerRef = record.providerRef;
+  if (record.status !== 'failed' && record.status !== process.status) delete view.error;
+  if (record.status === 'failed' && !view.error) view.error = record.error ?? { code: 'Failed', message: record.summary };
+  if (process.source === 'ledger' || process.status !== record.status) view.source = 'ledger';
+  return view;
 }

@@ -29,7 +29,6 @@ export { LEDGER_MIGRATIONS, LEDGER_SCHEMA_VERSION } from './migrations';
 export type { LedgerConfig, OpenLedgerOptions } from './ledger-config';
 export {
   LEDGER_ENV_VAR,
-  NO_LEDGER,
   ledgerChoiceFromEnv,
   ledgerConfigFromEnv,
   openLedger,

@@ -13,10 +13,10 @@ import { SqliteLedger } from './sqlite-ledger';
  *   RETRYSAFE_LEDGER=sqlite:.data/ledger.sqlite          a SQLite file, relative to the working directory
  *   RETRYSAFE_LEDGER=sqlite:/var/lib/retrysafe/ledger.db an absolute path
  *   RETRYSAFE_LEDGER=postgres://user:pass@host:5432/db   PostgreSQL (also postgresql://)
- *   RETRYSAFE_LEDGER=none                                 no ledger, said on purpose: every action gets its workflow
  *
- * A worker needs one of them (ledgerChoiceFromEnv); readers such as the ops CLI take unset, empty or `none` as no
- * ledger (ledgerConfigFromEnv).
+ * The ledger row is each action's only record: a worker and a client need one (ledgerChoiceFromEnv); readers that
+ * can do without, such as `retrysafe ops` commands that only ask Temporal, take unset or empty as none
+ * (ledgerConfigFromEnv). `none`, which 0.2 accepted, is refused with what to set instead.
  */
 
 export const LEDGER_ENV_VAR = 'RETRYSAFE_LEDGER';
@@ -35,8 +35,14 @@ export function ledgerConfigFromEnv(
   cwd: string = process.cwd(),
 ): LedgerConfig | undefined {
   const raw = env[LEDGER_ENV_VAR];
-  if (raw === undefined || raw.trim() === '' || raw.trim() === NO_LEDGER) return undefined;
+  if (raw === undefined || raw.trim() === '') return undefined;
   const value = raw.trim();
+  if (value === 'none') {
+    throw new LedgerConfigError(
+      `${LEDGER_ENV_VAR}=none is no longer accepted: since 0.3 the ledger row is every action's only record. ` +
+        `${SET_ONE_OF} (docs/upgrading.md)`,
+    );
+  }
   const bad = (why: string) =>
     new LedgerConfigError(
       `${LEDGER_ENV_VAR}=${redact(value)} ${why}; expected sqlite:<path> or postgres://user@host:port/database`,
@@ -61,28 +67,21 @@ export function ledgerConfigFromEnv(
   throw bad('has an unknown scheme');
 }
 
-/** RETRYSAFE_LEDGER's value for a worker without a ledger, chosen on purpose. */
-export const NO_LEDGER = 'none';
+const SET_ONE_OF =
+  `Set ${LEDGER_ENV_VAR}=sqlite:<file> for workers on one machine (retrysafe dev writes .retrysafe/dev.env with ` +
+  `one), or ${LEDGER_ENV_VAR}=postgres://user@host:port/database for workers on several`;
 
 /**
- * A worker's ledger, which it must be given: a SQLite file (workers on one machine), PostgreSQL (workers on several),
- * or `none` said on purpose (every action then gets its action workflow as its record: slower, see the README).
- * Unset or empty throws LedgerConfigError naming the three; a bad value throws as ledgerConfigFromEnv does.
+ * The ledger a worker or client must be given: a SQLite file (workers on one machine) or PostgreSQL (workers on
+ * several). Unset, empty or `none` throws LedgerConfigError naming the setting and both choices; a bad value throws
+ * as ledgerConfigFromEnv does.
  */
-export function ledgerChoiceFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  cwd: string = process.cwd(),
-): LedgerConfig | typeof NO_LEDGER {
-  const raw = env[LEDGER_ENV_VAR]?.trim();
-  if (raw === NO_LEDGER) return NO_LEDGER;
-  if (!raw) {
-    throw new LedgerConfigError(
-      `${LEDGER_ENV_VAR}: not set, and a worker keeps the action ledger. Set ${LEDGER_ENV_VAR}=sqlite:<file> for workers ` +
-        `on one machine, ${LEDGER_ENV_VAR}=postgres://user@host:port/database for workers on several, or ` +
-        `${LEDGER_ENV_VAR}=${NO_LEDGER} to run every action through its own workflow instead (slower)`,
-    );
+export function ledgerChoiceFromEnv(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): LedgerConfig {
+  const config = ledgerConfigFromEnv(env, cwd);
+  if (!config) {
+    throw new LedgerConfigError(`${LEDGER_ENV_VAR}: not set, and every action's record is its ledger row. ${SET_ONE_OF}`);
   }
-  return ledgerConfigFromEnv(env, cwd)!;
+  return config;
 }
 
 /** `value` with any password masked: what stands between the user name and the last `@`, and `password=` parameters. */

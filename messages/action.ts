@@ -23,17 +23,6 @@ export interface ActionInput {
   owner: string;
   /** A saga's undo: a permanent failure goes to needs_review (a person decides), never to another attempt. */
   compensation?: boolean;
-  /**
-   * Set by the claim when the durable ledger holds this key unresolved but its workflow is gone: the new
-   * workflow sends nothing and waits in needs_review for a person to say whether the effect happened.
-   */
-  recovered?: {
-    status: ActionStatus;
-    providerRef?: string;
-    at: string;
-    /** The ledger's last sequence number for the key: this workflow's entries are numbered after it. */
-    seq: number;
-  };
 }
 
 /** A claim of an action: the request hash it carries (a different one is refused) and who claims. */
@@ -43,35 +32,15 @@ export interface ClaimRequest {
   claimant: string;
   /** Workflow ID to signal on every status change, when the claimant is a workflow that waits. */
   notify?: string;
-  /**
-   * The claimant asks to send the action's first dispatch itself (the owner sends: see
-   * workflows/action.ts). Granted only to the action's owner, once, for this token: the attempts of one
-   * activity share it, a second activity of the same run has another and is not granted.
-   */
-  send?: {
-    token: string;
-    /** The activity attempt that claims: only the newest attempt of a token is granted. */
-    attempt?: number;
-  };
-}
-
-/** The claim's answer: the action now, and whether the claimant sends its first dispatch. */
-export interface ClaimAnswer extends ActionSnapshot {
-  /** True for the owner whose `send` was granted and has not reported yet: it sends now, with the key. */
-  sendGranted?: boolean;
-  /**
-   * With sendGranted: no earlier claim of this token was answered "send", so no earlier attempt of the
-   * activity can have sent, and the executor treats this attempt as the first.
-   */
-  firstGrant?: boolean;
 }
 
 /**
- * What the owner that was granted the first dispatch reports of it, with its grant's token. The
- * executor's verdict (`outcome`), its typed refusal (`rejected`), or none at all (`no-verdict`: the
- * activity died or timed out, and the provider may have committed). Every kind carries the requests made.
+ * What one execution at the provider came to, as whoever ran it reports it (a run's act on the row, the action
+ * workflow's dispatch): the executor's verdict (`outcome`), its typed refusal (`rejected`), or none at all
+ * (`no-verdict`: the activity died or timed out, and the provider may have committed). Every kind carries the
+ * requests made.
  */
-export type DispatchReport =
+export type ExecutionReport =
   | { kind: 'outcome'; outcome: DispatchOutcome }
   | { kind: 'rejected'; code: string; message: string; sends: number; requests?: ProviderRequest[] }
   | { kind: 'no-verdict'; message: string; sends: number; requests?: ProviderRequest[] };
@@ -146,8 +115,6 @@ export interface ActionSnapshot {
   conflicts?: EventConflict[];
   /** `ledger` when the workflow is gone and this is the durable ledger's record of it. */
   source?: 'workflow' | 'ledger';
-  /** While the owner run sends the current dispatch itself (ClaimRequest.send): its workflow ID. */
-  dispatcher?: string;
 }
 
 /** Evidence from the provider (webhook, settlement event) routed to the action by its key. */
@@ -184,10 +151,7 @@ export interface OperatorResolution {
  * Claims the action (sent with update-with-start, so the first claim creates it): answers its state, or refuses another
  * request hash.
  */
-export const claimUpdate = defineUpdate<ClaimAnswer, [ClaimRequest]>('retrysafe.claim');
-/** The owner's report of the dispatch it was granted (see ClaimRequest.send); a wrong token is ignored. */
-export const dispatchReportSignal =
-  defineSignal<[{ token: string; report: DispatchReport }]>('retrysafe.dispatchReport');
+export const claimUpdate = defineUpdate<ActionSnapshot, [ClaimRequest]>('retrysafe.claim');
 /** A downstream run subscribes to an action it does not own, to wait for its outcome (interlocks). */
 export const watchUpdate = defineUpdate<ActionSnapshot, [{ watcher: string }]>('retrysafe.watch');
 /** A signed `resolve` decision (policies/signed-decision.ts); unsigned, forged or out-of-scope ones are refused. */
@@ -223,3 +187,8 @@ export const OUTCOME_STATUSES: readonly ActionStatus[] = ['confirmed', 'failed',
 
 /** The task queue actions and runs use when the worker's configuration names none. */
 export const DEFAULT_TASK_QUEUE = 'retrysafe';
+/**
+ * The action workflow's type name. It carries the engine's major version: a breaking release registers its workflows
+ * under new names, so a worker never replays a history its code was not written for (docs/upgrading.md).
+ */
+export const ACTION_WORKFLOW_TYPE = 'actionWorkflowV3';

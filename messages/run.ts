@@ -15,6 +15,8 @@ export interface RunStatus {
   actions: Array<Pick<ActionSnapshot, 'key' | 'status' | 'summary' | 'providerRef'>>;
 }
 
+/** The agent run workflow's type name, versioned like ACTION_WORKFLOW_TYPE (messages/action.ts). */
+export const AGENT_RUN_WORKFLOW_TYPE = 'agentRunWorkflowV3';
 /** Every run built on ActionRun answers this: its stage, what it waits for, and its actions. */
 export const runStatusQuery = defineQuery<RunStatus>('retrysafe.runStatus');
 

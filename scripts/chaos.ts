@@ -45,7 +45,6 @@ async function main(): Promise<number> {
     scenarios: args.scenario,
     concurrency: args.concurrency,
     baseline: args.baseline,
-    ledger: args.ledger,
     target: args.target,
     ...(args['restart-rate'] !== undefined ? { restartRate: args['restart-rate'] } : {}),
     ...(args.only ? { only: args.only } : {}),

@@ -1,9 +1,9 @@
 /**
  * Records workflow histories of the demo scenarios into test/replay/histories/, for the replay suite
- * (`npm run test:replay`) that runs on every test run. After an intended, patched() change, record the new
- * path beside the old recordings (which must keep replaying) under a suffix naming the patch:
- *   npm run record-histories -- --suffix owner-sends      (writes renewal-renewed.owner-sends.json, …)
- *   npm run record-histories -- --ledger --suffix record-first   (workers keep the ledger: the record-first path)
+ * (`npm run test:replay`) that runs on every test run. The recordings of a release carry its version as their
+ * second name (default `v0-3-0`); after an intended, patched() change within the release, record the new path
+ * beside them (which must keep replaying) under a suffix naming the patch:
+ *   npm run record-histories -- --suffix my-patch      (writes renewal-renewed.my-patch.json, …)
  * Each history is the JSON form the Temporal CLI and Web UI export, so any of them can be replayed too.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +23,7 @@ const OUT = path.resolve(__dirname, '..', 'test', 'replay', 'histories');
 /** `--suffix NAME`: the recordings' second name, so a new path's histories sit beside the old ones. */
 function suffixArg(argv: string[]): string {
   const i = argv.indexOf('--suffix');
-  if (i < 0) return '';
+  if (i < 0) return '.v0-3-0';
   const value = argv[i + 1];
   if (!value || !/^[a-z0-9-]+$/.test(value)) {
     throw new Error(`--suffix needs a name of lowercase letters, digits and dashes (got ${JSON.stringify(value)})`);
@@ -31,20 +31,10 @@ function suffixArg(argv: string[]): string {
   return `.${value}`;
 }
 const SUFFIX = suffixArg(process.argv.slice(2));
-/**
- * `--ledger`: the workers keep the ledger, so runs act on the action's row (the record-first path) and an action
- * workflow runs only where someone waits or decides; those are recorded too (a second claimant, an unknown outcome).
- */
-const LEDGER = process.argv.includes('--ledger');
 
 async function save(client: Client, name: string, workflowId: string): Promise<void> {
   const history = await historyIfAny(client, workflowId);
-  if (!history) {
-    // On the record-first path an action that settled on its row has no workflow: nothing to record.
-    if (!LEDGER) throw new Error(`no workflow ${workflowId} to record`);
-    process.stdout.write(`no workflow ${workflowId} (settled on its ledger row)\n`);
-    return;
-  }
+  if (!history) throw new Error(`no workflow ${workflowId} to record`);
   const file = path.join(OUT, `${name}${SUFFIX}.json`);
   const json = historyAsJson(history);
   // The workflow ID travels with the history: workflows check their own ID (run:<tenant>:<event>) on replay too.
@@ -55,11 +45,8 @@ async function save(client: Client, name: string, workflowId: string): Promise<v
 async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true });
   // Plain payloads whatever the shell says: the replay test reads these histories without keys.
-  const dir = LEDGER ? await mkdtemp(path.join(os.tmpdir(), 'retrysafe-record-')) : undefined;
-  const stack = await startStack({
-    payloadEncryption: false,
-    ledger: dir ? `sqlite:${path.join(dir, 'ledger.sqlite')}` : false,
-  });
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-record-'));
+  const stack = await startStack({ payloadEncryption: false, ledger: `sqlite:${path.join(dir, 'ledger.sqlite')}` });
   // A trusted approver, so an action that waits for a person's confirmation can be recorded through to its charge.
   const approver = createApprover('recorder-approver');
   try {
@@ -69,8 +56,8 @@ async function main(): Promise<void> {
     const happy = { ...DEMO_RENEWAL, eventId: 'replay-renewal-01', orderId: 'R-1001' };
     const run = await retrysafe.startRenewal(happy);
     await run.result();
+    // Its actions settled on their ledger rows, in the run's own activities: no action workflow to record.
     await save(client, 'renewal-renewed', run.workflowId);
-    await save(client, 'charge-action-confirmed', 'charge:v1:acme:replay-renewal-01');
 
     await stack.providers.shipping.setFaults([{ op: 'shipments.create', kind: 'permanent-failure' }]);
     const failing = { ...DEMO_RENEWAL, eventId: 'replay-renewal-02', orderId: 'R-1002' };
@@ -78,7 +65,8 @@ async function main(): Promise<void> {
     await comp.result();
     await stack.providers.shipping.clearFaults();
     await save(client, 'renewal-compensated', comp.workflowId);
-    await save(client, 'charge-action-compensated', 'charge:v1:acme:replay-renewal-02');
+    // The saga's undo is claimed for its action workflow (a failed undo waits for a person there).
+    await save(client, 'refund-action-undo', 'refund:v1:acme:replay-renewal-02');
 
     const agent: AgentRunInput = {
       tenant: 'acme',
@@ -100,19 +88,18 @@ async function main(): Promise<void> {
     const agentRun = await retrysafe.startAgentRun(agent);
     await agentRun.result();
     await save(client, 'agent-run-done', agentRun.workflowId);
-    if (LEDGER) {
-      await recordHandovers(stack);
-      await recordApproval(stack, approver);
-    }
+    await recordHandovers(stack);
+    await recordApproval(stack, approver);
   } finally {
     await stack.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
 /**
- * The action workflows of the record-first path: one that waited while a run's act held the row (a second claimant)
- * and adopted its outcome, and one that took the row over from an act whose outcome was unknown and reconciled.
+ * The action workflows that run beside a run's act: one that waited while the act held the row (a second claimant)
+ * and adopted its outcome, and one that took the row over from an act whose outcome was unknown, reconciled by
+ * lookup, and went to review.
  */
 async function recordHandovers(stack: Stack): Promise<void> {
   const { client, retrysafe } = stack;
@@ -120,7 +107,7 @@ async function recordHandovers(stack: Stack): Promise<void> {
   await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'delay', delayMs: 2_000, times: 1 }]);
   const run = await retrysafe.startRenewal(charge);
   const chargeKey = 'charge:v1:acme:replay-renewal-03';
-  while ((await stack.ledger!.get(chargeKey))?.status !== 'dispatching') await sleep(25);
+  while ((await stack.ledger.get(chargeKey))?.status !== 'dispatching') await sleep(25);
   const intent = renewalChargeIntent(charge);
   await retrysafe.claimAction({ tenant: 'acme', eventId: charge.eventId }, intent, { wait: true, timeoutMs: 30_000 });
   await run.result();

@@ -44,11 +44,8 @@ export interface CreateWorkerOptions {
    * point reads it from the environment (dataConverterFromEnv). Plain payloads when absent.
    */
   dataConverter?: DataConverter;
-  /**
-   * The durable action ledger (ledger/; the entry point opens RETRYSAFE_LEDGER and migrates it), or `'none'` on
-   * purpose (retrysafePlugin's `ledger`).
-   */
-  ledger: ActionLedger | 'none';
+  /** The durable action ledger (ledger/; the entry point opens RETRYSAFE_LEDGER and migrates it). */
+  ledger: ActionLedger;
   /**
    * The SDK's worker tuning (slots, cache size, pollers), passed to Worker.create as given. What the engine
    * itself sets (queue, workflows, activities, converter) cannot be overridden here.

@@ -7,7 +7,7 @@
  * It adds the engine's activities beside the team's, the workflow sandbox's preloads to the bundle, the engine's
  * workflows when the worker names none, and a short sticky-queue timeout unless the worker sets its own; and
  * before the worker starts it checks the worker's settings against what its stack declares. The team's workflow
- * module exports the engine's workflows beside its own (`export { actionWorkflow } from 'retrysafe/workflow'`).
+ * module exports the engine's workflows beside its own (`export { actionWorkflowV3 } from 'retrysafe/workflow'`).
  * Plugins are marked experimental in the SDK: createWorker is the same thing as a function.
  */
 import { Client } from '@temporalio/client';
@@ -44,12 +44,11 @@ export interface RetrysafePluginOptions {
   /** The tools this worker runs: the only place the engine learns of them. A malformed tool stops the worker. */
   tools: readonly AnyTool[] | ToolRegistry;
   /**
-   * The durable action ledger (ledger/; `openLedger(ledgerConfigFromEnv())`), required: runs act on each action's row
-   * (the record-first path) and the worker sweeps for rows left by runs that ended (workers/row-sweeper.ts). `'none'`
-   * says on purpose that there is none: every action then gets its action workflow as its record (slower; the
-   * README's "Where the record lives").
+   * The durable action ledger (ledger/; `openLedger(ledgerChoiceFromEnv())`), required: each action's row is its only
+   * record. Runs act on it, action workflows take it over before they act, and the worker sweeps for rows left by
+   * runs that ended (workers/row-sweeper.ts).
    */
-  ledger: ActionLedger | 'none';
+  ledger: ActionLedger;
   /** How often the worker sweeps the ledger for rows left by runs that ended; 30 s by default, `false` never. */
   sweepEveryMs?: number | false;
   /** Key id → hex Ed25519 public key of the approval service(s) whose signatures this worker trusts. */
@@ -85,13 +84,14 @@ export interface RetrysafeMetricsOptions {
  * the worker is created, throwing StackSettingsMismatch naming the setting.
  */
 export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin & BundlerPlugin {
-  if (options.ledger === undefined) {
+  const ledger = options.ledger as ActionLedger | string | undefined;
+  if (ledger === undefined || typeof ledger === 'string') {
     throw new TypeError(
-      "retrysafePlugin: `ledger` is required: an ActionLedger (openLedger(...)), or 'none' for every action to run " +
-        'through its own workflow',
+      `retrysafePlugin: \`ledger\` must be an ActionLedger (openLedger(ledgerChoiceFromEnv())), not ${String(ledger)}: ` +
+        'each action\'s ledger row is its only record. RETRYSAFE_LEDGER=sqlite:<file> for workers on one machine, ' +
+        'postgres://user@host:port/database for several',
     );
   }
-  const ledger = options.ledger === 'none' ? undefined : options.ledger;
   const tools =
     'parseIntent' in options.tools ? options.tools : createToolRegistry(options.tools as readonly AnyTool[]);
   // The Runtime's meter is a no-op unless the process installed a metrics exporter: then nothing is counted.
@@ -110,7 +110,7 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         role: 'worker',
         payloadKeyIds: payloadKeyIdsOf(worker.dataConverter),
         approvalKeyIds: Object.keys(trustedApprovalKeys),
-        ...(ledger ? { ledger: ledger.kind } : {}),
+        ledger: ledger.kind,
       });
       // NativeConnection is a ConnectionLike: the claim activity's client shares the worker's connection, and the
       // client interceptors given to the worker so far (OpenTelemetryPlugin's: a run's claim continues its trace).
@@ -129,10 +129,10 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         ...(options.tenantPolicies ? { tenantPolicies: options.tenantPolicies } : {}),
         ...(options.operatorScopes ? { operatorScopes: options.operatorScopes } : {}),
         ...(options.planner ? { planner: options.planner } : {}),
-        ...(ledger ? { ledger } : {}),
+        ledger,
       };
       if (meter() !== noopMetricMeter) deps.metrics = metrics = createRetrysafeMetrics(meter());
-      if (ledger) sweeper = { ledger, client, taskQueue: worker.taskQueue!, tools };
+      sweeper = { ledger, client, taskQueue: worker.taskQueue!, tools };
       const namesWorkflows = worker.workflowsPath !== undefined || worker.workflowBundle !== undefined;
       return {
         stickyQueueScheduleToStartTimeout: STICKY_QUEUE_SCHEDULE_TO_START_TIMEOUT,

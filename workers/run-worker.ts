@@ -75,7 +75,7 @@ export async function runWorkerProcess(
     ...(settings.tenantPolicies ? { tenantPolicies: settings.tenantPolicies } : {}),
     operatorScopes: settings.operatorScopes,
     ...(dataConverter ? { dataConverter } : {}),
-    ledger: ledger ?? 'none',
+    ledger,
     ...(tracing ? { plugins: [tracing.plugin] } : {}),
     ...options,
     // Launchers bundle the workflow code once and share it, so a restarted worker is ready in about a second. A

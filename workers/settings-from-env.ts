@@ -24,7 +24,16 @@ import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
 import { loadConnectConfig } from '../client/connect';
 import { StackSettingsMismatch } from '../client/stack-settings';
-import { LedgerConfigError, LedgerSchemaError, ledgerChoiceFromEnv, openLedger, type ActionLedger } from '../ledger';
+import {
+  LEDGER_ENV_VAR,
+  LedgerConfigError,
+  LedgerSchemaError,
+  ledgerChoiceFromEnv,
+  openLedger,
+  redact,
+  type ActionLedger,
+  type LedgerConfig,
+} from '../ledger';
 import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
 import { ConfigError, parseWorkerConfig, type WorkerConfig } from './config';
@@ -44,7 +53,7 @@ export interface RetrysafeEnvSettings {
   /** The payload codec of RETRYSAFE_PAYLOAD_KEYS_FILE / RETRYSAFE_PAYLOAD_KEYS; absent for plain payloads. */
   dataConverter?: DataConverter;
   /** RETRYSAFE_LEDGER, opened and migrated; close() closes it. */
-  ledger?: ActionLedger;
+  ledger: ActionLedger;
   tenantPolicies?: TenantPolicyConfig;
   /** The operators file's scopes (re-read on every policy load) over RETRYSAFE_OPERATOR_SCOPES. */
   operatorScopes: OperatorScopes | (() => Promise<OperatorScopes>);
@@ -122,16 +131,15 @@ async function settingsFromEnv(env: NodeJS.ProcessEnv): Promise<RetrysafeEnvSett
   }
   // The durable ledger: opened and migrated last, so nothing above leaves it open; a schema newer than this code
   // stops the worker.
-  // A worker is given its ledger or `none` on purpose; unset stops it here, naming the choices.
-  const choice = ledgerChoiceFromEnv(env);
-  const ledger = choice === 'none' ? undefined : await openLedger(choice);
+  // Unset, `none` or a ledger that cannot be opened stops the worker here, naming the setting and the cause.
+  const ledger = await openLedgerOrExplain(ledgerChoiceFromEnv(env), env);
   return {
     config,
     taskQueue: config.taskQueue,
     namespace,
     connectionOptions: connectionOptions as NativeConnectionOptions,
     ...(dataConverter ? { dataConverter } : {}),
-    ...(ledger ? { ledger } : {}),
+    ledger,
     ...(tenantPolicies ? { tenantPolicies } : {}),
     operatorScopes,
     plugin: (choices) =>
@@ -141,11 +149,11 @@ async function settingsFromEnv(env: NodeJS.ProcessEnv): Promise<RetrysafeEnvSett
         crashAt: config.crashAt,
         metrics: metricsOptionsOf(config),
         ...(tenantPolicies ? { tenantPolicies } : {}),
-        ledger: ledger ?? 'none',
+        ledger,
         ...choices,
       }),
     close: async () => {
-      await ledger?.close();
+      await ledger.close();
     },
   };
 }
@@ -156,4 +164,21 @@ export function metricsOptionsOf(config: WorkerConfig): RetrysafeMetricsOptions 
     ...(config.escalationWindows ? { escalationWindows: config.escalationWindows } : {}),
     ...(config.ledgerPollMs ? { ledgerPollMs: config.ledgerPollMs } : {}),
   };
+}
+
+/**
+ * Opens and migrates the ledger; one that cannot be opened (a missing directory, a read-only file, PostgreSQL
+ * unreachable or refusing) is a LedgerConfigError naming RETRYSAFE_LEDGER and the cause. A schema newer than this
+ * code stays a LedgerSchemaError.
+ */
+async function openLedgerOrExplain(config: LedgerConfig, env: NodeJS.ProcessEnv): Promise<ActionLedger> {
+  try {
+    return await openLedger(config);
+  } catch (err) {
+    if (err instanceof LedgerSchemaError || err instanceof LedgerConfigError) throw err;
+    const cause = (err as Error).message || String(err);
+    throw new LedgerConfigError(
+      `${LEDGER_ENV_VAR}=${redact(env[LEDGER_ENV_VAR]?.trim() ?? '')}: the ledger could not be opened: ${cause}`,
+    );
+  }
 }

@@ -16,11 +16,9 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  TimeoutFailure,
   condition,
   getExternalWorkflowHandle,
   log,
-  deprecatePatch,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -34,7 +32,6 @@ import type { createActivities } from '../activities';
 import type { PreparedAction } from '../activities/prepare-action';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
-import { requestLogIn } from '../policies/provider-requests';
 import {
   actionKeysWithinLimit,
   SA_ACTION_KEYS,
@@ -56,7 +53,6 @@ import type { Intent } from '../policies/tool-registry';
 import {
   OUTCOME_STATUSES,
   actionUpdateSignal,
-  dispatchReportSignal,
   settleSignal,
   type ActionInput,
   type ActionSnapshot,
@@ -65,12 +61,6 @@ import {
 } from '../messages/action';
 import { acceptRiskUpdate, runStatusQuery, type CompensationResult, type RiskAcceptance } from '../messages/run';
 import { DecisionGate, paramsOf } from './signed-decisions';
-import { ownerViewAfterReport } from '../messages/dispatch-report';
-
-/** Runs recorded by 0.2 claim their undos through an activity, not a local activity (see claimOnly). */
-export const CLAIM_AS_ACTIVITY_PATCH = 'claim-as-activity';
-/** Runs recorded by 0.2 claim and send their actions' first dispatch in one activity (see claimAndSend). */
-export const OWNER_SENDS_PATCH = 'owner-sends';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -272,12 +262,6 @@ export class ActionRun {
     if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
       this.compensations.push({ forKey: key, prepared: p });
     }
-    // The worker keeps the ledger: the run acts on the action's row itself (recorded in `p`, so it replays; results
-    // recorded before it lack the field). Without it (and in 0.2's runs) the run claims and sends; an undo is claimed
-    // for its action workflow. Every history since 0.2 carries these patches' markers; the claims before them (a
-    // local activity, a claim without the send), never published, are gone.
-    const recordFirst = p.recordFirst === true && !options.compensation;
-    if (!recordFirst) deprecatePatch(options.compensation ? CLAIM_AS_ACTIVITY_PATCH : OWNER_SENDS_PATCH);
     const self = workflowInfo().workflowId;
     upsertSearchAttributes([
       { key: SA_ACTION_KEYS, value: actionKeysWithinLimit([...new Set([...this.actions.keys(), key])]) },
@@ -291,11 +275,11 @@ export class ActionRun {
       ...(options.compensation ? { compensation: true } : {}),
     };
     const claim = { requestHash: p.requestHash, claimant: self, notify: self };
-    const claimed = recordFirst
-      ? await this.actOnRecord(action, claim, p.summary)
-      : options.compensation
-        ? await this.claimOnly(action, claim, p.summary)
-        : await this.claimAndSend(action, claim, p.summary);
+    // The run acts on the action's ledger row itself; an undo is claimed for its action workflow, which decides
+    // with a person when it fails (nothing may try a second, different undo on its own).
+    const claimed = options.compensation
+      ? await this.claimOnly(action, claim, p.summary)
+      : await this.actOnRecord(action, claim, p.summary);
     this.remember(claimed);
     const settled = () => {
       const status = this.actions.get(key)!.status;
@@ -309,54 +293,10 @@ export class ActionRun {
   }
 
   /**
-   * Without the ledger (and in 0.2's runs): one activity claims the action asking to send it, and when it
-   * is granted (this run owns the action, the policy lets it through) sends it with the key and reports to
-   * the action. The run continues from that report without waiting for the action to apply it.
-   */
-  private async claimAndSend(action: ActionInput, claim: ClaimRequest, summary: string): Promise<ActionSnapshot> {
-    const { claimAndSend } = proxyActivities<Activities>({
-      ...SENDING_ACTIVITY,
-      summary: `claim and send ${action.key}: ${summary}`,
-    });
-    // One token per act: the activity's attempts share it; another act of the same key in this run does not.
-    const send = { token: uuid4() };
-    for (let round = 1; ; round++) {
-      try {
-        const { claimed, report } = await claimAndSend({ action, claim: { ...claim, send } });
-        return report ? ownerViewAfterReport(claimed, report) : claimed;
-      } catch (err) {
-        // A typed refusal of the claim (another request under this key, an invalid intent) fails the run.
-        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
-          throw unwrap(err);
-        }
-        // The activity gave up without a verdict (schedule-to-close, or its attempts spent). If the action
-        // granted this run the send, it may have been sent: the action is told, with what the last attempt
-        // recorded of its requests, so it reconciles now instead of after its report window; if it was not
-        // granted yet, the action sends itself. Then the run claims again, to learn where the action stands
-        // (a closed action answers from its result; a missing one, never claimed, is claimed now).
-        const message = (err as Error).message;
-        log.warn('claim and send ended without a verdict; claiming again', { key: action.key, round, error: message });
-        const heartbeat =
-          err instanceof ActivityFailure && err.cause instanceof TimeoutFailure
-            ? err.cause.lastHeartbeatDetails
-            : undefined;
-        try {
-          await getExternalWorkflowHandle(action.key).signal(dispatchReportSignal, {
-            token: send.token,
-            report: { kind: 'no-verdict', message, ...requestLogIn(heartbeat) },
-          });
-        } catch {
-          // Closed, or never started: the next claim finds out which.
-        }
-      }
-    }
-  }
-
-  /**
-   * The record first (the worker keeps the ledger): one activity takes the action's row, sends with the key and
-   * settles the row, and no action workflow starts. When someone must decide or wait (a person's confirmation, an
+   * The record first: one activity takes the action's ledger row, sends with the key and settles the row, and no
+   * action workflow starts. When someone must decide or wait (a person's confirmation, an
    * unknown outcome, another holder) the activity hands over to the action workflow and answers with its claim's
-   * answer; the run then waits for its notifications as on the other paths.
+   * answer; the run then waits for its notifications.
    */
   private async actOnRecord(action: ActionInput, claim: ClaimRequest, summary: string): Promise<ActionSnapshot> {
     const { actOnRecord } = proxyActivities<Activities>({

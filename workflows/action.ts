@@ -20,7 +20,6 @@
  * Each phase is a module of workflows/action/; the state and its transitions are in state.ts, the messages in
  * handlers.ts.
  */
-import { deprecatePatch } from '@temporalio/workflow';
 import type { ActionInput, ActionSnapshot } from '../messages/action';
 import { takeTheRecord } from './action/ledger-claim';
 import { act } from './action/dispatch';
@@ -30,20 +29,14 @@ import { awaitSettlement } from './action/settlement';
 import { ActionState } from './action/state';
 
 /**
- * Action workflows recorded by 0.2 claim the key's ledger row first and answer claims only after it. Every history
- * since carries this marker; the path before it, never published, is gone (the call is `deprecatePatch`).
+ * One action's lifecycle, under its key as workflow ID: policy, the ledger row (the action's only record: this
+ * workflow takes it over before it acts), confirmation or review, dispatch and reconciliation, settlement. Export it
+ * from your workflow module.
+ *
+ * The type name carries the engine's major version (ACTION_WORKFLOW_TYPE): histories of another major version are
+ * never handed to this code. Within 0.3, compatible changes go behind `patched()`.
  */
-export const LEDGER_IN_WORKER_PATCH = 'ledger-in-worker';
-/** Action workflows recorded by 0.2 answer a claim after the results its workflow task brought are applied. */
-export const CURRENT_CLAIM_ANSWERS_PATCH = 'current-claim-answers';
-
-/**
- * One action's lifecycle, under its key as workflow ID: policy, the ledger's record, confirmation or review,
- * dispatch and reconciliation, settlement. Export it from your workflow module.
- */
-export async function actionWorkflow(input: ActionInput): Promise<ActionSnapshot> {
-  deprecatePatch(LEDGER_IN_WORKER_PATCH);
-  deprecatePatch(CURRENT_CLAIM_ANSWERS_PATCH);
+export async function actionWorkflowV3(input: ActionInput): Promise<ActionSnapshot> {
   const state = new ActionState(input);
   installActionHandlers(state, input);
   const ctx = await checkPolicy(state, input);

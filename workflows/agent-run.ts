@@ -33,7 +33,7 @@ export const MAX_INVALID_OUTPUTS_IN_A_ROW = 2;
  * An agent run: read, plan (the model's decisions recorded once), check policies and ceilings, act through ActionRun,
  * until the model stops or a person is needed.
  */
-export async function agentRunWorkflow(input: AgentRunInput): Promise<AgentRunResult> {
+export async function agentRunWorkflowV3(input: AgentRunInput): Promise<AgentRunResult> {
   const run = new ActionRun(input, () => `agent run for ${input.tenant}/${input.eventId}: ${input.goal.slice(0, 80)}`);
   const { planNextAction } = proxyActivities<Activities>({
     startToCloseTimeout: PLAN_START_TO_CLOSE,

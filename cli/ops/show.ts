@@ -36,12 +36,6 @@ export function renderAction(a: ActionSnapshot, alarms: readonly LedgerAlarm[] =
       ['provider ref', a.providerRef],
       ['error', a.error ? `${a.error.code}: ${a.error.message}` : undefined],
       ['sends', `${a.sends} request(s) sent to the provider over ${a.dispatches} dispatch(es)`],
-      [
-        'sending',
-        a.dispatcher
-          ? `its owner ${a.dispatcher} sends dispatch ${a.dispatches} itself; the action waits for its report`
-          : undefined,
-      ],
     ]),
     ...(a.dryRun ? [renderDryRun(a.dryRun)] : []),
     'Provider requests (every attempt, with what the provider answered):\n' +

@@ -1,5 +1,5 @@
 /** The example worker's workflows: the engine's, and the example flows built on its public API. */
-export { actionWorkflow, agentRunWorkflow } from 'retrysafe/workflow';
+export { actionWorkflowV3, agentRunWorkflowV3 } from 'retrysafe/workflow';
 export { renewalWorkflow } from './renewal';
 export { fulfillmentAgentWorkflow } from './fulfillment-agent';
 export {

@@ -40,7 +40,7 @@ export const BenchArgs = z.object({
     .string()
     .regex(
       /^[a-z-]+(,[a-z-]+)*$/,
-      'must be leg ids separated by commas, e.g. retrysafe-action-workflow-record,retrysafe-action',
+      'must be leg ids separated by commas, e.g. bare-activity,retrysafe-action',
     )
     .transform((s) => s.split(','))
     .optional(),
@@ -63,5 +63,5 @@ export const BENCH_USAGE = `Usage: npm run bench -- [options]
   --warmup W       untimed operations per leg first (default ${DEFAULT_WARMUP})
   --recoveries R   SIGKILL → confirmed measurements per side (default ${DEFAULT_RECOVERIES})
   --observe W      what the observed leg's workers export: metrics, traces or both (default both)
-  --legs A,B       only these legs, by id (for one comparison: retrysafe-action-workflow-record,retrysafe-action)
+  --legs A,B       only these legs, by id (for one comparison: bare-activity,retrysafe-action)
   --json           one JSON object on the last line of stdout; the table goes to stderr`;

@@ -36,19 +36,12 @@ import {
  *   update   an update with a validator → its answer    vs the same signed approval: what retrysafe adds to the
  *            bare shape of an approval (the signal pair's gap holds the update's own cost too)
  *   renewal  (no bare counterpart) reserve → charge → ship as three actions, for scale
- *   record-first  the same action on workers without the ledger (the action workflow is the record) vs with it (the
- *            run acts on the ledger's row; an action workflow only when someone must decide or wait)
  */
 export interface BenchContext {
   client: Client;
   retrysafe: ExampleClient;
   taskQueue: string;
   approver: Approver;
-  /**
-   * A task queue whose workers keep no ledger, so the action workflow is each action's record: the shape before the
-   * record-first path, measured beside it. The main queue's workers keep the ledger, as every deployment should.
-   */
-  workflowRecordTaskQueue?: string;
   /** A task queue whose workers keep the ledger and export metrics and traces, for what observing costs. */
   observedTaskQueue?: string;
   /** What those workers export. */
@@ -63,14 +56,6 @@ export const COMPARISONS = [
   { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
   { name: 'update', bare: 'bare-update', retrysafe: 'retrysafe-confirmation' },
-  // Not bare against retrysafe: the same action with the action workflow as its record (workers without the ledger)
-  // and with the ledger's row as its record (the run acts on it): what the record-first path changed.
-  {
-    name: 'record-first',
-    bare: 'retrysafe-action-workflow-record',
-    retrysafe: 'retrysafe-action',
-    measures: 'ledger',
-  },
   // The same action on ledger workers without and with metrics (scraped every second) and traces exported.
   {
     name: 'observability',
@@ -87,8 +72,6 @@ export interface Leg {
   pair?: Pair;
   /** Untimed preparation of one operation; resolves to the timed part, which returns its latency in ms. */
   prepare(name: string): Promise<() => Promise<number>>;
-  /** Runs on the workers that keep no ledger (BenchContext.workflowRecordTaskQueue) instead of the main ones. */
-  workflowRecordWorkers?: boolean;
   /** Runs on the workers that keep the ledger and export metrics and traces (BenchContext.observedTaskQueue). */
   observedWorkers?: boolean;
   /** The workflows one operation ran, by the name it was prepared under: their histories say where its time went. */
@@ -241,14 +224,6 @@ export function benchLegs(ctx: BenchContext): Leg[] {
           if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} ended ${r.status}`);
         }),
       workflows: actionWorkflows,
-    },
-    {
-      id: 'retrysafe-action-workflow-record',
-      label: 'retrysafe action, workers without the ledger (the action workflow is the record)',
-      side: 'retrysafe',
-      workflowRecordWorkers: true,
-      prepare: actionOnQueue(ctx.workflowRecordTaskQueue, 'wfrecord', 'no workers without the ledger in this run'),
-      workflows: (name) => actionWorkflows(`${name}-wfrecord`),
     },
     {
       id: 'retrysafe-action-observed',

@@ -97,7 +97,6 @@ const COLORS: Record<string, string> = {
   'bare-activity': '#1f77b4',
   'bare-child-activity': '#17becf',
   'retrysafe-action': '#d62728',
-  'retrysafe-action-workflow-record': '#8c564b',
   'retrysafe-action-observed': '#e377c2',
   'retrysafe-renewal': '#9467bd',
   'bare-signal': '#2ca02c',
@@ -114,7 +113,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
   const tag = `b${Date.now().toString(36)}`;
   // The bench gives each queue's workers their ledger (or none) itself.
-  const stack = options.stack ?? (await startStack({ log: (m) => log(`  ${m}`), ledger: false }));
+  const stack = options.stack ?? (await startStack({ log: (m) => log(`  ${m}`) }));
   const approver = createApprover('bench-approver');
   const taskQueue = `bench-${tag}`;
   // Every worker keeps the durable ledger (a throw-away SQLite file), as a deployment does: the record-first path.
@@ -125,16 +124,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const ledger = await openLedger(ledgerConfigFromEnv({ RETRYSAFE_LEDGER: env.RETRYSAFE_LEDGER })!);
   const spawn = (i: number) => stack.startWorker({ name: `${taskQueue}-w${i}`, env });
   const pool = await startWorkerPool(WORKERS, spawn);
-  // The same workers again on a second queue without the ledger: the action workflow is each action's record there.
-  const workflowRecordTaskQueue = `${taskQueue}-wfrecord`;
-  await Promise.all(
-    Array.from({ length: WORKERS }, (_, i) =>
-      stack.startWorker({
-        name: `${workflowRecordTaskQueue}-w${i}`,
-        env: { ...baseEnv, RETRYSAFE_TASK_QUEUE: workflowRecordTaskQueue },
-      }),
-    ),
-  );
   // And once more keeping the ledger and exporting metrics (each worker on a port of its own, scraped every second
   // as a busy Prometheus would) and traces: what observing an action costs.
   const observedTaskQueue = `${taskQueue}-observed`;
@@ -161,10 +150,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const scraper = scrapeEverySecond(scrapes);
   const ctx: BenchContext = {
     client: stack.client,
-    retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
+    retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry(), ledger }),
     taskQueue,
     approver,
-    workflowRecordTaskQueue,
     observedTaskQueue,
     observe,
   };
@@ -184,14 +172,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   );
   const settingOf = (leg: Leg): LegSetting => ({
     server: `${stack.server.address} (${stack.server.namespace})`,
-    taskQueue: leg.observedWorkers
-      ? observedTaskQueue
-      : leg.workflowRecordWorkers
-        ? workflowRecordTaskQueue
-        : taskQueue,
+    taskQueue: leg.observedWorkers ? observedTaskQueue : taskQueue,
     workers: WORKERS,
     tuning,
-    ledger: leg.workflowRecordWorkers !== true,
+    ledger: true,
     observed: leg.observedWorkers === true,
   });
   try {

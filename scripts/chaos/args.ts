@@ -6,7 +6,7 @@ import { DEFAULT_RESTART_RATE } from './plan';
 
 /**
  * `npm run chaos -- [--crashes N] [--seed S] [--scenario NAME]… [--concurrency K] [--baseline]
- *                    [--ledger | --without-ledger] [--target dev-server|cluster] [--restart-rate P] [--only I[,J…]] [--minutes M] [--json]`
+ *                    [--target dev-server|cluster] [--restart-rate P] [--only I[,J…]] [--minutes M] [--json]`
  * Every message names the argument it is about (`--crashes: must be …`).
  */
 export const CHAOS_FLAGS: FlagSpecs = {
@@ -15,8 +15,6 @@ export const CHAOS_FLAGS: FlagSpecs = {
   scenario: { type: 'string', multiple: true },
   concurrency: { type: 'string' },
   baseline: { type: 'boolean' },
-  ledger: { type: 'boolean' },
-  'without-ledger': { type: 'boolean' },
   target: { type: 'string' },
   'restart-rate': { type: 'string' },
   only: { type: 'string', multiple: true },
@@ -57,8 +55,6 @@ export const ChaosArgs = z.object({
     .pipe(z.array(z.string()).min(1, 'needs a scenario name')),
   concurrency: wholeNumber('a whole number of iterations in flight', 1, MAX_CONCURRENCY).optional(),
   baseline: z.boolean().default(false),
-  ledger: z.boolean().optional(),
-  'without-ledger': z.boolean().default(false),
   target: z.enum(['dev-server', 'cluster'], { message: 'must be dev-server or cluster' }).default('dev-server'),
   minutes: wholeNumber('a whole number of minutes', 1, 10_000).optional(),
   'restart-rate': z
@@ -86,7 +82,7 @@ export type ChaosArgs = z.output<typeof ChaosArgs>;
 
 export function parseChaosArgs(
   argv: readonly string[],
-): Omit<ChaosArgs, 'concurrency' | 'ledger'> & { concurrency: number; ledger: boolean; help: boolean } {
+): Omit<ChaosArgs, 'concurrency'> & { concurrency: number; help: boolean } {
   const { flags, positionals, help } = parseArgv(argv, CHAOS_FLAGS);
   if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const args = validateArgs(ChaosArgs, flags);
@@ -95,15 +91,6 @@ export function parseChaosArgs(
     if (known.includes(name)) continue;
     throw new UsageError(`--scenario: unknown scenario ${JSON.stringify(name)}; available: ${known.join(', ')}`);
   }
-  const real = args.scenario.filter((name) => SCENARIOS.find((s) => s.name === name)?.realServer);
-  if (args.ledger && real.length) {
-    throw new UsageError(
-      `--ledger: the ledger is checked against the sandbox providers' records; not with ${real.join(', ')}`,
-    );
-  }
-  if (args.ledger && args['without-ledger']) throw new UsageError('--without-ledger: not with --ledger');
-  // Workers keep the ledger unless told not to: runs act on its rows (the record-first path), as deployed.
-  const ledger = args.ledger ?? (!args['without-ledger'] && real.length === 0);
   if (args.target === 'cluster' && (args['restart-rate'] ?? 0) > 0) {
     throw new UsageError(
       '--restart-rate: the cluster restarts no whole server; each iteration kills one of its services instead',
@@ -111,7 +98,7 @@ export function parseChaosArgs(
   }
   const concurrency =
     args.concurrency ?? (args.target === 'cluster' ? DEFAULT_CLUSTER_CONCURRENCY : DEFAULT_CONCURRENCY);
-  return { ...args, ledger, concurrency, help, scenario: [...new Set(args.scenario)] };
+  return { ...args, concurrency, help, scenario: [...new Set(args.scenario)] };
 }
 
 export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
@@ -122,10 +109,6 @@ export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --concurrency K    iterations in flight at once, each with its own event ID and providers (default ${DEFAULT_CONCURRENCY},
                      ${DEFAULT_CLUSTER_CONCURRENCY} on the cluster)
   --baseline         also run the same plans on bare Temporal (fresh key per attempt, no reconciliation)
-  --ledger           workers keep the durable ledger (SQLite in the run's log folder), the default unless a
-                     real-server scenario runs: runs act on its rows (the record-first path), and each iteration
-                     checks it against the providers: no row claims an effect they lack, no effect without an honest row
-  --without-ledger   workers keep no ledger: every action's record is its action workflow (the earlier shape)
   --target T         dev-server (default) or cluster: the real server's services on PostgreSQL, started for the
                      run (npm run cluster); each iteration also SIGKILLs history, matching or the frontend, or
                      restarts PostgreSQL with pg_ctl -m immediate, at its crash point, then brings it back

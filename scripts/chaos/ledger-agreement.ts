@@ -1,5 +1,5 @@
 /**
- * With `--ledger`, every iteration's workers keep the durable ledger; after the iteration this checks the
+ * Every iteration's workers keep the durable ledger; after the iteration this checks the
  * ledger against the providers, the way the effects themselves are counted: every row that claims an
  * effect (confirmed, compensating, compensated) names a provider reference that a provider of the
  * iteration holds, and every effect a provider holds under one of the iteration's action keys has a row

@@ -26,7 +26,7 @@ export interface Counts {
   needsReview: number;
   /** Iteration findings no scenario predicted (each reason counts once). */
   unexplained: number;
-  /** With --ledger: the ledger rows checked against the providers, and those out of step. */
+  /** The ledger rows checked against the providers, and those out of step. */
   ledgerRows?: number;
   ledgerOutOfStep?: number;
   byMode: Partial<Record<CrashMode, { iterations: number; duplicates: number; lost: number; unexplained: number }>>;

@@ -26,8 +26,6 @@ export interface ChaosOptions {
   concurrency: number;
   /** Also run every plan of scenarios that have one on bare Temporal. */
   baseline?: boolean;
-  /** Workers keep the durable ledger; every iteration checks it against the providers (ledger-agreement.ts). */
-  ledger?: boolean;
   /** Probability per iteration of a dev-server restart during its batch's recovery. */
   restartRate?: number;
   /** Run only these iteration indexes of the seeded sequence (a rerun of failures). */
@@ -64,12 +62,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     throw new Error('chaos: no restart rate on the cluster target; each iteration kills one of its services instead');
   }
   const restartRate = options.restartRate ?? (target === 'cluster' ? 0 : DEFAULT_RESTART_RATE);
-  const real = scenarios.filter((s) => s.realServer).map((s) => s.name);
-  if (options.ledger && real.length) {
-    throw new Error(
-      `chaos: --ledger checks the ledger against the sandbox providers' records, not against ${real.join(', ')}`,
-    );
-  }
   const indexes = options.only ? [...options.only] : Array.from({ length: options.crashes }, (_, i) => i);
   const plans = indexes.map((i) => planIteration(seed, i, scenarios[i % scenarios.length], { restartRate, target }));
   const runTag = `r${Date.now().toString(36)}`;
@@ -86,9 +78,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       temporal: target,
       log: (m) => log(`  ${m}`),
       // On the cluster the ledger shares the cluster's PostgreSQL, which iterations kill with an immediate shutdown.
-      ...(options.ledger && target === 'cluster'
+      ...(target === 'cluster'
         ? { ledgerOnClusterPostgres: true }
-        : { ledger: options.ledger ? `sqlite:${path.join(logDir, 'ledger.sqlite')}` : false }),
+        : { ledger: `sqlite:${path.join(logDir, 'ledger.sqlite')}` }),
     }));
   if (target === 'cluster' && !stack.cluster) throw new Error('chaos: --target cluster needs a stack on the cluster');
   const clusterFaults = target === 'cluster' ? new ClusterFaults(stack.cluster!) : undefined;

@@ -122,7 +122,7 @@ export interface Tally {
   unexplained: string[];
   /** Extra facts for the failure report (keys, ledger ids). */
   notes?: string[];
-  /** With --ledger: the durable ledger's rows for this iteration, and those out of step with the providers. */
+  /** The durable ledger's rows for this iteration, and those out of step with the providers. */
   ledgerRows?: number;
   ledgerOutOfStep?: number;
 }

@@ -21,7 +21,7 @@ import {
   createWebhookRouter,
   dataConverterFromEnv,
   generatePayloadKeysFile,
-  ledgerConfigFromEnv,
+  ledgerChoiceFromEnv,
   openLedger,
   payloadKeysFileEnv,
   startWebhookServer,
@@ -67,8 +67,8 @@ export interface Stack {
   webhookSecrets: Record<ProviderKind, string[]>;
   /** What a provider process needs to post signed events to this stack's router (for `configure`). */
   webhookConfig(kind: ProviderKind): { webhookUrl: string; webhookSecret: string };
-  /** The stack's handle on the durable ledger, when it has one (StackOptions.ledger). */
-  ledger?: ActionLedger;
+  /** The stack's handle on the durable ledger (StackOptions.ledger): each action's only record. */
+  ledger: ActionLedger;
   /** Environment a worker process needs to join this stack (the payload key setting included). */
   workerEnv: Record<string, string>;
   /** The payload codecs the stack's client and workers use; undefined when payloads are plain. */
@@ -123,10 +123,9 @@ export interface StackOptions {
   /**
    * The durable action ledger, as RETRYSAFE_LEDGER spells it (`sqlite:<file>` or `postgres://…`): every worker
    * the stack spawns writes it, and the stack's client claims and reads through it. By default a SQLite file in a
-   * throw-away folder, as every deployment keeps one (runs act on its rows); `false` for none, the earlier shape
-   * where each action's workflow is its record.
+   * throw-away folder.
    */
-  ledger?: string | false;
+  ledger?: string;
   /**
    * On the cluster target: the ledger lives in a database of the cluster's own PostgreSQL (so a kill of that server
    * hits the ledger too), instead of `ledger`.
@@ -189,17 +188,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     let ledgerSpec =
       opts.ledgerOnClusterPostgres && target === 'cluster'
         ? await (server as TemporalCluster).postgres.createDatabase('retrysafe_ledger')
-        : opts.ledger === false
-          ? undefined
-          : opts.ledger;
-    const ledgerDir =
-      ledgerSpec === undefined && opts.ledger !== false
-        ? await mkdtemp(path.join(os.tmpdir(), 'retrysafe-ledger-'))
-        : undefined;
+        : opts.ledger;
+    const ledgerDir = ledgerSpec === undefined ? await mkdtemp(path.join(os.tmpdir(), 'retrysafe-ledger-')) : undefined;
     if (ledgerDir) ledgerSpec = `sqlite:${path.join(ledgerDir, 'ledger.sqlite')}`;
-    const ledgerConfig = ledgerSpec ? ledgerConfigFromEnv({ RETRYSAFE_LEDGER: ledgerSpec }) : undefined;
-    const ledger = ledgerConfig ? await openLedger(ledgerConfig) : undefined;
-    if (ledger) cleanups.push(() => ledger.close());
+    const ledger = await openLedger(ledgerChoiceFromEnv({ RETRYSAFE_LEDGER: ledgerSpec }));
+    cleanups.push(() => ledger.close());
     if (ledgerDir) cleanups.push(() => rm(ledgerDir, { recursive: true, force: true }));
     const urls = Object.fromEntries(
       (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [
@@ -214,7 +207,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       RETRYSAFE_WORKFLOW_BUNDLE: bundle,
       ...(opts.workerEnv ?? {}),
       ...keys.workerEnv,
-      RETRYSAFE_LEDGER: ledgerSpec ?? (opts.workerEnv?.RETRYSAFE_LEDGER || 'none'),
+      RETRYSAFE_LEDGER: ledgerSpec!,
       ...sandboxUrlsToEnv(urls),
     };
     const workers: WorkerProcess[] = [];
@@ -224,8 +217,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       providers,
       connection,
       client,
-      retrysafe: new ExampleClient(client, { taskQueue, tools: exampleRegistry(urls), ...(ledger ? { ledger } : {}) }),
-      ...(ledger ? { ledger } : {}),
+      retrysafe: new ExampleClient(client, { taskQueue, tools: exampleRegistry(urls), ledger }),
+      ledger,
       taskQueue,
       webhookBaseUrl: webhooks.url,
       webhookSecrets,

@@ -1,4 +1,5 @@
 import { LOST_ANSWER, type ProviderRequest } from '../../policies/provider-requests';
+import { unusedLedger } from '../support/unused-ledger';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -39,6 +40,7 @@ function scripted(opts: {
     heartbeatDetails?: unknown,
   ): Promise<ExecuteOutcome> => {
     const execute = createExecuteAction({
+      ledger: unusedLedger(),
       tools,
       crash: () => undefined,
       sleep: async (ms) => {
@@ -119,7 +121,7 @@ describe('the executor decides what a retry may do', () => {
     const env = new MockActivityEnvironment({ attempt: 1 });
     const beats: unknown[] = [];
     env.on('heartbeat', (details: unknown) => beats.push(details));
-    const execute = createExecuteAction({ tools, crash: () => undefined });
+    const execute = createExecuteAction({ ledger: unusedLedger(), tools, crash: () => undefined });
     await env.run(execute, {
       key: 'slow-post:v1:acme:e-1',
       intent,

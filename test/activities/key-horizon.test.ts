@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { unusedLedger } from '../support/unused-ledger';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createExecuteAction, keyHorizonMs, type ExecuteOutcome } from '../../activities/execute-action';
@@ -43,6 +44,7 @@ function keyed(opts: {
     const attempt = at.attempt ?? 2;
     const scheduledAt = at.scheduledAt ?? T0;
     const execute = createExecuteAction({
+      ledger: unusedLedger(),
       tools,
       crash: () => undefined,
       sleep: async (ms) => {

@@ -8,7 +8,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import { ActionRun, parseRunWorkflowId, type CompensationResult } from 'retrysafe/workflow';
 
-export { actionWorkflow, agentRunWorkflow } from 'retrysafe/workflow';
+export { actionWorkflowV3, agentRunWorkflowV3 } from 'retrysafe/workflow';
 
 export interface PayoutInput {
   account: string;

@@ -5,7 +5,6 @@ import { formatActionKey } from '../../policies/action-key';
 import type { RenewalResult } from '../../examples/workflows/renewal';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { chargeForEvent } from '../../examples/application';
-import { ExampleClient } from '../../examples/client';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { countForKey } from '../support/ledger';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
@@ -56,56 +55,6 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     const again = await stack.retrysafe.claimAction({ tenant: 'acme', eventId: input.eventId }, chargeIntentFor(input));
     assert.equal(again.providerRef, result.chargeId);
     assert.equal(countForKey(await stack.providers.payments.ledger(), chargeKey(input.eventId)).records, 1);
-  });
-
-  it('has the owning run send its charge itself, in one activity, on workers without a ledger (the workflow is the record)', async () => {
-    // Workers of their own, on a queue of their own, that keep no ledger: the shape before the record-first path.
-    const taskQueue = `${stack.taskQueue}-no-ledger`;
-    const noLedger = await stack.startWorker({
-      name: 'no-ledger',
-      env: { RETRYSAFE_TASK_QUEUE: taskQueue, RETRYSAFE_LEDGER: 'none' },
-    });
-    const retrysafe = new ExampleClient(stack.client, { taskQueue, tools: stack.retrysafe.tools });
-    const input = renewalInput(uniqueEvent('owner-sends'));
-    const run = await retrysafe.startRenewal(input);
-    const result = (await run.result()) as RenewalResult;
-    await noLedger.stop();
-    assert.equal(result.status, 'renewed');
-    const key = chargeKey(input.eventId);
-    const activitiesOf = async (workflowId: string) =>
-      ((await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => {
-        const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
-        return name ? [name] : [];
-      });
-    const signalsOf = async (workflowId: string) =>
-      ((await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).flatMap((e) => {
-        const name = e.workflowExecutionSignaledEventAttributes?.signalName;
-        return name ? [name] : [];
-      });
-    // The run claims and sends in one activity per action; nothing claims alone, nothing in the action sends.
-    const runActivities = await activitiesOf(run.workflowId);
-    assert.ok(runActivities.includes('claimAndSend'), runActivities.join(', '));
-    assert.ok(!runActivities.includes('claimAction'), runActivities.join(', '));
-    assert.deepEqual(await activitiesOf(key), [], 'the action workflow scheduled no executor of its own');
-    assert.ok((await signalsOf(key)).includes('retrysafe.dispatchReport'));
-    // The run was not told what it reported itself: no status signal for its charge's dispatch or outcome.
-    assert.ok(!(await signalsOf(run.workflowId)).includes('retrysafe.actionUpdate'), 'no status signals to the run');
-    const action = await retrysafe.getAction(key);
-    assert.equal(action?.status, 'confirmed');
-    assert.equal(action?.providerRef, result.chargeId);
-    assert.equal(action?.dispatcher, undefined);
-    assert.ok(
-      action?.audit.some((a) => a.reason === `the owner ${run.workflowId} sends this dispatch itself, with the key`),
-      JSON.stringify(action?.audit),
-    );
-    const counts = countForKey(await stack.providers.payments.ledger(), key);
-    assert.deepEqual([counts.records, counts.requests], [1, 1]);
-    // An action's task times out sooner than its run's: a task handed to a dying worker holds up less of it.
-    const taskTimeoutOf = async (workflowId: string) => {
-      const [first] = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-      return Number(first?.workflowExecutionStartedEventAttributes?.workflowTaskTimeout?.seconds);
-    };
-    assert.deepEqual([await taskTimeoutOf(key), await taskTimeoutOf(run.workflowId)], [2, 3]);
   });
 
   it('charges once when the worker is SIGKILLed before it sends', async () => {

@@ -57,9 +57,24 @@ describe('entry points refuse bad arguments before starting anything', () => {
     assert.match(res.stdout, /--port N +Temporal gRPC port \(default 7233/);
   });
 
+  it("a worker given RETRYSAFE_LEDGER=none (0.2's choice) stops at start, naming the setting and what to set", () => {
+    const res = run('examples/worker.ts', [], { RETRYSAFE_LEDGER: 'none', TEMPORAL_ADDRESS: '127.0.0.1:9' });
+    assert.equal(res.status, 2, res.stderr);
+    assert.match(res.stderr, /RETRYSAFE_LEDGER=none is no longer accepted.*sqlite:<file>.*postgres:\/\//);
+  });
+
+  it('a worker whose ledger cannot be opened stops at start with the setting and the cause', () => {
+    const res = run('examples/worker.ts', [], {
+      RETRYSAFE_LEDGER: 'sqlite:/nonexistent-dir/for/sure/ledger.sqlite',
+      TEMPORAL_ADDRESS: '127.0.0.1:9',
+    });
+    assert.equal(res.status, 2, res.stderr);
+    assert.match(res.stderr, /RETRYSAFE_LEDGER=sqlite:\/nonexistent-dir\/for\/sure\/ledger\.sqlite: the ledger could not be opened: /);
+  });
+
   it('the example worker names a missing provider URL and exits 2 before connecting', () => {
     const res = run('examples/worker.ts', [], {
-      RETRYSAFE_LEDGER: 'none',
+      RETRYSAFE_LEDGER: 'sqlite::memory:',
       RETRYSAFE_PAYMENTS_URL: '',
       TEMPORAL_ADDRESS: '127.0.0.1:9',
     });

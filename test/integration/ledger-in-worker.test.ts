@@ -73,7 +73,7 @@ describe('the worker enforces the ledger, whoever claims', () => {
     };
     return stack.client.workflow.executeUpdateWithStart(claimUpdate, {
       args: [{ requestHash: input.requestHash, claimant: 'client:raw' }],
-      startWorkflowOperation: new WithStartWorkflowOperation('actionWorkflow', {
+      startWorkflowOperation: new WithStartWorkflowOperation('actionWorkflowV3', {
         workflowId: input.key,
         taskQueue: stack.taskQueue,
         args: [input],

@@ -4,9 +4,6 @@ import { after, before, describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
 import type { ChargeIntent, SendEmailIntent } from '../../examples/tools';
 import { RECEIPT_PATCH, type RenewalResult } from '../../examples/workflows/renewal';
-import { CLAIM_AS_ACTIVITY_PATCH, OWNER_SENDS_PATCH } from '../../workflows/action-run';
-import { CURRENT_CLAIM_ANSWERS_PATCH, LEDGER_IN_WORKER_PATCH } from '../../workflows/action';
-import { SEND_CHECKS_IN_EXECUTOR_PATCH } from '../../workflows/action/context';
 import type { ActionSnapshot } from '../../messages/action';
 import { generateApprovalKeyPair } from '../../cli/approvals/approval-keys';
 import {
@@ -133,14 +130,7 @@ async function storedInput(stack: Stack, workflowId: string): Promise<Payload> {
 }
 
 /** The patches workflows/ and examples/workflows/ define: the only plain payloads a history may carry. */
-const PATCH_IDS = new Set([
-  CLAIM_AS_ACTIVITY_PATCH,
-  OWNER_SENDS_PATCH,
-  RECEIPT_PATCH,
-  LEDGER_IN_WORKER_PATCH,
-  CURRENT_CLAIM_ANSWERS_PATCH,
-  SEND_CHECKS_IN_EXECUTOR_PATCH,
-]);
+const PATCH_IDS = new Set([RECEIPT_PATCH]);
 
 function isPatchMarkerPayload(data: unknown): boolean {
   if (!ArrayBuffer.isView(data)) return false;

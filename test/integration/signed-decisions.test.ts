@@ -215,7 +215,7 @@ describe('signed decisions, verified inside the workflow', () => {
       'workflowExecutionUpdateAccepted',
       'timerCanceled',
       'upsertWorkflowSearchAttributes RetrysafeKind,RetrysafeOperation,RetrysafeStatus,RetrysafeTenant',
-      'activityTaskScheduled executeRecordedAction',
+      'activityTaskScheduled executeAction',
       'workflowExecutionUpdateCompleted',
     ]);
     await waitForStatus(stack.retrysafe, waiting.key, 'confirmed', { timeoutMs: 30_000 });

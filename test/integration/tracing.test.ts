@@ -97,11 +97,10 @@ async function claimTraced(rs: ExampleClient, eventPrefix: string): Promise<Read
 }
 
 /**
- * The executor's span: `executeAction`, or `executeRecordedAction` when an action workflow on a worker with a ledger
- * hands it its ledger entry (workflows/action/dispatch.ts).
+ * The executor's span: `executeAction`.
  */
 function isExecutor(name: string, kind: 'RunActivity' | 'StartActivity'): boolean {
-  return name === `${kind}:executeAction` || name === `${kind}:executeRecordedAction`;
+  return name === `${kind}:executeAction`;
 }
 
 describe('tracing an action from the client to the provider', () => {
@@ -121,7 +120,7 @@ describe('tracing an action from the client to the provider', () => {
       taskQueue,
       workflowsPath: require.resolve('../../examples/workflows'),
       // Tracing first: retrysafe's own client (a run's claims) takes the worker's client interceptors.
-      plugins: [tracing.plugin, retrysafePlugin({ tools, ledger: 'none' })],
+      plugins: [tracing.plugin, retrysafePlugin({ tools, ledger: stack.ledger })],
     });
     running = worker.run();
     clientConnection = await Connection.connect({ address: stack.server.address });
@@ -254,7 +253,7 @@ describe('tracing an action from the client to the provider', () => {
       connection: nativeConnection,
       namespace: stack.server.namespace,
       taskQueue: queue,
-      plugins: [tracing.plugin, retrysafePlugin({ tools, ledger: 'none' })],
+      plugins: [tracing.plugin, retrysafePlugin({ tools, ledger: stack.ledger })],
     });
     const spansRunning = spansWorker.run();
     try {
@@ -265,7 +264,7 @@ describe('tracing an action from the client to the provider', () => {
       });
       const chain = await claimTraced(new ExampleClient(client, { taskQueue: queue, tools }), 'traced-spans');
       assert.ok(
-        chain.some((s) => s.name === 'RunWorkflow:actionWorkflow'),
+        chain.some((s) => s.name === 'RunWorkflow:actionWorkflowV3'),
         `the action workflow's span is on the way (${names(chain)})`,
       );
       assert.ok(

@@ -26,7 +26,7 @@ describe('chaos harness on the real dev server, providers and worker processes',
 
   let dir: string;
   before(async () => {
-    // With the durable ledger, as `npm run chaos -- --ledger`: each iteration checks it against the providers.
+    // With the durable ledger, as every chaos run: each iteration checks it against the providers.
     dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-chaos-ledger-'));
     stack = await startStack({ ledger: `sqlite:${path.join(dir, 'ledger.sqlite')}` });
   });

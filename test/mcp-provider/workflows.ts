@@ -1,2 +1,2 @@
 /** The workflows of this test's worker: the engine's only. */
-export { actionWorkflow, agentRunWorkflow } from 'retrysafe/workflow';
+export { actionWorkflowV3, agentRunWorkflowV3 } from 'retrysafe/workflow';

@@ -11,6 +11,9 @@ import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { killAt, parseCrashSpecs } from '../../activities/crash-points';
 import { createExecuteAction } from '../../activities/execute-action';
+import { createRecordLedger } from '../../activities/record-ledger';
+import { openLedger, type ActionLedger } from '../../ledger';
+import { unusedLedger } from './unused-ledger';
 import { exampleTools, type SandboxUrls } from '../../examples/tools';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { createToolRegistry } from '../../policies/tool-registry';
@@ -97,8 +100,13 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
   let bundle: WorkflowBundleWithSourceMap | undefined;
   let dispatchBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
   let realTimeClient: Client | undefined;
+  /** The file's ledger (each action's record): one SQLite file shared by its workers, in-process and children. */
+  let ledgerDir: string | undefined;
+  let ledger: ActionLedger | undefined;
   const processes: WorkerProcess[] = [];
   before(async () => {
+    ledgerDir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-ts-ledger-'));
+    ledger = await openLedger({ kind: 'sqlite', path: path.join(ledgerDir, 'ledger.sqlite') });
     env = await createTimeSkippingEnv();
     if (opts.exampleWorkflows ?? true) {
       bundle = await bundleWorkflowCode({
@@ -110,6 +118,8 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
   after(async () => {
     await Promise.all(processes.map((p) => p.kill()));
     await env?.teardown();
+    await ledger?.close();
+    if (ledgerDir) await rm(ledgerDir, { recursive: true, force: true });
   });
   return {
     get env() {
@@ -122,7 +132,14 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
     },
     worker(taskQueue, activities) {
       if (!bundle) throw new Error('useTimeSkippingEnv({ exampleWorkflows: false }) bundles no example workflows');
-      return Worker.create({ connection: this.env.nativeConnection, taskQueue, workflowBundle: bundle, activities });
+      // The action workflow takes its ledger row first: the file's ledger, unless the test brings its own.
+      const withRecord = { ...createRecordLedger({ ledger: ledger! }), ...activities };
+      return Worker.create({
+        connection: this.env.nativeConnection,
+        taskQueue,
+        workflowBundle: bundle,
+        activities: withRecord,
+      });
     },
     async dispatcher(taskQueue) {
       dispatchBundle ??= bundleDispatchWorkflow();
@@ -201,8 +218,7 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
           RETRYSAFE_SHIPPING_URL: o.sandboxUrls.shipping ?? unused,
           RETRYSAFE_TS_CONTRACTS: JSON.stringify(o.contracts ?? {}),
           RETRYSAFE_TS_CLOCK_OFFSET_MS: String(clockOffsetMs),
-          // Without a ledger unless the test gives one: each action's workflow is its record here.
-          RETRYSAFE_LEDGER: 'none',
+          RETRYSAFE_LEDGER: `sqlite:${path.join(ledgerDir!, 'ledger.sqlite')}`,
           ...o.env,
         },
       });
@@ -277,8 +293,10 @@ async function activityWorkerMain(): Promise<void> {
     namespace: cfg.RETRYSAFE_TS_NAMESPACE,
     taskQueue: cfg.RETRYSAFE_TS_TASK_QUEUE,
     activities: {
+      // The dispatch workflow hands no ledger entry: the executor's table alone, its ledger never asked.
       executeAction: createExecuteAction({
         tools,
+        ledger: unusedLedger(),
         crash: killAt(parseCrashSpecs(cfg.RETRYSAFE_CRASH_AT), (point, operation) =>
           process.stderr.write(`crash point ${point} (${operation}): SIGKILL\n`),
         ),

@@ -70,7 +70,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
       const input = effectInput('approval-window');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await harness.env.client.workflow.start('actionWorkflow', {
+        const handle = await harness.env.client.workflow.start('actionWorkflowV3', {
           workflowId: input.key,
           taskQueue,
           args: [input],
@@ -104,7 +104,7 @@ describe('approval expiry and the confirmation window (time-skipping)', () => {
       const input = effectInput('approval-expiry');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await harness.env.client.workflow.start('actionWorkflow', {
+        const handle = await harness.env.client.workflow.start('actionWorkflowV3', {
           workflowId: input.key,
           taskQueue,
           args: [input],

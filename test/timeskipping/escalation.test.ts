@@ -57,7 +57,7 @@ describe('an unresolved action escalates after the escalation window (time-skipp
       };
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await harness.env.client.workflow.start('actionWorkflow', {
+        const handle = await harness.env.client.workflow.start('actionWorkflowV3', {
           workflowId: key,
           taskQueue,
           args: [input],

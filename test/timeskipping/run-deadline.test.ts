@@ -71,7 +71,7 @@ describe('an agent run past its deadline (time-skipping)', () => {
       assert.equal(workflowId, 'run:acme:deadline-after-question');
       const w = await worker(taskQueue);
       await w.runUntil(async () => {
-        const handle = await harness.env.client.workflow.start('agentRunWorkflow', {
+        const handle = await harness.env.client.workflow.start('agentRunWorkflowV3', {
           workflowId,
           taskQueue,
           args: [input],

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ActionState } from '../../workflows/action/state';
 import { Evidence } from '../../workflows/action/evidence';
-import { OwnerGrant } from '../../workflows/action/owner-grant';
 import type { ActionInput, ProviderEvent, ReconciliationCheck } from '../../messages/action';
 
 const input: ActionInput = {
@@ -101,23 +100,5 @@ describe('Evidence: provider events are weighed, never applied', () => {
     assert.equal(evidence.weighAgainstAbsence().length, 1);
     assert.equal(evidence.unweighed(true), undefined);
     assert.match(evidence.conflicts('unknown', undefined)[0].reason, /lookup after the read-after-write lag/);
-  });
-});
-
-describe('OwnerGrant: the send is granted to the owner at most once per token', () => {
-  it('a no-verdict report before any grant withdraws the request: the action sends itself', () => {
-    const notes: string[] = [];
-    const grant = new OwnerGrant(input.key, input.owner, { note: (r) => notes.push(r), check: () => {} });
-    assert.equal(grant.asked({ token: 't1', attempt: 2 }), 2);
-    assert.equal(grant.requested, true);
-    assert.equal(grant.answerable, false, 'nothing is answered before the flow decides');
-    grant.take({ token: 't1', report: { kind: 'no-verdict', message: 'timed out', sends: 0 } });
-    assert.equal(grant.requested, false);
-    assert.match(notes[0], /gave up before it was granted/);
-    grant.asked({ token: 't1', attempt: 3 });
-    assert.equal(grant.requested, false, 'a withdrawn token is never granted');
-    grant.decide();
-    assert.equal(grant.answerable, true);
-    assert.equal(grant.answer('t1', 3), undefined, 'no grant is open');
   });
 });

@@ -87,15 +87,5 @@ describe('bench comparisons', () => {
     assert.deepEqual(apart.action.seq, {
       refused: 'they ran on different servers (cloud:7233 (ns), 127.0.0.1:7233 (default))',
     });
-    // The record-first comparison (without the ledger, the action workflow the record; with it, the row) may
-    // differ in the ledger, and only in it.
-    const recordFirst = pairRatios(
-      [
-        leg('retrysafe-action-workflow-record', 'retrysafe', setting({ taskQueue: 'bench-wfrecord' }), 250),
-        leg('retrysafe-action', 'retrysafe', setting({ ledger: true }), 125),
-      ],
-      levels,
-    );
-    assert.equal((recordFirst['record-first'].seq as { median: { p50: number } }).median.p50, 0.5);
   });
 });

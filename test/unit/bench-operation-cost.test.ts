@@ -8,7 +8,7 @@ import { formatOperationCost, totalOf } from '../../scripts/bench/operation-cost
 import { historyAsJson } from '../../scripts/lib/history-json';
 
 const FIXTURES = path.resolve(__dirname, '..', 'replay', 'histories');
-const CHARGE = path.join(FIXTURES, 'charge-action-confirmed.v0-2-0.json');
+const CHARGE = path.join(FIXTURES, 'charge-action-approved.v0-3-0.json');
 
 describe('bench: what one operation cost, from the histories of its workflows', () => {
   it('reads a fetched history (enum numbers, long timestamps) the way it reads the CLI’s JSON', async () => {
@@ -24,7 +24,7 @@ describe('bench: what one operation cost, from the histories of its workflows', 
 
   it('sums the workflows of an operation, counting a signal once (where it is received)', async () => {
     const action = historyCost(await readHistoryEvents(CHARGE));
-    const run = historyCost(await readHistoryEvents(path.join(FIXTURES, 'renewal-renewed.v0-2-0.json')));
+    const run = historyCost(await readHistoryEvents(path.join(FIXTURES, 'renewal-renewed.v0-3-0.json')));
     const total = totalOf([run, action]);
     assert.equal(total.events, run.events + action.events);
     assert.equal(total.workflowTasks, run.workflowTasks + action.workflowTasks);

@@ -55,13 +55,13 @@ describe('chaos arguments', () => {
     refuses(['--target', 'kubernetes'], '--target', /dev-server or cluster/);
   });
 
-  it('takes the real-server scenarios by name, but not with --ledger (checked against the sandbox only)', () => {
+  it('takes the real-server scenarios by name; a ledger is no longer optional (no --ledger, no --without-ledger)', () => {
     assert.deepEqual(parseChaosArgs(['--scenario', 'orders-database,stripe-key-only']).scenario, [
       'orders-database',
       'stripe-key-only',
     ]);
-    assert.equal(parseChaosArgs(['--ledger']).ledger, true);
-    refuses(['--scenario', 'smtp-mail', '--ledger'], '--ledger', /sandbox providers' records; not with smtp-mail/);
+    assert.throws(() => parseChaosArgs(['--without-ledger']), /without-ledger/);
+    assert.throws(() => parseChaosArgs(['--ledger']), /ledger/);
   });
 
   it('takes a time budget in whole minutes', () => {

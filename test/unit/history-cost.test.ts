@@ -8,23 +8,24 @@ import { historyCost, readHistoryEvents } from '../../scripts/bench/history-cost
 const FIXTURES = path.resolve(__dirname, '..', 'replay', 'histories');
 
 describe('history cost: where an action’s time goes, from its history', () => {
-  it('counts the recorded confirmed charge: its workflow tasks, activities, markers, signals and update', async () => {
-    // Recorded by 0.2.0: the owner run sent the charge and reported it (a signal), so the action ran no activity.
-    const events = await readHistoryEvents(path.join(FIXTURES, 'charge-action-confirmed.v0-2-0.json'));
+  it('counts the recorded approved charge: its workflow tasks, activities, markers, signals and updates', async () => {
+    // Recorded by 0.3.0: the action workflow waited for a signed approval, then its executor charged.
+    const events = await readHistoryEvents(path.join(FIXTURES, 'charge-action-approved.v0-3-0.json'));
     const cost = historyCost(events);
     const ofType = (t: string) => events.filter((e) => e.eventType === `EVENT_TYPE_${t}`).length;
     assert.equal(cost.events, events.length);
     assert.equal(cost.workflowTasks, ofType('WORKFLOW_TASK_COMPLETED'));
     assert.ok(cost.workflowTasks >= 2, 'an action takes more than one workflow task');
-    assert.deepEqual(cost.activities, {});
+    assert.deepEqual(cost.activities, { executeAction: 1 });
     const localActivityMarkers = events.filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     ).length;
     assert.equal(cost.localActivities, localActivityMarkers);
-    assert.ok(ofType('MARKER_RECORDED') > localActivityMarkers, 'patch markers are not local activities');
-    assert.equal(cost.updates, 1, 'the claim');
+    assert.ok(localActivityMarkers >= 2, 'the policy load and the ledger row');
+    assert.equal(ofType('MARKER_RECORDED'), localActivityMarkers, 'no patch marker in a 0.3 action');
+    assert.equal(cost.updates, ofType('WORKFLOW_EXECUTION_UPDATE_ACCEPTED'));
+    assert.ok(cost.updates >= 2, 'the claim and the approval');
     assert.equal(cost.signalsReceived, ofType('WORKFLOW_EXECUTION_SIGNALED'));
-    assert.ok(cost.signalsReceived >= 1, "the owner's dispatch report");
     assert.equal(cost.signalsSent, ofType('SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED'));
     assert.ok(cost.wallMs > 0 && cost.workflowTaskRunMs > 0);
     assert.ok(cost.workflowTaskQueueMs + cost.workflowTaskRunMs <= cost.wallMs + 1, 'workflow tasks never overlap');

@@ -17,11 +17,10 @@ describe('ledgerConfigFromEnv (RETRYSAFE_LEDGER)', () => {
   const from = (value: string | undefined) =>
     ledgerConfigFromEnv(value === undefined ? {} : { [LEDGER_ENV_VAR]: value }, cwd);
 
-  it('unset, empty or none means no ledger, for a reader', () => {
+  it('unset or empty means no ledger, for a reader', () => {
     assert.equal(from(undefined), undefined);
     assert.equal(from(''), undefined);
     assert.equal(from('   '), undefined);
-    assert.equal(from('none'), undefined);
   });
 
   it('sqlite:<path> is relative to the working directory, or absolute', () => {
@@ -77,25 +76,36 @@ describe('ledgerConfigFromEnv (RETRYSAFE_LEDGER)', () => {
   });
 });
 
-describe('a worker needs its ledger, or none said on purpose', () => {
+describe('a worker and a client need their ledger: none is refused', () => {
   const cwd = '/srv/app';
   const choice = (value: string | undefined) =>
     ledgerChoiceFromEnv(value === undefined ? {} : { [LEDGER_ENV_VAR]: value }, cwd);
 
-  it('refuses unset or empty, naming the variable and the three choices', () => {
+  it('refuses unset or empty, naming the variable and both choices', () => {
     for (const value of [undefined, '', '  ']) {
       assert.throws(
         () => choice(value),
         (err: unknown) =>
           err instanceof LedgerConfigError &&
           err.message.startsWith('RETRYSAFE_LEDGER: not set') &&
-          /RETRYSAFE_LEDGER=sqlite:<file> .*RETRYSAFE_LEDGER=postgres:\/\/.*RETRYSAFE_LEDGER=none/.test(err.message),
+          /RETRYSAFE_LEDGER=sqlite:<file> .*RETRYSAFE_LEDGER=postgres:\/\//.test(err.message),
       );
     }
   });
 
-  it('takes none, a SQLite file and PostgreSQL', () => {
-    assert.equal(choice('none'), 'none');
+  it("refuses none, 0.2's choice, saying what to set instead, for workers and readers alike", () => {
+    for (const read of [choice, (v: string) => ledgerConfigFromEnv({ [LEDGER_ENV_VAR]: v }, cwd)]) {
+      assert.throws(
+        () => read('none'),
+        (err: unknown) =>
+          err instanceof LedgerConfigError &&
+          /^RETRYSAFE_LEDGER=none is no longer accepted/.test(err.message) &&
+          /sqlite:<file>.*postgres:\/\//.test(err.message),
+      );
+    }
+  });
+
+  it('takes a SQLite file and PostgreSQL', () => {
     assert.deepEqual(choice('sqlite:.data/l.sqlite'), { kind: 'sqlite', path: path.resolve(cwd, '.data/l.sqlite') });
     assert.deepEqual(choice('postgres://app@db:5432/x'), {
       kind: 'postgres',
@@ -104,11 +114,12 @@ describe('a worker needs its ledger, or none said on purpose', () => {
     assert.throws(() => choice('mysql://db/x'), LedgerConfigError);
   });
 
-  it('retrysafePlugin without a ledger stops at once, saying what to pass', () => {
-    assert.throws(
-      () => retrysafePlugin({ tools: [] } as unknown as Parameters<typeof retrysafePlugin>[0]),
-      /`ledger` is required: an ActionLedger \(openLedger\(\.\.\.\)\), or 'none'/,
-    );
-    assert.doesNotThrow(() => retrysafePlugin({ tools: [], ledger: 'none' }));
+  it("retrysafePlugin without a ledger, or with 0.2's 'none', stops at once, saying what to pass", () => {
+    for (const ledger of [undefined, 'none']) {
+      assert.throws(
+        () => retrysafePlugin({ tools: [], ledger } as unknown as Parameters<typeof retrysafePlugin>[0]),
+        /`ledger` must be an ActionLedger \(openLedger\(ledgerChoiceFromEnv\(\)\)\), not (undefined|none).*RETRYSAFE_LEDGER=sqlite:<file>/,
+      );
+    }
   });
 });

@@ -132,7 +132,7 @@ describe('errorCodeOf', () => {
     const err = new ChildWorkflowFailure(
       'default',
       { workflowId: 'charge:v1:acme:e1', runId: 'r' },
-      'actionWorkflow',
+      'actionWorkflowV3',
       RetryState.NON_RETRYABLE_FAILURE,
       inner,
     );

@@ -1,5 +1,5 @@
 /** What every phase of an action workflow works with: its input, its state, the policy it runs under, its activities. */
-import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
 import type { ActionPolicy } from '../../activities/load-action-policy';
 import type { PolicyDecision } from '../../policies/decision-table';
@@ -8,19 +8,6 @@ import type { ActionInput } from '../../messages/action';
 import type { ActionState } from './state';
 
 type Activities = ReturnType<typeof createActivities>;
-
-/**
- * Action workflows recorded since this marker hand the executor what must happen just before a send: the approval to
- * check once more against the worker's trust and policy, and the `dispatching` entry to write to the ledger row
- * (activities/before-send.ts). The workflow task that takes an approval then runs no local activity, so the person
- * approving is answered at once. Histories without it re-read the trust and write the entry in the workflow.
- */
-export const SEND_CHECKS_IN_EXECUTOR_PATCH = 'send-checks-in-executor';
-
-/** Whether this run hands its pre-send checks to the executor (every call in a run answers the same). */
-export function sendChecksInExecutor(): boolean {
-  return patched(SEND_CHECKS_IN_EXECUTOR_PATCH);
-}
 
 /** How a dispatch may send: a first send, after a possible earlier one, or after an operator cleared a resend. */
 export type DispatchMode = 'first' | 'maybe-sent' | 'operator-cleared';
@@ -36,10 +23,7 @@ export interface ActionContext {
   readonly activities: ReturnType<typeof actionActivities>;
 }
 
-/**
- * The policy's local activities: the full load at the start, the volatile facts again before an approved send (in
- * histories before SEND_CHECKS_IN_EXECUTOR_PATCH; the executor re-reads them since).
- */
+/** The policy's local activity: the full load at the start (the executor re-reads the volatile facts itself). */
 export function policyActivities(input: ActionInput) {
   return proxyLocalActivities<Activities>({
     startToCloseTimeout: POLICY_START_TO_CLOSE,
@@ -49,7 +33,7 @@ export function policyActivities(input: ActionInput) {
 
 /** The activities that act and read at the provider, named in the Web UI by the action's summary and key. */
 export function actionActivities(input: ActionInput, policy: ActionPolicy) {
-  const { executeAction, executeRecordedAction } = proxyActivities<Activities>({
+  const { executeAction } = proxyActivities<Activities>({
     ...SENDING_ACTIVITY,
     summary: `${policy.tool.name}: ${policy.summary}`,
   });
@@ -58,8 +42,7 @@ export function actionActivities(input: ActionInput, policy: ActionPolicy) {
     retry: { maximumAttempts: 3 },
     summary: `look up ${input.key}`,
   });
-  const { loadVolatilePolicy } = policyActivities(input);
-  return { executeAction, executeRecordedAction, lookupAction, loadVolatilePolicy };
+  return { executeAction, lookupAction };
 }
 
 /** The innermost message of a failure chain: what actually went wrong. */

@@ -13,11 +13,11 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { errorCodeOf, errorDetailsOf } from '../../policies/errors';
 import { requestLogIn } from '../../policies/provider-requests';
-import { DISPATCH_RETRY, MAX_REDISPATCHES, OWNER_REPORT_WINDOW } from '../../policies/timeouts';
+import { DISPATCH_RETRY, MAX_REDISPATCHES } from '../../policies/timeouts';
 import type { DispatchOutcome } from '../../messages/action';
-import { reportedMove, reportedRequests } from '../../messages/dispatch-report';
+import { reportedMove } from '../../messages/execution-report';
 import type { ApprovalToRecheck } from '../../activities/before-send';
-import { causeMessage, sendChecksInExecutor, type ActionContext, type DispatchMode } from './context';
+import { causeMessage, type ActionContext, type DispatchMode } from './context';
 import type { FirstStep } from './policy';
 import { reconcile } from './reconciliation';
 import { awaitReview } from './review';
@@ -27,24 +27,19 @@ type Verdict = 'confirmed' | 'failed' | 'unknown' | 'review';
 
 /** Dispatches until the action has an outcome or a person took it over. */
 export async function act(ctx: ActionContext, first: FirstStep): Promise<void> {
-  const { state, tool, input } = ctx;
+  const { state, tool } = ctx;
   let { mode, next, approval } = first;
   for (;;) {
     if (next === 'dispatch') {
-      const byOwner = ownerSends(ctx, mode);
       const reason =
         mode === 'first'
           ? 'dispatch'
           : mode === 'operator-cleared'
             ? 'dispatch after an operator cleared it'
             : 'redispatch with the same key';
-      // The owner learns of this dispatch from its claim's answer; the executor writes it to the ledger row first.
-      await state.move(
-        'dispatching',
-        reason,
-        byOwner ? { quietFor: input.owner } : { byExecutor: sendChecksInExecutor() },
-      );
-      const verdict = await dispatch(ctx, mode, byOwner, approval);
+      // The executor writes `dispatching` to the ledger row itself, just before its first request.
+      await state.move('dispatching', reason, { byExecutor: true });
+      const verdict = await dispatch(ctx, mode, approval);
       // A person reviewed it or it was sent: the approval is not checked again.
       approval = undefined;
       if (verdict === 'review' && (await awaitReview(ctx)) === 'dispatch') continue;
@@ -70,48 +65,23 @@ export async function act(ctx: ActionContext, first: FirstStep): Promise<void> {
 }
 
 /**
- * The owner sends the first dispatch itself (0.2's runs) when it asked to and nothing stands between the policy and
- * the send: an automatic decision, a first send (not recovered, not taken over), not an undo.
+ * One dispatch by the executor, with the approval to check once more and the ledger entry to write before it sends.
  */
-function ownerSends(ctx: ActionContext, mode: DispatchMode): boolean {
-  const { state, decision, input } = ctx;
-  return (
-    mode === 'first' &&
-    state.dispatches === 0 &&
-    state.ownerGrant.requested &&
-    decision.mode === 'automatic' &&
-    !input.compensation
-  );
-}
-
-/**
- * One dispatch: by the executor here (with the approval to check and the ledger entry to write first, when there are
- * any), or by the owner (decided by ownerSends before `dispatching`).
- */
-async function dispatch(
-  ctx: ActionContext,
-  mode: DispatchMode,
-  byOwner = false,
-  approval?: ApprovalToRecheck,
-): Promise<Verdict> {
+async function dispatch(ctx: ActionContext, mode: DispatchMode, approval?: ApprovalToRecheck): Promise<Verdict> {
   const { state, input } = ctx;
-  // Decided before the first await, so the owner's waiting claim answers with it (handlers.ts).
   state.beginDispatch();
-  if (byOwner) return ownerDispatch(ctx);
   try {
     const { key, intent, requestHash } = input;
     const record = state.executorRecord;
-    // Handed over only with the ledger's entry, to the executor's name that workers of earlier versions do not know.
-    const outcome = record
-      ? await ctx.activities.executeRecordedAction({
-          key,
-          intent,
-          requestHash,
-          mode,
-          record,
-          ...(approval ? { approval } : {}),
-        })
-      : await ctx.activities.executeAction({ key, intent, requestHash, mode });
+    if (!record) throw new Error(`action ${key}: no ledger entry was handed to the executor`);
+    const outcome = await ctx.activities.executeAction({
+      key,
+      intent,
+      requestHash,
+      mode,
+      record,
+      ...(approval ? { approval } : {}),
+    });
     state.executorAnswered();
     return await applyOutcome(ctx, outcome);
   } catch (err) {
@@ -124,11 +94,8 @@ async function dispatch(
       requestLogIn(timedOut ? (err.cause as TimeoutFailure).lastHeartbeatDetails : errorDetailsOf(err)),
     );
     const message = causeMessage(err);
-    // Since the executor may fail an attempt by itself (its ledger unreachable), retries that ran out end unknown too.
-    const noVerdict = sendChecksInExecutor()
-      ? !verdict
-      : !(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure);
-    if (err instanceof ActivityFailure && noVerdict) {
+    // The executor may fail an attempt by itself (its ledger unreachable): retries that ran out end unknown too.
+    if (err instanceof ActivityFailure && !verdict) {
       // Timed out or retries exhausted without a verdict from the executor: the provider may have committed.
       await state.move('unknown', `dispatch ended without an outcome: ${message}`);
       return 'unknown';
@@ -162,43 +129,16 @@ async function undoFailed(ctx: ActionContext, code: string, message: string): Pr
     error: { code, message },
   });
   if ((await awaitReview(ctx)) !== 'dispatch') return state.status === 'confirmed' ? 'confirmed' : 'failed';
-  await state.move('dispatching', 'dispatch after an operator cleared it');
+  await state.move('dispatching', 'dispatch after an operator cleared it', { byExecutor: true });
   return dispatch(ctx, 'operator-cleared');
 }
 
-async function applyOutcome(ctx: ActionContext, outcome: DispatchOutcome, quietFor?: string): Promise<Verdict> {
+async function applyOutcome(ctx: ActionContext, outcome: DispatchOutcome): Promise<Verdict> {
   const { state } = ctx;
   state.recordRequests(outcome);
   state.dispatchEnded();
   const move = reportedMove({ kind: 'outcome', outcome });
   const found = outcome.status === 'confirmed' ? { providerRef: outcome.providerRef, record: outcome.record } : {};
-  await state.move(move.to, move.reason, { ...found, ...(quietFor ? { quietFor } : {}) });
+  await state.move(move.to, move.reason, found);
   return outcome.status;
-}
-
-/**
- * The owner's claim was answered "you send": its own activity calls the executor with this key, then reports here.
- * This workflow stays the record: it applies the report (without telling the owner what it reported), reconciles an
- * unknown one, and takes over when no report comes within the window.
- */
-async function ownerDispatch(ctx: ActionContext): Promise<Verdict> {
-  const { state } = ctx;
-  const granted = await state.ownerGrant.grantAndAwaitReport(OWNER_REPORT_WINDOW);
-  const { quietFor } = granted;
-  const report = granted.report ?? {
-    kind: 'no-verdict',
-    message: `the owner did not report its dispatch within ${String(OWNER_REPORT_WINDOW)}`,
-    sends: 0,
-  };
-  if (report.kind === 'outcome') return applyOutcome(ctx, report.outcome, quietFor);
-  state.recordRequests(reportedRequests(report));
-  state.dispatchEnded();
-  const move = reportedMove(report);
-  if (move.to === 'failed') {
-    await state.fail(move.error!.code, move.error!.message, quietFor ? { quietFor } : {});
-    return 'failed';
-  }
-  // No verdict: the owner is waiting to hear what reconciliation finds, so it is told.
-  await state.move(move.to, move.reason);
-  return 'unknown';
 }

@@ -9,7 +9,6 @@ import { RetrysafeError } from '../../policies/errors';
 import {
   OUTCOME_STATUSES,
   claimUpdate,
-  dispatchReportSignal,
   outcomeUpdate,
   providerEventSignal,
   resolveUpdate,
@@ -17,7 +16,7 @@ import {
   statusQuery,
   watchUpdate,
   type ActionInput,
-  type ClaimAnswer,
+  type ActionSnapshot,
   type ClaimRequest,
   type OperatorResolution,
 } from '../../messages/action';
@@ -30,14 +29,12 @@ export function installActionHandlers(state: ActionState, input: ActionInput): v
   setHandler(statusQuery, () => state.snapshot());
   state.decisions.acceptRefreshes();
   setHandler(dryRunQuery, () => state.dryRun);
-  setHandler(claimUpdate, (req) => answerClaim(state, input, req), {
+  setHandler(claimUpdate, (req) => answerClaim(state, req), {
     validator: (req) => checkRequestHash(input, req.requestHash),
   });
   setHandler(watchUpdate, async ({ watcher }) => {
     state.watch(watcher);
     await afterThisActivation();
-    // A report waiting to be applied is applied first, so the watcher sees what it made of the action.
-    await condition(() => !state.ownerGrant.reportWaiting);
     return state.snapshot();
   });
   setHandler(outcomeUpdate, async () => {
@@ -61,30 +58,19 @@ export function installActionHandlers(state: ActionState, input: ActionInput): v
     },
     { validator: (signed) => checkApproval(state, input, signed) },
   );
-  setHandler(dispatchReportSignal, (signal) => state.ownerGrant.take(signal));
   setHandler(settleSignal, (s) => state.settlementArrives(s));
 }
 
 /**
- * A claim: the claimant joins, and is answered once the ledger was asked about the key, after the results its
- * workflow task brought are applied. The owner's claim that asks to send (0.2's runs) is on record at once, and is
- * answered once the flow has decided who sends (or gone elsewhere), never while a report waits to be applied.
+ * A claim: the claimant joins, and is answered once the ledger row was asked about the key, after the results its
+ * workflow task brought are applied.
  */
-async function answerClaim(state: ActionState, input: ActionInput, req: ClaimRequest): Promise<ClaimAnswer> {
+async function answerClaim(state: ActionState, req: ClaimRequest): Promise<ActionSnapshot> {
   state.join(req.claimant, req.notify);
-  const send = req.send;
-  const asksToSend =
-    send !== undefined && req.claimant === input.owner && typeof send.token === 'string' && !!send.token;
-  const attempt = asksToSend ? state.ownerGrant.asked(send) : 0;
   await condition(() => state.claimsAnswerable);
   state.refuseClaimIfRefused();
-  if (!asksToSend) {
-    await afterThisActivation();
-    return state.snapshot();
-  }
-  await condition(() => state.ownerGrant.answerable || (state.status !== 'planned' && state.status !== 'dispatching'));
-  const granted = state.ownerGrant.answer(send.token, attempt);
-  return granted ? { ...state.snapshot(), ...granted } : state.snapshot();
+  await afterThisActivation();
+  return state.snapshot();
 }
 
 function checkRequestHash(input: ActionInput, got: unknown): void {

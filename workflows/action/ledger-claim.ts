@@ -1,5 +1,5 @@
 /**
- * The record: before anything else, the worker's ledger row of the key decides (when the worker keeps one). The row
+ * The record: before anything else, the ledger row of the key decides; it is the action's only record. The row
  * is claimed by this run (`action:<runId>`); a run's act that holds it is waited for; a settled row is the answer;
  * a row of another request is refused. From then on every status change is written to the row before it takes
  * effect, so `dispatching` is on record before anything is sent (the executor
@@ -12,7 +12,7 @@
  */
 import { proxyLocalActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
-import type { HandedOver, LedgerClaim } from '../../activities/record-ledger';
+import type { HandedOver, LedgerClaim, Recovered } from '../../activities/record-ledger';
 import { isFinal } from '../../policies/action-status';
 import { RetrysafeError } from '../../policies/errors';
 import { POLICY_START_TO_CLOSE } from '../../policies/timeouts';
@@ -28,16 +28,13 @@ const BUSY_POLL_MIN_MS = 100;
 export type Start =
   | { kind: 'done' }
   | { kind: 'fresh' }
-  | { kind: 'recovered'; recovered: NonNullable<ActionInput['recovered']> }
+  | { kind: 'recovered'; recovered: Recovered }
   | { kind: 'taken-over'; from: HandedOver };
 
 export async function takeTheRecord(ctx: ActionContext): Promise<Start> {
-  const { input, state, policy } = ctx;
-  const start = policy.ledger ? await claimRow(ctx) : undefined;
-  state.ledgerChecked();
-  if (start?.kind === 'done' || start?.kind === 'taken-over') return start;
-  const recovered = start?.kind === 'recovered' ? start.recovered : input.recovered;
-  return recovered ? { kind: 'recovered', recovered } : { kind: 'fresh' };
+  const start = await claimRow(ctx);
+  ctx.state.ledgerChecked();
+  return start;
 }
 
 async function claimRow(ctx: ActionContext): Promise<Start> {
@@ -67,7 +64,7 @@ async function claimRow(ctx: ActionContext): Promise<Start> {
     return { kind: 'done' };
   }
   const takenFrom = claim.kind === 'handed-over' ? claim.from : undefined;
-  const recovered = claim.kind === 'unresolved' ? claim.recovered : input.recovered;
+  const recovered = claim.kind === 'unresolved' ? claim.recovered : undefined;
   // A workflow that recovers a key, or takes it over, numbers its entries after the ones already there.
   const seqBase = recovered ? recovered.seq + 1 : takenFrom ? takenFrom.seq + 1 : 0;
   await state.keepRecordIn({

@@ -1,7 +1,7 @@
 /**
  * What one action workflow knows, and the only code that changes it. Every status change goes through `move`, which
- * checks the status machine (policies/action-status.ts) before anything is changed, writes the ledger first when the
- * worker keeps one, then audits, publishes (Web UI, search attributes) and tells the claimants. The phases
+ * checks the status machine (policies/action-status.ts) before anything is changed, writes the ledger row first (the
+ * action's only record), then audits, publishes (Web UI, search attributes) and tells the claimants. The phases
  * (workflows/action/*.ts) decide; the message handlers (handlers.ts) feed this state; neither writes its fields.
  */
 import {
@@ -32,7 +32,6 @@ import {
 import type { RecordLedgerInput } from '../../activities/record-ledger';
 import { DecisionGate } from '../signed-decisions';
 import { Evidence } from './evidence';
-import { OwnerGrant } from './owner-grant';
 
 /** An operator's decision in arrival order; answered once applied or superseded. */
 export interface Resolution {
@@ -43,8 +42,6 @@ export interface Resolution {
 /** What a status change carries besides the status: who made it, what it found, who already knows. */
 export interface Change {
   by?: string;
-  /** A claimant that knows this change already (the owner whose report it applies): not told again. */
-  quietFor?: string;
   /** The executor writes this change to the ledger itself, before it sends (`dispatching` handed to it). */
   byExecutor?: boolean;
   error?: { code: string; message: string };
@@ -63,8 +60,6 @@ export class ActionState {
   private readonly snap: ActionSnapshot;
   /** Provider events and what they were found to be worth. */
   readonly evidence: Evidence;
-  /** The owner-sends handshake of 0.2's runs. */
-  readonly ownerGrant: OwnerGrant;
   /** Checks every signed decision this action takes, against the trust its policy load sets. */
   readonly decisions: DecisionGate;
   private readonly subscribers = new Set<string>();
@@ -72,7 +67,7 @@ export class ActionState {
   private readonly notifications = new Set<Promise<void>>();
   private settlementArrived: Settlement | undefined;
   private approvalArrived: { claims: DecisionClaims; publicKeyId: string } | undefined;
-  /** Set once the worker's ledger has been asked (or there is none): claims may be answered from then on. */
+  /** Set once the ledger row has been asked: claims may be answered from then on. */
   private ledgerAsked = false;
   /** Why every claim is refused (the ledger holds another request under this key): thrown to each claimant. */
   private refusal: RetrysafeError | undefined;
@@ -105,10 +100,6 @@ export class ActionState {
       ],
     };
     this.evidence = new Evidence(input.key, (check) => this.snap.checks.push(check), nowIso);
-    this.ownerGrant = new OwnerGrant(input.key, input.owner, {
-      note: (reason) => this.note(reason),
-      check: (check) => this.snap.checks.push({ at: nowIso(), ...check }),
-    });
   }
 
   // ── reads ──
@@ -153,8 +144,6 @@ export class ActionState {
       claimants: [...s.claimants],
       checks: [...s.checks],
       audit: [...s.audit],
-      // The owner sends while its grant is open; the field is derived from the grant, never kept beside it.
-      ...(this.ownerGrant.sending ? { dispatcher: this.input.owner } : {}),
       ...(events.length > 0
         ? { events: [...events], conflicts: this.evidence.conflicts(s.status, s.providerRef) }
         : {}),
@@ -236,7 +225,7 @@ export class ActionState {
     this.handedToExecutor = undefined;
   }
 
-  /** The ledger was asked about the key (or there is none): claims are answered from now on. */
+  /** The ledger row was asked about the key: claims are answered from now on. */
   ledgerChecked(): void {
     this.ledgerAsked = true;
   }
@@ -260,10 +249,9 @@ export class ActionState {
     this.note(`approved (key ${publicKeyId}, expires ${expiresAt})`, operator);
   }
 
-  /** One more dispatch begins; who sends the first one is decided now (the owner's waiting claim answers). */
+  /** One more dispatch begins. */
   beginDispatch(): void {
     this.snap.dispatches++;
-    this.ownerGrant.decide();
   }
 
   /** A dispatch ended (with or without a verdict): lookups are trusted only a lag after this. */
@@ -289,12 +277,13 @@ export class ActionState {
     if (change.record !== undefined) this.snap.record = change.record;
     const entry: AuditEntry = { at: nowIso(), from, to, reason, ...(change.by ? { by: change.by } : {}) };
     this.snap.audit.push(entry);
+    // Before the row is taken (a policy refusal, a mismatch) nothing is written: the row is not this workflow's.
     if (this.recorder) await this.record(entry, change.byExecutor === true);
     log.info('action status', { key: this.input.key, from, to, reason });
     this.publish();
     // Claimants learn of each change by signal, in the background: the next step need not wait a workflow task for
     // the delivery (finish awaits them).
-    const sent: Promise<void> = this.notifySubscribers(change.quietFor).finally(() => this.notifications.delete(sent));
+    const sent: Promise<void> = this.notifySubscribers().finally(() => this.notifications.delete(sent));
     this.notifications.add(sent);
   }
 
@@ -368,12 +357,10 @@ export class ActionState {
     ]);
   }
 
-  private async notifySubscribers(quietFor?: string): Promise<void> {
+  private async notifySubscribers(): Promise<void> {
     const snap = this.snapshot();
     await Promise.all(
-      [...this.subscribers]
-        .filter((id) => id !== quietFor)
-        .map(async (id) => {
+      [...this.subscribers].map(async (id) => {
           try {
             await getExternalWorkflowHandle(id).signal(actionUpdateSignal, snap);
           } catch (err) {

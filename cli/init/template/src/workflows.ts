@@ -1,6 +1,6 @@
 import { ActionRun } from 'retrysafe/workflow';
 
-export { actionWorkflow } from 'retrysafe/workflow';
+export { actionWorkflowV3 } from 'retrysafe/workflow';
 
 export async function announce(input: { tenant: string; eventId: string; text: string }): Promise<string> {
   const run = new ActionRun(input); // runs as `run:<tenant>:<eventId>`: a second start finds the same actions
