@@ -1,7 +1,8 @@
 // Resolves, and installs when missing, the Temporal CLI (dev server), the time-skipping test server, the headless
 // chromium of the approval page tests, the PostgreSQL server of the ledger tests, Prometheus for the alert rules, Mailpit (built with Go) and
 // localstripe (installed with pip), and Node.js 24 (the consumer test's second Node), so that `npm start` and the tests find them without any tool's own download.
-// Mailpit's and localstripe's tests are skipped, with one line saying why, when the tool cannot be had; with
+// toxiproxy (built with Go, for the network faults).
+// Mailpit's, localstripe's and toxiproxy's tests are skipped, with one line saying why, when the tool cannot be had; with
 // RETRYSAFE_REQUIRE_SERVERS=1 (CI) that fails the setup instead.
 // Usage: tsx scripts/setup-toolchain.ts [--quiet] [--cluster] [--compose]
 // `--cluster` also builds the real Temporal server and its SQL tool (a few minutes the first time, cached after);
@@ -17,6 +18,7 @@ import type { ResolvedPostgres } from './toolchain/resolve-postgres';
 import { resolvePostgres } from './toolchain/resolve-postgres';
 import { resolveLocalstripe } from './toolchain/resolve-localstripe';
 import { resolveMailpit } from './toolchain/resolve-mailpit';
+import { resolveToxiproxy } from './toolchain/resolve-toxiproxy';
 import { resolveTemporalServer } from './toolchain/resolve-temporal-server';
 import { resolveNodeLts } from './toolchain/resolve-node';
 import { resolvePrometheus } from './toolchain/resolve-prometheus';
@@ -68,6 +70,10 @@ async function main(): Promise<void> {
   const localstripe = await resolveLocalstripe({ log: log ?? (() => undefined) }).catch(
     unavailable('localstripe', 'localstripe'),
   );
+  // toxiproxy (network faults between workers and providers, the ledger and Temporal) is built with Go as well.
+  const toxiproxy = await resolveToxiproxy({ log: log ?? (() => undefined) }).catch(
+    unavailable('toxiproxy', 'network-fault'),
+  );
   if (quiet) return;
   // stdout lists the Temporal executables, one line each, as before; the browser's and PostgreSQL's lines go with the log.
   for (const tool of [cli, testServer]) console.log(describe(tool));
@@ -86,6 +92,8 @@ async function main(): Promise<void> {
   if (compose) console.error(`docker-compose: ${compose.command.join(' ')} (${compose.source}, ${compose.version})`);
   if (mailpit)
     console.error(`mailpit: ${mailpit.path} (${[mailpit.source, mailpit.version].filter(Boolean).join(', ')})`);
+  if (toxiproxy)
+    console.error(`toxiproxy: ${toxiproxy.path} (${[toxiproxy.source, toxiproxy.version].filter(Boolean).join(', ')})`);
   if (localstripe) {
     const where = localstripe.sitePackages
       ? `${localstripe.python} with ${localstripe.sitePackages}`
