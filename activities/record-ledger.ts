@@ -128,8 +128,10 @@ export function createRecordLedger(deps: { ledger: ActionLedger; metrics?: Retry
         return { kind: 'busy', holder: row.holder!, leaseUntil: row.leaseUntil };
       }
       const taken = await timed('takeover', () => ledger.takeOver(input.key, row.epoch, input.holder));
-      if (taken && byRun) return { kind: 'handed-over', from: handedOverFrom(row) };
-      if (taken) return { kind: 'unresolved', recovered: recoveredFrom(row) };
+      // The swap fences the epoch, not the status: the displaced holder may have written (and sent) since `row` was
+      // read, so what it left is the row as taken.
+      if (taken && byRun) return { kind: 'handed-over', from: handedOverFrom({ ...taken, holder: row.holder }) };
+      if (taken) return { kind: 'unresolved', recovered: recoveredFrom(taken) };
       if (tries >= TAKEOVER_TRIES) throw new Error(`the ledger row of ${input.key} kept moving during its takeover`);
       const now = await ledger.get(input.key);
       if (!now) throw new Error(`the ledger row of ${input.key} disappeared during its takeover`);

@@ -377,6 +377,17 @@ export function auditConflictDetail(u: StatusRecord, existing: { status: string;
   );
 }
 
+/**
+ * Whether a new audit entry moves the row. One at or past the row's seq does (the claim's row sits at 0 with no entry
+ * yet); an older one arriving late only completes the audit log. And `planned` never moves a row that has left it:
+ * past `planned` a request may have been sent, and a row read as `planned` lets the next holder send fresh (a
+ * takeover's first entry, written after the act it took the row from wrote `dispatching`).
+ */
+export function entryMovesRow(u: Pick<StatusRecord, 'seq' | 'status'>, row: { seq: number; status: string }): boolean {
+  if (u.seq < row.seq) return false;
+  return u.status !== 'planned' || row.status === 'planned';
+}
+
 /** Whether an audit entry repeats the one stored at its sequence number (a retried write) or disagrees with it. */
 export function sameAuditEntry(u: StatusRecord, existing: { status: string; reason: string }): boolean {
   return existing.status === u.status && existing.reason === u.reason;

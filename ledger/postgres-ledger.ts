@@ -32,6 +32,7 @@ import {
   isoTime,
   notHolderDetail,
   sameAuditEntry,
+  entryMovesRow,
 } from './action-ledger';
 import {
   ALARM_COLUMNS,
@@ -153,8 +154,8 @@ export class PostgresLedger implements ActionLedger {
   async recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite> {
     const u = checkedStatus(update);
     return this.transaction(async (client): Promise<StatusWrite> => {
-      const current = await client.query<{ seq: number; holder: string | null }>(
-        `SELECT seq, holder FROM ${ACTIONS_TABLE} WHERE action_key = $1 FOR UPDATE`,
+      const current = await client.query<{ seq: number; status: string; holder: string | null }>(
+        `SELECT seq, status, holder FROM ${ACTIONS_TABLE} WHERE action_key = $1 FOR UPDATE`,
         [u.key],
       );
       if (current.rowCount === 0) throw unknownAction(u.key);
@@ -182,9 +183,7 @@ export class PostgresLedger implements ActionLedger {
           alarm: await this.alarm(client, u.key, 'audit-conflict', auditConflictDetail(u, existing.rows[0]), u.at),
         };
       }
-      // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
-      // an older one arriving late only completes the audit log.
-      if (u.seq < row.seq) return { applied: true };
+      if (!entryMovesRow(u, row)) return { applied: true };
       await client.query(
         `UPDATE ${ACTIONS_TABLE}
             SET status = $2, seq = $3, provider_ref = COALESCE($4, provider_ref), outcome = COALESCE($5, outcome),

@@ -31,6 +31,7 @@ import {
   isoTime,
   notHolderDetail,
   sameAuditEntry,
+  entryMovesRow,
 } from './action-ledger';
 import {
   ALARM_COLUMNS,
@@ -159,8 +160,8 @@ export class SqliteLedger implements ActionLedger {
     const db = this.open();
     // IMMEDIATE: take the write lock before reading, so a second writer waits rather than failing to upgrade.
     return db.immediate((): StatusWrite => {
-      const current = db.prepare(`SELECT seq, holder FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(u.key) as
-        { seq: number; holder: string | null } | undefined;
+      const current = db.prepare(`SELECT seq, status, holder FROM ${ACTIONS_TABLE} WHERE action_key = ?`).get(u.key) as
+        { seq: number; status: string; holder: string | null } | undefined;
       if (!current) throw unknownAction(u.key);
       if (update.holder !== undefined && current.holder !== null && current.holder !== update.holder) {
         return {
@@ -182,9 +183,7 @@ export class SqliteLedger implements ActionLedger {
         if (sameAuditEntry(u, existing)) return { applied: true, repeat: true };
         return { applied: false, alarm: this.alarm(u.key, 'audit-conflict', auditConflictDetail(u, existing), u.at) };
       }
-      // A new entry at or past the row's seq moves the row (the claim's row sits at 0 with no entry yet);
-      // an older one arriving late only completes the audit log.
-      if (u.seq < current.seq) return { applied: true };
+      if (!entryMovesRow(u, current)) return { applied: true };
       db.prepare(
         `UPDATE ${ACTIONS_TABLE}
               SET status = ?, seq = ?, provider_ref = COALESCE(?, provider_ref), outcome = COALESCE(?, outcome),

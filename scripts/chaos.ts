@@ -48,6 +48,7 @@ async function main(): Promise<number> {
     target: args.target,
     ...(args['restart-rate'] !== undefined ? { restartRate: args['restart-rate'] } : {}),
     ...(args.only ? { only: args.only } : {}),
+    ...(args.faults ? { faults: args.faults } : {}),
     log: progress,
     stop: stop.signal,
   });
@@ -55,7 +56,7 @@ async function main(): Promise<number> {
   const t = report.retrysafe.totals;
   say('');
   say(
-    `chaos: seed ${report.seed} on the ${report.target} · ${t.crashes} SIGKILLs of ${report.crashesRequested} requested · ` +
+    `chaos: seed ${report.seed} on the ${report.target} · ${t.crashes} ${args.faults ? 'faults' : 'SIGKILLs'} of ${report.crashesRequested} requested · ` +
       `${report.serverRestarts} server restart(s), ${report.workersReplacedAfterRestart} worker(s) replaced after one · ` +
       `${(report.durationMs / 1000).toFixed(0)} s`,
   );

@@ -50,13 +50,13 @@ export function spawnWatchdog(
 }
 
 /**
- * Stops a throw-away server this process started: SIGTERM, SIGKILL after `graceMs`, then its folder, then its
- * watchdog (which has nothing left to do). `exited` settles when the child is gone.
+ * Stops a throw-away server this process started: SIGTERM, SIGKILL after `graceMs`, then its folder (if it has one),
+ * then its watchdog (which has nothing left to do). `exited` settles when the child is gone.
  */
 export async function stopThrowawayServer(
   child: ChildProcess,
   exited: Promise<void>,
-  opts: { dir: string; watchdog?: ChildProcess; graceMs?: number },
+  opts: { dir?: string; watchdog?: ChildProcess; graceMs?: number },
 ): Promise<void> {
   if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
     child.kill('SIGTERM');
@@ -64,6 +64,6 @@ export async function stopThrowawayServer(
     await exited;
     clearTimeout(timer);
   }
-  await rm(opts.dir, { recursive: true, force: true });
+  if (opts.dir !== undefined) await rm(opts.dir, { recursive: true, force: true });
   opts.watchdog?.kill('SIGKILL');
 }

@@ -3,6 +3,7 @@ import { parseArgv, validateArgs, type FlagSpecs } from '../../cli/ops/args';
 import { UsageError } from '../../cli/ops/errors';
 import { DEFAULT_SCENARIOS, SCENARIOS } from './registry';
 import { DEFAULT_RESTART_RATE } from './plan';
+import { FAULT_KINDS, parseFaultKinds, REFUSED, type FaultKind } from './faults';
 
 /**
  * `npm run chaos -- [--crashes N] [--seed S] [--scenario NAME]… [--concurrency K] [--baseline]
@@ -20,6 +21,7 @@ export const CHAOS_FLAGS: FlagSpecs = {
   only: { type: 'string', multiple: true },
   minutes: { type: 'string' },
   json: { type: 'boolean' },
+  faults: { type: 'string', multiple: true },
 };
 
 export const DEFAULT_CRASHES = 100;
@@ -77,12 +79,15 @@ export const ChaosArgs = z.object({
     })
     .optional(),
   json: z.boolean().default(false),
+  faults: z.array(z.string()).optional(),
 });
 export type ChaosArgs = z.output<typeof ChaosArgs>;
 
-export function parseChaosArgs(
-  argv: readonly string[],
-): Omit<ChaosArgs, 'concurrency'> & { concurrency: number; help: boolean } {
+export function parseChaosArgs(argv: readonly string[]): Omit<ChaosArgs, 'concurrency' | 'faults'> & {
+  concurrency: number;
+  help: boolean;
+  faults?: FaultKind[];
+} {
   const { flags, positionals, help } = parseArgv(argv, CHAOS_FLAGS);
   if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const args = validateArgs(ChaosArgs, flags);
@@ -98,7 +103,18 @@ export function parseChaosArgs(
   }
   const concurrency =
     args.concurrency ?? (args.target === 'cluster' ? DEFAULT_CLUSTER_CONCURRENCY : DEFAULT_CONCURRENCY);
-  return { ...args, concurrency, help, scenario: [...new Set(args.scenario)] };
+  const faults = args.faults ? parseFaultKinds(args.faults) : undefined;
+  if (faults && (args['restart-rate'] ?? 0) > 0) {
+    throw new UsageError('--restart-rate: with --faults, server restarts are the server-restart kind');
+  }
+  const { faults: _given, ...rest } = args;
+  return {
+    ...rest,
+    concurrency,
+    help,
+    scenario: [...new Set(args.scenario)],
+    ...(faults ? { faults } : {}),
+  };
 }
 
 export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
@@ -117,4 +133,8 @@ export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
   --only I[,J]       run only these iteration indexes of the seeded sequence
   --minutes M        start no batch after M minutes; the report covers the iterations that ran
                      (Ctrl-C does the same at once: the running batch finishes and is reported)
+  --faults K[,K]     each iteration injects one fault kind drawn by the seed, when the provider has committed and
+                     holds its reply: ${FAULT_KINDS.filter((k) => !REFUSED[k]).join(', ')}, or all
+                     (${Object.keys(REFUSED).join(' and ')} are refused, each saying what it lacks); the table and
+                     --json gain the counts by fault kind (byFault)
   --json             one JSON object on the last line of stdout; the table goes to stderr`;

@@ -9,6 +9,7 @@ import type { WorkerProcess } from '../lib/worker-process';
 import type { Approver } from './approvals';
 import type { ClusterFaults } from './cluster-faults';
 import { crashSpecFor, inflictCrash } from './crash';
+import { armFault, killsWorker, type FaultPlan, type FaultRecord, type LaneProxies } from './faults';
 import { resetLaneFaults, type Lane } from './lanes';
 import type { TrackedWorker } from './server-restart';
 import type {
@@ -46,6 +47,8 @@ export interface IterationSetup {
   clusterFaults?: ClusterFaults;
   /** A real-server scenario's server, started for the run; its workers run the scenario's own worker entry. */
   server?: ExampleServer;
+  /** With `--faults` kinds that need them: the lane's toxiproxy proxies to its providers and Temporal. */
+  proxies?: LaneProxies;
 }
 
 /**
@@ -60,6 +63,7 @@ export class Iteration {
   private doomed?: WorkerProcess;
   private doomedSpawn?: Promise<WorkerProcess>;
   private crash?: CrashRecord;
+  private fault?: FaultRecord;
   private clusterFault?: Promise<ClusterFaultRecord>;
   /** When the work settled, from its start (the clock cluster kills are timed on). */
   private settledAtMs?: number;
@@ -80,7 +84,9 @@ export class Iteration {
    * start, and it polls only this iteration's queue, so it can wait there without touching anything.
    */
   prepare(): void {
-    this.doomedSpawn ??= this.spawn('doomed', crashSpecFor(this.setup.plan));
+    // A fault other than a kill leaves the worker unarmed: it holds the work when the fault comes, and lives on.
+    const armed = killsWorker(this.setup.plan.fault?.kind) ? crashSpecFor(this.setup.plan) : undefined;
+    this.doomedSpawn ??= this.spawn('doomed', armed);
     this.doomedSpawn.catch(() => undefined); // reported by begin()
   }
 
@@ -109,9 +115,26 @@ export class Iteration {
       const variant = this.setup.variant === 'baseline' ? scenario.baseline : scenario.retrysafe;
       if (!variant) throw new Error(`scenario ${scenario.name} has no ${this.setup.variant} variant`);
       const workStartedAt = Date.now();
+      const inject =
+        plan.fault && !killsWorker(plan.fault.kind)
+          ? await armFault({
+              plan: plan as IterationPlan & { fault: FaultPlan },
+              ...(provider ? { provider } : {}),
+              ...(this.setup.proxies ? { proxies: this.setup.proxies } : {}),
+              worker: this.doomed,
+              startedAtMs: workStartedAt,
+              startSuccessor: () => this.startSuccessor(),
+            })
+          : undefined;
       this.work = variant.start(this.context());
       const settledAt = () => (this.settledAtMs ??= Date.now() - workStartedAt);
       this.work.settled.then(settledAt, settledAt);
+      if (inject) {
+        this.fault = await inject(this.work.settled);
+        this.mark('crashed');
+        if (!this.tracked) await this.startSuccessor();
+        return;
+      }
       const { clusterFaults } = this.setup;
       const fault = plan.clusterFault;
       this.crash = await inflictCrash({
@@ -128,10 +151,7 @@ export class Iteration {
           : {}),
       });
       this.mark('crashed');
-      await sleep(plan.successorDelayMs);
-      const successor = await this.spawn('successor');
-      this.mark('successorReady');
-      this.tracked = { current: successor, taskQueue: this.taskQueue, respawn: () => this.spawn('replacement') };
+      await this.startSuccessor();
     } catch (err) {
       this.error = err as Error;
       if (this.doomed?.alive()) await this.doomed.kill('SIGKILL');
@@ -214,10 +234,19 @@ export class Iteration {
       plan: this.setup.plan,
       ...(this.crash ? { crash: this.crash } : {}),
       ...(clusterFault ? { clusterFault } : {}),
+      ...(this.fault ? { fault: this.fault } : {}),
       tally,
       durationMs: Date.now() - this.startedAt,
       timeline: this.timeline,
     };
+  }
+
+  /** The worker that takes the work over from the doomed one, after the plan's delay. */
+  private async startSuccessor(): Promise<void> {
+    await sleep(this.setup.plan.successorDelayMs);
+    const successor = await this.spawn('successor');
+    this.mark('successorReady');
+    this.tracked = { current: successor, taskQueue: this.taskQueue, respawn: () => this.spawn('replacement') };
   }
 
   private mark(step: keyof IterationResult['timeline']): void {

@@ -1,5 +1,6 @@
 import { exampleRegistry } from '../../examples/tools';
 import type { Fault, ProviderKind } from '../../examples/sandbox-providers/spawn';
+import { describeFault, withFault, type FaultKind } from './faults';
 import { createRng, deriveSeed, type Rng } from './prng';
 import {
   CLUSTER_FAULT_TARGETS,
@@ -55,6 +56,8 @@ export interface PlanOptions {
   restartRate: number;
   /** `cluster`: every iteration also kills a cluster service or the database at its crash point. */
   target?: 'dev-server' | 'cluster';
+  /** `--faults`: each iteration draws one of these kinds (faults.ts). */
+  faults?: readonly FaultKind[];
 }
 
 /**
@@ -92,7 +95,7 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
     faults.push({ op: providerOp, kind: 'drop-after-commit', times: 1 });
   }
 
-  return {
+  const plan: IterationPlan = {
     index,
     scenario: scenario.name,
     seed: deriveSeed(seed, index),
@@ -113,6 +116,7 @@ export function planIteration(seed: number, index: number, scenario: ChaosScenar
     // Drawn last, so a seed plans the same worker crashes and faults on either target.
     ...(opts.target === 'cluster' ? { clusterFault: planClusterFault(rng, index, mode) } : {}),
   };
+  return opts.faults ? withFault(plan, seed, opts.faults) : plan;
 }
 
 /**
@@ -169,6 +173,9 @@ export function describePlan(plan: IterationPlan): string {
   const faults = plan.faults
     .filter((f) => f.kind !== 'hold-after-commit')
     .map((f) => `${f.kind}${f.times && f.times > 1 ? `×${f.times}` : ''}${f.delayMs ? `(${f.delayMs}ms)` : ''}`);
+  if (plan.fault && plan.fault.kind !== 'worker-kill') {
+    return `#${plan.index} ${plan.scenario} ${describeFault(plan.fault)} at ${plan.operation}, lag ${plan.readLagMs}ms`;
+  }
   return (
     `#${plan.index} ${plan.scenario} ${crash} at ${plan.operation}` +
     `, faults: ${faults.length ? faults.join(', ') : 'none'}, lag ${plan.readLagMs}ms` +

@@ -1,3 +1,4 @@
+import { FAULT_KINDS, killsWorker, type FaultKind } from './faults';
 import { describePlan } from './plan';
 import {
   CLUSTER_FAULT_TARGETS,
@@ -29,7 +30,16 @@ export interface Counts {
   /** The ledger rows checked against the providers, and those out of step. */
   ledgerRows?: number;
   ledgerOutOfStep?: number;
-  byMode: Partial<Record<CrashMode, { iterations: number; duplicates: number; lost: number; unexplained: number }>>;
+  byMode: Partial<Record<CrashMode, KindCounts>>;
+  /** With `--faults`: the same by the iteration's fault kind. */
+  byFault: Partial<Record<FaultKind, KindCounts>>;
+}
+
+export interface KindCounts {
+  iterations: number;
+  duplicates: number;
+  lost: number;
+  unexplained: number;
 }
 
 export interface VariantReport {
@@ -97,6 +107,7 @@ export function emptyCounts(): Counts {
     needsReview: 0,
     unexplained: 0,
     byMode: {},
+    byFault: {},
   };
 }
 
@@ -104,7 +115,7 @@ export function addResult(c: Counts, r: IterationResult): void {
   const t = r.tally;
   c.iterations++;
   if (gotItsKill(r)) c.crashes++;
-  if (r.crash && !r.crash.pointReached) c.missedPoints++;
+  if ((r.crash && !r.crash.pointReached) || (r.fault && !r.fault.injected)) c.missedPoints++;
   c.expectedEffects += t.expectedEffects;
   c.actualEffects += t.actualEffects;
   c.duplicates += t.duplicates;
@@ -116,11 +127,16 @@ export function addResult(c: Counts, r: IterationResult): void {
     c.ledgerRows = (c.ledgerRows ?? 0) + t.ledgerRows;
     c.ledgerOutOfStep = (c.ledgerOutOfStep ?? 0) + (t.ledgerOutOfStep ?? 0);
   }
-  const m = (c.byMode[r.plan.crash.mode] ??= { iterations: 0, duplicates: 0, lost: 0, unexplained: 0 });
-  m.iterations++;
-  m.duplicates += t.duplicates;
-  m.lost += t.lost;
-  m.unexplained += t.unexplained.length;
+  const add = (k: KindCounts) => {
+    k.iterations++;
+    k.duplicates += t.duplicates;
+    k.lost += t.lost;
+    k.unexplained += t.unexplained.length;
+  };
+  const empty = () => ({ iterations: 0, duplicates: 0, lost: 0, unexplained: 0 });
+  // A fault other than a kill replaced the plan's crash: its crash mode says nothing about the iteration.
+  if (killsWorker(r.plan.fault?.kind)) add((c.byMode[r.plan.crash.mode] ??= empty()));
+  if (r.plan.fault) add((c.byFault[r.plan.fault.kind] ??= empty()));
 }
 
 export function summarize(results: readonly IterationResult[]): VariantReport {
@@ -135,6 +151,7 @@ export function summarize(results: readonly IterationResult[]): VariantReport {
 
 /** The worker died by SIGKILL, or it was spared and the cluster kill at its point happened. */
 export function gotItsKill(r: IterationResult): boolean {
+  if (!killsWorker(r.plan.fault?.kind)) return r.fault?.injected === true;
   if (r.crash?.workerSpared) return r.clusterFault !== undefined && r.clusterFault.error === undefined;
   return r.crash?.signal === 'SIGKILL';
 }
@@ -190,9 +207,11 @@ export function failureOf(r: IterationResult, rerunOne: (index: number) => strin
     ...(r.tally.lost ? [`${r.tally.lost} lost effect(s)`] : []),
     ...(!gotItsKill(r)
       ? [
-          r.crash?.workerSpared
-            ? `the cluster kill that spared the worker did not happen (${r.clusterFault?.error ?? 'not recorded'})`
-            : `no SIGKILL observed (exit signal ${r.crash?.signal ?? 'none'})`,
+          !killsWorker(r.plan.fault?.kind)
+            ? `the ${r.plan.fault!.kind} fault was not injected (${r.fault?.detail ?? 'not recorded'})`
+            : r.crash?.workerSpared
+              ? `the cluster kill that spared the worker did not happen (${r.clusterFault?.error ?? 'not recorded'})`
+              : `no SIGKILL observed (exit signal ${r.crash?.signal ?? 'none'})`,
         ]
       : []),
     ...r.tally.unexplained,
@@ -258,6 +277,7 @@ export function formatTable(report: ChaosReport): string {
       out.push(`baseline duplicates by crash mode (${name}): ${parts.join(' · ')}`);
     }
   }
+  if (Object.keys(report.retrysafe.totals.byFault).length) out.push('', formatByFault(report));
   return out.join('\n');
 }
 
@@ -285,8 +305,26 @@ export function toJson(report: ChaosReport) {
     target: report.target,
     ...(report.cluster ? { cluster: report.cluster } : {}),
     scenarios: report.retrysafe.scenarios,
+    ...(Object.keys(t.byFault).length ? { byFault: t.byFault } : {}),
     ...(report.baseline ? { baseline: strip(report.baseline) } : {}),
     failures: report.failures,
     rerun: report.rerun,
   };
+}
+
+/** With `--faults`: one row per fault kind, retrysafe's counts and the baseline's duplicates beside them. */
+export function formatByFault(report: ChaosReport): string {
+  const header = ['fault', 'iterations', 'dup', 'lost', 'unexplained', 'baseline iterations', 'baseline dup'];
+  const rows = FAULT_KINDS.flatMap((kind) => {
+    const r = report.retrysafe.totals.byFault[kind];
+    if (!r) return [];
+    const b = report.baseline?.totals.byFault[kind];
+    return [
+      [kind, r.iterations, r.duplicates, r.lost, r.unexplained, b?.iterations ?? '-', b?.duplicates ?? '-'].map(String),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
 }

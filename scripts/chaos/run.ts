@@ -11,6 +11,8 @@ import { SCENARIOS, scenarioByName } from './registry';
 import { ClusterFaults } from './cluster-faults';
 import { failureOf, isFailure, summarize, summarizeClusterKills, type ChaosReport } from './report';
 import { restartServerAndCheckWorkers } from './server-restart';
+import { needsToxiproxy, proxyLanes, type FaultKind, type LaneProxies } from './faults';
+import { startToxiproxy, type ToxiproxyServer } from '../lib/toxiproxy-server';
 import type { ChaosScenario, IterationResult, Variant } from './types';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -45,6 +47,11 @@ export interface ChaosOptions {
    * Dev-server restarts are off there unless a restart rate is given.
    */
   target?: 'dev-server' | 'cluster';
+  /**
+   * `--faults`: each iteration injects one of these kinds, drawn by the seed (faults.ts). Dev-server restarts then
+   * come only from the `server-restart` kind unless a restart rate is given.
+   */
+  faults?: readonly FaultKind[];
 }
 
 /**
@@ -61,9 +68,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   if (target === 'cluster' && (options.restartRate ?? 0) > 0) {
     throw new Error('chaos: no restart rate on the cluster target; each iteration kills one of its services instead');
   }
-  const restartRate = options.restartRate ?? (target === 'cluster' ? 0 : DEFAULT_RESTART_RATE);
+  const restartRate = options.restartRate ?? (target === 'cluster' || options.faults ? 0 : DEFAULT_RESTART_RATE);
   const indexes = options.only ? [...options.only] : Array.from({ length: options.crashes }, (_, i) => i);
-  const plans = indexes.map((i) => planIteration(seed, i, scenarios[i % scenarios.length], { restartRate, target }));
+  const plans = indexes.map((i) =>
+    planIteration(seed, i, scenarios[i % scenarios.length], {
+      restartRate,
+      target,
+      ...(options.faults ? { faults: options.faults } : {}),
+    }),
+  );
   const runTag = `r${Date.now().toString(36)}`;
   const logDir = path.join(ROOT, '.out', 'chaos', runTag);
   await mkdir(logDir, { recursive: true });
@@ -92,8 +105,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let serverRestarts = 0;
   let stoppedEarly: string | undefined;
   let workersReplaced = 0;
+  let toxiproxy: ToxiproxyServer | undefined;
+  let proxies = new Map<number, LaneProxies>();
   try {
     lanes = await startLanes(stack, options.concurrency, faulted, logDir);
+    if (options.faults && needsToxiproxy(options.faults)) {
+      toxiproxy = await startToxiproxy({ log: (m) => log(`  ${m}`) });
+      proxies = await proxyLanes(toxiproxy, stack, lanes);
+      log(`  toxiproxy ${toxiproxy.apiUrl}: every lane's workers reach its providers and Temporal through it`);
+    }
     // Each real-server scenario's server, once for the run: iterations tell their effects apart by event ID.
     for (const scenario of scenarios.filter((s) => s.realServer)) {
       const server = await scenario.realServer!.start((m) => log(`  ${scenario.name}: ${m}`));
@@ -122,6 +142,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             runTag,
             logDir,
             approver,
+            ...(proxies.has(lanes[j].index) ? { proxies: proxies.get(lanes[j].index)! } : {}),
             ...(clusterFaults ? { clusterFaults } : {}),
             ...(servers.has(plan.scenario) ? { server: servers.get(plan.scenario)! } : {}),
           }),
@@ -166,6 +187,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Each stop runs whatever another one threw: a lane that failed to stop must not leave a server running.
     await Promise.allSettled(lanes.map((l) => l.stop()));
     await Promise.allSettled([...servers.values()].map((server) => server.stop()));
+    await toxiproxy?.stop();
     if (!options.stack) await stack.stop();
   }
 
@@ -202,6 +224,7 @@ function rerunCommand(o: ChaosOptions, seed: number): string {
   const parts = ['npm run chaos --', `--seed ${seed}`, `--crashes ${o.crashes}`];
   if (o.target === 'cluster') parts.push('--target cluster');
   for (const s of o.scenarios) parts.push(`--scenario ${s}`);
+  if (o.faults) parts.push(`--faults ${o.faults.join(',')}`);
   parts.push(`--concurrency ${o.concurrency}`);
   const defaultRate = o.target === 'cluster' ? 0 : DEFAULT_RESTART_RATE;
   if (o.restartRate !== undefined && o.restartRate !== defaultRate) parts.push(`--restart-rate ${o.restartRate}`);
@@ -221,9 +244,11 @@ function rerunOne(rerun: string, index: number): string {
 function iterationLine(r: IterationResult, rerun: string): string {
   const t = r.tally;
   const head = `${r.variant === 'retrysafe' && isFailure(r) ? '✗' : '·'} ${describePlan(r.plan)}`;
-  const kill = r.crash
-    ? `${r.crash.signal ?? 'no signal'} at ${r.crash.atMs} ms${r.crash.pointReached ? '' : ' (point missed)'}`
-    : 'no crash';
+  const kill = r.fault
+    ? `${r.fault.kind} ${r.fault.injected ? `at ${r.fault.atMs} ms` : `not injected (${r.fault.detail ?? '?'})`}`
+    : r.crash
+      ? `${r.crash.signal ?? 'no signal'} at ${r.crash.atMs} ms${r.crash.pointReached ? '' : ' (point missed)'}`
+      : 'no crash';
   const steps = Object.entries(r.timeline)
     .map(([step, ms]) => `${step} ${(ms / 1000).toFixed(1)}`)
     .join(', ');

@@ -5,6 +5,7 @@ import type { ExampleServer } from '../lib/example-servers';
 import type { Stack } from '../lib/stack';
 import type { Approver } from './approvals';
 import type { AnyTool } from 'retrysafe';
+import type { FaultPlan, FaultRecord } from './faults';
 
 /**
  * The vocabulary of the chaos harness: crash modes, iteration plans, scenarios and what an iteration
@@ -105,6 +106,8 @@ export interface IterationPlan {
   successorDelayMs: number;
   /** With `--target cluster`: the service or database killed at the crash point as well. */
   clusterFault?: ClusterFaultPlan;
+  /** With `--faults`: the iteration's one fault (a worker-kill keeps the crash above; any other replaces it). */
+  fault?: FaultPlan;
 }
 
 /** What one iteration found at the providers and in Temporal. */
@@ -225,6 +228,8 @@ export interface IterationResult {
   plan: IterationPlan;
   crash?: CrashRecord;
   clusterFault?: ClusterFaultRecord;
+  /** With `--faults`, for a kind other than worker-kill: what happened to the fault. */
+  fault?: FaultRecord;
   tally: Tally;
   durationMs: number;
   /** Milliseconds from the iteration's start to each step, for seeing where the time goes. */

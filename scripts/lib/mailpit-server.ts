@@ -2,11 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { resolveMailpit } from '../toolchain/resolve-mailpit';
 import { getFreePorts } from '../../cli/dev/free-port';
 import { spawnWatchdog, stopThrowawayServer } from '../../cli/dev/process-watchdog';
+import { waitForHttpReady } from './http-ready';
 
 /** A throw-away Mailpit: SMTP and its HTTP API on free loopback ports, its database in a temporary folder. */
 export interface MailpitServer {
@@ -48,22 +48,13 @@ export async function startMailpit(opts: StartMailpitOptions = {}): Promise<Mail
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const apiUrl = `http://${HOST}:${httpPort}`;
   const stop = () => stopThrowawayServer(child, exited, { dir, ...(watchdog ? { watchdog } : {}) });
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      await stop();
-      throw new Error(`mailpit exited before it was ready:\n${output.trim()}`);
-    }
-    try {
-      if ((await fetch(`${apiUrl}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`mailpit did not answer ${apiUrl}/readyz within ${READY_TIMEOUT_MS} ms:\n${output.trim()}`);
-    }
-    await sleep(100);
-  }
+  await waitForHttpReady({
+    name: 'mailpit',
+    child,
+    url: `${apiUrl}/readyz`,
+    output: () => output,
+    stop,
+    timeoutMs: READY_TIMEOUT_MS,
+  });
   return { smtp: { host: HOST, port: smtpPort }, apiUrl, pid: child.pid ?? -1, stop };
 }

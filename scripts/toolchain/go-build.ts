@@ -3,6 +3,9 @@ import { chmod, cp, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 
+import { executableProblem, findOnPath } from '../../cli/toolchain/executables';
+import { ToolchainError } from '../../cli/toolchain/toolchain-error';
+
 /**
  * Building a Go command from the Go module proxy as the project builds its Go tools: Go's module and build caches
  * in `caches`/{mod,build} (so a rebuild is quick and nothing lands in $HOME), CGO off. Go says little while it
@@ -148,4 +151,92 @@ export interface GoToolResolveOptions {
   /** Seams for tests: the PATH lookup and the build (which must leave the executables in `into`). */
   lookupOnPath?: (binary: string, env: NodeJS.ProcessEnv) => Promise<string | undefined>;
   builder?: (into: string, caches: string, env: NodeJS.ProcessEnv, log: (line: string) => void) => Promise<void>;
+}
+
+/** One command the project builds from the Go module proxy with `go install`, and how it is looked for first. */
+export interface GoToolSpec {
+  /** The name people read, e.g. `Mailpit`. */
+  title: string;
+  /** The executable's name on PATH and in its cache folder, e.g. `mailpit`. */
+  binary: string;
+  version: string;
+  /** The variable naming the executable's path, e.g. `RETRYSAFE_MAILPIT`. */
+  envVar: string;
+  /** The package `go install` builds, without its version, e.g. `github.com/axllent/mailpit`. */
+  installPackage: string;
+  /** What `go install` names the executable when it differs from `binary` (the last element of the package). */
+  installedAs?: string;
+  /** The build's line in the log, e.g. `under a minute the first time`. */
+  buildTime: string;
+}
+
+export interface ResolvedGoTool {
+  path: string;
+  source: 'env' | 'path' | 'project-local' | 'built';
+  version?: string;
+}
+
+/** The cache folder of a tool: `.tools/<binary>-<version>/`. */
+export function goToolFolder(projectRoot: string, spec: Pick<GoToolSpec, 'binary' | 'version'>): string {
+  return path.join(projectRoot, '.tools', `${spec.binary}-${spec.version}`);
+}
+
+/**
+ * Resolves a Go-built tool: its variable ─▶ PATH ─▶ the cached build in `.tools/<binary>-<version>/` ─▶ `go install`
+ * from the module proxy into that folder (CGO off, Go's caches in `.tools/go/`), idempotent and cached.
+ */
+export async function resolveGoTool(
+  spec: GoToolSpec,
+  opts: GoToolResolveOptions,
+  root: string,
+): Promise<ResolvedGoTool> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? (() => undefined);
+  const attempts: string[] = [];
+
+  const fromEnv = env[spec.envVar];
+  if (fromEnv) {
+    const problem = await executableProblem(fromEnv);
+    if (problem) throw new ToolchainError(`${spec.envVar}=${fromEnv} ${problem}`);
+    return { path: fromEnv, source: 'env' };
+  }
+  attempts.push(`${spec.envVar}: not set`);
+
+  const onPath = await (opts.lookupOnPath ?? findOnPath)(spec.binary, env);
+  if (onPath) return { path: onPath, source: 'path' };
+  attempts.push(`PATH: ${spec.binary} not found`);
+
+  const folder = goToolFolder(root, spec);
+  const cached = path.join(folder, spec.binary);
+  const cachedProblem = await executableProblem(cached);
+  if (!cachedProblem) return { path: cached, source: 'project-local', version: spec.version };
+  attempts.push(`${cached}: ${cachedProblem}`);
+
+  if (opts.build === false) {
+    throw new ToolchainError(
+      `no ${spec.title} found (tried: ${attempts.join('; ')}); build it with \`npm run setup:toolchain\``,
+      attempts,
+    );
+  }
+  log(`building ${spec.title} ${spec.version} from the Go module proxy (${spec.buildTime})…`);
+  const started = Date.now();
+  const install = async (into: string, caches: string, goEnv: NodeJS.ProcessEnv, goLog: (line: string) => void) => {
+    await runGo(['install', `${spec.installPackage}@v${spec.version}`], {
+      caches,
+      env: { ...goEnv, GOBIN: into },
+      log: goLog,
+    });
+    if (spec.installedAs) await rename(path.join(into, spec.installedAs), path.join(into, spec.binary));
+  };
+  try {
+    await buildIntoFolder(folder, (staging) =>
+      (opts.builder ?? install)(staging, path.join(root, '.tools', 'go'), env, log),
+    );
+  } catch (err) {
+    throw new ToolchainError(`building ${spec.title} failed: ${(err as Error).message}`, attempts);
+  }
+  const problem = await executableProblem(cached);
+  if (problem) throw new ToolchainError(`the build finished but ${cached} ${problem}`, attempts);
+  log(`built ${spec.title} ${spec.version} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return { path: cached, source: 'built', version: spec.version };
 }

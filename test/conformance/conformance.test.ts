@@ -9,6 +9,7 @@ import { probeTool } from '../../scripts/conformance/probes';
 import { resolveLocalstripe } from '../../scripts/toolchain/resolve-localstripe';
 import { resolveMailpit } from '../../scripts/toolchain/resolve-mailpit';
 import type { ConformanceRow, SubjectSession, ToolReport } from '../../scripts/conformance/types';
+import { skipWithout } from '../../scripts/lib/required-servers';
 
 /**
  * `npm run conformance` against every example tool on its provider, and against providers that break a declaration:
@@ -47,7 +48,10 @@ const servers = Promise.all([
 
 describe('npm run conformance', async () => {
   const have = await servers;
-  const skipStripe = have.localstripe ? false : 'localstripe is not here: npm run setup:toolchain installs it';
+  skipWithout(have.mailpit ? false : 'Mailpit is not here: npm run setup:toolchain builds it');
+  const skipStripe = skipWithout(
+    have.localstripe ? false : 'localstripe is not here: npm run setup:toolchain installs it',
+  );
 
   it('holds every example tool to its declared contract, and says what each provider did', async (t) => {
     const run = await conformance(['--tool', 'all', '--json']);

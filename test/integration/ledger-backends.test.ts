@@ -383,6 +383,29 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       assert.equal((await ledger.get(key))?.holder, winners[0]!.holder);
     });
 
+    it("a takeover's first entry, `planned`, leaves a row that may have been sent at `dispatching`", async () => {
+      const { ledger } = await fresh();
+      const key = 'send-email:v1:acme:taken-while-dispatching';
+      await ledger.claimRow({ ...claim(key), holder: 'run:act#1' });
+      await ledger.recordStatus({ ...status(key, 0, 'planned'), holder: 'run:act#1' });
+      await ledger.recordStatus({ ...status(key, 1, 'dispatching'), holder: 'run:act#1' });
+      const taken = await ledger.takeOver(key, 1, 'action:taker');
+      assert.equal(taken?.status, 'dispatching');
+      // The taker numbers its entries after the row's and opens its trail with `planned`, as every action does.
+      const planned = await ledger.recordStatus({ ...status(key, 2, 'planned'), holder: 'action:taker' });
+      assert.deepEqual(planned, { applied: true }, 'the entry is recorded in the audit log');
+      const row = await ledger.get(key);
+      assert.equal(row?.status, 'dispatching', 'a row read as planned would let the next holder send fresh');
+      assert.equal(row?.seq, 1);
+      assert.deepEqual(
+        (await ledger.audit(key)).map((e) => e.status),
+        ['planned', 'dispatching', 'planned'],
+      );
+      // The taker's next entry moves the row as usual.
+      await ledger.recordStatus({ ...status(key, 3, 'unknown'), holder: 'action:taker' });
+      assert.equal((await ledger.get(key))?.status, 'unknown');
+    });
+
     it('refuses a write from whoever does not hold the row, and a different entry under a taken seq, with alarms', async () => {
       const { ledger } = await fresh();
       const key = 'send-email:v1:acme:alarms';
@@ -525,7 +548,8 @@ ledgerSuite('sqlite', async () => {
 
 ledgerSuite('postgres', async () => {
   if (!postgres) {
-    postgres = await startPostgres();
+    // Every case keeps its ledgers open until the suite ends: room for all their pools.
+    postgres = await startPostgres({ maxConnections: 100 });
     console.error(
       `# postgres from ${postgres.binaries.path} (${postgres.binaries.source}) ready in ${postgres.startupMs} ms`,
     );

@@ -18,7 +18,7 @@ import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolvePrometheus } from '../../scripts/toolchain/resolve-prometheus';
 import { launchChromium } from '../support/browser';
 import { uniqueEvent } from '../support/renewal-input';
-import { sleep, waitForStatus, waitUntil } from '../support/wait';
+import { waitForStatus, waitUntil } from '../support/wait';
 
 /**
  * The shipped alert rules against a real Prometheus (Debian's package, installed by scripts/toolchain/) scraping a
@@ -235,7 +235,6 @@ describe('Prometheus, the shipped rules and a worker of the embedded stack', () 
 
     await waitUntil('the review gauge at 1', async () => (await scalar(open)) === 1, 20_000);
     const firstAge = (await scalar(age))!;
-    await sleep(2_000);
     await waitUntil('the oldest age growing', async () => ((await scalar(age)) ?? 0) > firstAge, 10_000);
     for (const status of ['unknown', 'needs_review']) {
       assert.equal(

@@ -5,6 +5,7 @@ import { runChaos } from '../../scripts/chaos/run';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { resolveLocalstripe } from '../../scripts/toolchain/resolve-localstripe';
 import { resolveMailpit } from '../../scripts/toolchain/resolve-mailpit';
+import { skipWithout } from '../../scripts/lib/required-servers';
 
 /**
  * The chaos harness on the three real servers, as `npm run chaos -- --scenario orders-database …` runs it: two
@@ -30,7 +31,9 @@ const missing = Promise.all([
 
 describe('chaos on the real servers (PostgreSQL, Mailpit, localstripe) with the bare baseline', async () => {
   const absent = await missing;
-  const skip = absent.length ? `${absent.join(' and ')} not here: npm run setup:toolchain installs them` : false;
+  const skip = skipWithout(
+    absent.length ? `${absent.join(' and ')} not here: npm run setup:toolchain installs them` : false,
+  );
   let stack: Stack;
   before(async () => {
     if (!skip) stack = await startStack();

@@ -11,6 +11,7 @@ import { resolveLocalstripe } from '../../scripts/toolchain/resolve-localstripe'
 import { missingPiece } from '../../cli/toolchain/toolchain-error';
 import { startReplyCuttingProxy } from '../support/reply-cutting-proxy';
 import { uniqueEvent } from '../support/renewal-input';
+import { skipWithout } from '../../scripts/lib/required-servers';
 
 /**
  * stripe-charge on localstripe (a fake Stripe in Python) through the `stripe` SDK, on its own worker processes.
@@ -27,7 +28,7 @@ const localstripe = resolveLocalstripe({ install: false }).then(
 
 describe('stripe-charge on localstripe, through the stripe SDK, with worker processes that are SIGKILLed', async () => {
   const resolved = await localstripe;
-  const skip = 'why' in resolved ? resolved.why : false;
+  const skip = skipWithout('why' in resolved ? resolved.why : false);
   let server: LocalstripeServer;
   let admin: Stripe;
   let stack: Stack;

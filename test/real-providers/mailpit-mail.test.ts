@@ -9,6 +9,7 @@ import { resolveMailpit } from '../../scripts/toolchain/resolve-mailpit';
 import { missingPiece } from '../../cli/toolchain/toolchain-error';
 import { startReplyCuttingProxy } from '../support/reply-cutting-proxy';
 import { uniqueEvent } from '../support/renewal-input';
+import { skipWithout } from '../../scripts/lib/required-servers';
 
 /**
  * send-notification on a real SMTP server (Mailpit) through nodemailer, on its own worker process. SMTP has no
@@ -24,7 +25,7 @@ const mailpit = resolveMailpit({ build: false }).then(
 
 describe('send-notification on a real Mailpit, through nodemailer, with worker processes that are SIGKILLed', async () => {
   const resolved = await mailpit;
-  const skip = 'why' in resolved ? resolved.why : false;
+  const skip = skipWithout('why' in resolved ? resolved.why : false);
   let server: MailpitServer;
   let stack: Stack;
   let client: RetrysafeClient;

@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 
 import type { MetricCounter, MetricGauge, MetricHistogram, MetricMeter, MetricTags } from '@temporalio/common';
 import { SqliteLedger } from '../../ledger';
+import { waitUntil } from '../support/wait';
 import { createRetrysafeMetrics, label, type RetrysafeMetrics } from '../../metrics/instruments';
 import {
   DEFAULT_ESCALATION_WINDOW_SECONDS,
@@ -223,12 +224,11 @@ describe('the open-action gauges', () => {
       pollMs: 100,
       onError: (err) => errors.push(err.message),
     });
-    await new Promise((r) => setTimeout(r, 250));
+    const polls = () => rec.get('retrysafe_ledger_alarms', { kind: 'not-holder' }).length;
+    await waitUntil('two polls at 100 ms', async () => polls() >= 2, 10_000);
     failing = true;
-    await new Promise((r) => setTimeout(r, 250));
+    await waitUntil('a failed read reported', async () => errors.length >= 1, 10_000);
     await poller.stop();
-    const polls = rec.get('retrysafe_ledger_alarms', { kind: 'not-holder' }).length;
-    assert.ok(polls >= 2, `polled ${polls} times in 250 ms at 100 ms`);
     assert.ok(errors.length >= 1 && errors.every((e) => e === 'database is locked'), JSON.stringify(errors));
     const after = rec.get('retrysafe_ledger_alarms', { kind: 'not-holder' }).length + errors.length;
     await new Promise((r) => setTimeout(r, 250));

@@ -1,0 +1,265 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { msToNumber } from '@temporalio/common/lib/time';
+import { DISPATCH_START_TO_CLOSE } from 'retrysafe/workflow';
+import type { ProviderKind, SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import { UsageError } from '../../cli/ops/errors';
+import type { Stack } from '../lib/stack';
+import { RESET_AFTER_COMMIT, replyWithheld, type ToxicProxy, type ToxiproxyServer } from '../lib/toxiproxy-server';
+import type { WorkerProcess } from '../lib/worker-process';
+import type { Lane } from './lanes';
+import { createRng, deriveSeed, type Rng } from './prng';
+import type { IterationPlan } from './types';
+
+/**
+ * `npm run chaos -- --faults KIND[,KIND…]|all`: each iteration injects one fault drawn by the seed, at the moment
+ * the provider has committed the iteration's request and holds its reply (the point where a request arrived and its
+ * answer did not yet):
+ *
+ *   worker-kill         SIGKILL of the worker at the crash point the plan draws (the harness's crash modes)
+ *   worker-pause        SIGSTOP of the worker past the row's lease (another worker takes the row), then SIGCONT: it
+ *                       wakes into the row's fence and lives on
+ *   provider-reset      toxiproxy resets the connection as the provider's reply comes back (reset_peer downstream)
+ *   provider-timeout    toxiproxy withholds the reply, then closes the connection without it (timeout downstream)
+ *   temporal-partition  toxiproxy cuts the lane's workers off the Temporal frontend for seconds, then heals
+ *   server-restart      the Temporal server restarts while the reply is held (the batch's workers reconnect)
+ *
+ * Two kinds are refused, with what they lack: ledger-partition and clock-skew (see REFUSED).
+ */
+export const FAULT_KINDS = [
+  'worker-kill',
+  'worker-pause',
+  'provider-reset',
+  'provider-timeout',
+  'server-restart',
+  'temporal-partition',
+  'ledger-partition',
+  'clock-skew',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Kinds the harness cannot inject properly yet, and what is missing for each. */
+export const REFUSED: Partial<Record<FaultKind, string>> = {
+  'ledger-partition':
+    "the chaos run's ledger is a SQLite file beside its workers, so there is no network path to cut; it needs the " +
+    'workers to reach the ledger on PostgreSQL through toxiproxy, which the harness does not set up yet',
+  'clock-skew':
+    'a worker whose lease clock runs seconds off needs libfaketime (not installed here) or a clock offset the ' +
+    'worker takes from its environment (the engine has none)',
+};
+
+/** Kinds that go through toxiproxy: the run starts one, and each lane's workers reach providers and Temporal by it. */
+const NETWORK_KINDS: readonly FaultKind[] = ['provider-reset', 'provider-timeout', 'temporal-partition'];
+
+/** The held reply gives each fault its moment: long enough for a server restart to happen inside it. */
+const HOLD_MS: Record<string, readonly [number, number]> = {
+  'server-restart': [3_000, 6_000],
+  default: [1_000, 2_500],
+};
+/**
+ * A run's act holds the row for the dispatch's start-to-close timeout and 5 s more (its lease): a paused worker stays
+ * stopped past that, so another worker's attempt takes the row first.
+ */
+const ROW_LEASE_MS = msToNumber(DISPATCH_START_TO_CLOSE) + 5_000;
+const PAUSE_PAST_LEASE_MS: readonly [number, number] = [1_000, 4_000];
+const WITHHELD_MS: readonly [number, number] = [1_000, 4_000];
+const PARTITION_MS: readonly [number, number] = [2_000, 8_000];
+/** How long the provider's commit may take to come (transient faults of the scenario, approvals, compensation). */
+const POINT_WAIT_MS = 45_000;
+
+/** `--faults` as given: a comma-separated list or `all`; refused kinds named with what they lack. */
+export function parseFaultKinds(values: readonly string[]): FaultKind[] {
+  const names = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
+  const all = names.includes('all');
+  const kinds = all ? FAULT_KINDS.filter((k) => !REFUSED[k]) : names;
+  const out: FaultKind[] = [];
+  for (const name of kinds) {
+    if (!(FAULT_KINDS as readonly string[]).includes(name)) {
+      throw new UsageError(
+        `--faults: unknown fault kind ${JSON.stringify(name)}; available: ${FAULT_KINDS.join(', ')}, all`,
+      );
+    }
+    const refused = REFUSED[name as FaultKind];
+    if (refused) throw new UsageError(`--faults: ${name} is not supported: ${refused}`);
+    if (!out.includes(name as FaultKind)) out.push(name as FaultKind);
+  }
+  if (out.length === 0) throw new UsageError('--faults: needs a fault kind, or all');
+  return out;
+}
+
+/** Whether the kind ends the worker with the plan's own crash (the harness's crash modes). */
+export const killsWorker = (kind: FaultKind | undefined) => kind === undefined || kind === 'worker-kill';
+
+export const needsToxiproxy = (kinds: readonly FaultKind[]) => kinds.some((k) => NETWORK_KINDS.includes(k));
+
+/** What the plan of one iteration carries about its fault (absent without --faults). */
+export interface FaultPlan {
+  kind: FaultKind;
+  /** How long the provider holds its committed reply (the fault's moment). */
+  holdMs?: number;
+  /** worker-pause: how long the worker stays stopped; temporal-partition: how long the cut lasts. */
+  durationMs?: number;
+}
+
+/** What happened to the planned fault. */
+export interface FaultRecord {
+  kind: FaultKind;
+  /** The provider committed and the fault was injected at that moment. */
+  injected: boolean;
+  /** Milliseconds from the start of the work to the injection. */
+  atMs: number;
+  detail?: string;
+}
+
+/**
+ * The iteration's fault, from its own stream (the seed's, salted), so the plan's other draws stay as they were: a
+ * worker-kill iteration is the plan as drawn without --faults; any other kind replaces the plan's crash and faults
+ * with one held reply at the provider, the fault's moment.
+ */
+export function withFault(plan: IterationPlan, seed: number, kinds: readonly FaultKind[]): IterationPlan {
+  const rng = createRng(deriveSeed(seed, plan.index, 0xfa17));
+  const kind = rng.pick(kinds);
+  if (kind === 'worker-kill') return { ...plan, fault: { kind } };
+  const holdMs = rng.int(...(HOLD_MS[kind] ?? HOLD_MS.default));
+  const fault: FaultPlan = { kind, holdMs, ...durationOf(kind, rng) };
+  const hold = plan.providerOp
+    ? [{ op: plan.providerOp, kind: 'hold-after-commit' as const, delayMs: holdMs, times: 1 }]
+    : [];
+  return { ...plan, fault, faults: hold, declined: false, serverRestart: kind === 'server-restart' };
+}
+
+function durationOf(kind: FaultKind, rng: Rng): Pick<FaultPlan, 'durationMs'> {
+  if (kind === 'worker-pause') return { durationMs: ROW_LEASE_MS + rng.int(...PAUSE_PAST_LEASE_MS) };
+  if (kind === 'temporal-partition') return { durationMs: rng.int(...PARTITION_MS) };
+  if (kind === 'provider-timeout') return { durationMs: rng.int(...WITHHELD_MS) };
+  return {};
+}
+
+export function describeFault(f: FaultPlan): string {
+  return `${f.kind}${f.durationMs ? ` ${f.durationMs}ms` : ''}`;
+}
+
+/** A lane's proxies: one per provider kind and one to the Temporal frontend; its workers reach them instead. */
+export interface LaneProxies {
+  providers: Partial<Record<ProviderKind, ToxicProxy>>;
+  temporal: ToxicProxy;
+}
+
+/** Puts toxiproxy between every lane's workers and its providers and Temporal (the lane's env points at the proxies). */
+export async function proxyLanes(
+  toxiproxy: ToxiproxyServer,
+  stack: Stack,
+  lanes: readonly Lane[],
+): Promise<Map<number, LaneProxies>> {
+  const byLane = new Map<number, LaneProxies>();
+  for (const lane of lanes) {
+    const providers: LaneProxies['providers'] = {};
+    for (const [kind, provider] of Object.entries(lane.providers) as Array<[ProviderKind, SandboxProvider]>) {
+      const proxy = await toxiproxy.proxy(`lane-${lane.index}-${kind}`, new URL(provider.url).host);
+      providers[kind] = proxy;
+      lane.env[`RETRYSAFE_${kind.toUpperCase()}_URL`] = `http://${proxy.host}:${proxy.port}`;
+    }
+    const temporal = await toxiproxy.proxy(`lane-${lane.index}-temporal`, stack.server.address);
+    lane.env.TEMPORAL_ADDRESS = `${temporal.host}:${temporal.port}`;
+    byLane.set(lane.index, { providers, temporal });
+  }
+  return byLane;
+}
+
+export interface InjectInput {
+  plan: IterationPlan & { fault: FaultPlan };
+  provider?: SandboxProvider;
+  proxies?: LaneProxies;
+  /** The worker that holds the work when the fault comes (it is not killed, except by worker-kill's plan). */
+  worker: WorkerProcess;
+  startedAtMs: number;
+  /**
+   * Starts the worker that takes over. A paused worker's successor starts while it is stopped (the pause must find
+   * someone to take the row); for the other kinds once the fault is over.
+   */
+  startSuccessor(): Promise<void>;
+}
+
+/**
+ * Arms what has to be in place before the request goes out (a toxic on the reply's way back); call before the work
+ * starts. Answers the injection, which waits for the provider's commit and does the rest.
+ */
+export async function armFault(input: InjectInput): Promise<(settled: Promise<void>) => Promise<FaultRecord>> {
+  const { plan, proxies } = input;
+  const { kind } = plan.fault;
+  const providerProxy = plan.provider ? proxies?.providers[plan.provider] : undefined;
+  if (NETWORK_KINDS.includes(kind) && !proxies) throw new Error(`${kind} needs the lane's toxiproxy proxies`);
+  const toxic =
+    kind === 'provider-reset'
+      ? RESET_AFTER_COMMIT
+      : kind === 'provider-timeout'
+        ? replyWithheld(plan.fault.durationMs ?? 0)
+        : undefined;
+  if (toxic) {
+    if (!providerProxy) throw new Error(`${kind} needs a sandbox provider behind toxiproxy`);
+    await providerProxy.addToxic(toxic);
+  }
+  return async (settled) => {
+    const record = (injected: boolean, detail?: string): FaultRecord => ({
+      kind,
+      injected,
+      atMs: Date.now() - input.startedAtMs,
+      ...(detail ? { detail } : {}),
+    });
+    try {
+      if (!(await committedAndHeld(input.provider, settled)))
+        return record(false, 'the provider never committed the request');
+      const at = record(true);
+      switch (kind) {
+        case 'worker-pause': {
+          process.kill(input.worker.pid, 'SIGSTOP');
+          const pausedAt = Date.now();
+          await input.startSuccessor();
+          await sleep(Math.max(0, (plan.fault.durationMs ?? 0) - (Date.now() - pausedAt)));
+          process.kill(input.worker.pid, 'SIGCONT');
+          return at;
+        }
+        case 'temporal-partition': {
+          await proxies!.temporal.cut();
+          await sleep(plan.fault.durationMs ?? 0);
+          await proxies!.temporal.heal();
+          return at;
+        }
+        case 'provider-reset':
+        case 'provider-timeout': {
+          // The reply goes out once the hold ends; the toxic meets it. Lifted after, so lookups and resends pass.
+          await input.provider!.waitForInflight((s) => s.committedButUnanswered === 0, POINT_WAIT_MS);
+          await sleep((kind === 'provider-timeout' ? (plan.fault.durationMs ?? 0) : 0) + 300);
+          return at;
+        }
+        default:
+          // server-restart: the batch restarts the server once every iteration of it has reached its moment.
+          return at;
+      }
+    } finally {
+      if (toxic) await providerProxy!.removeToxic(toxic.name).catch(() => undefined);
+    }
+  };
+}
+
+/** Waits for the provider to hold this iteration's committed reply; false when the work settled or time ran out. */
+async function committedAndHeld(provider: SandboxProvider | undefined, work: Promise<void>): Promise<boolean> {
+  if (!provider) return false;
+  let settled = false;
+  work.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const deadline = Date.now() + POINT_WAIT_MS;
+  while (Date.now() < deadline && !settled) {
+    try {
+      await provider.waitForInflight((s) => s.committedButUnanswered >= 1, 1_000);
+      return true;
+    } catch {
+      // not yet
+    }
+  }
+  return false;
+}
