@@ -8,14 +8,29 @@ import type { Client } from '@temporalio/client';
 import { sandboxUrlsFromEnv } from './sandbox-env';
 import { exampleTools, type ChargeIntent, type SandboxUrls } from './tools';
 import { RetrysafeClient, connectClient, type ActionSnapshot } from 'retrysafe';
+import type { ActionLedger } from 'retrysafe/worker';
 
 export async function chargeForEvent(
   client: Client,
   urls: SandboxUrls,
   eventId: string,
   taskQueue?: string,
+  ledger?: ActionLedger,
 ): Promise<{ first: ActionSnapshot; again: ActionSnapshot }> {
-  const rs = new RetrysafeClient(client, { tools: exampleTools(urls), ...(taskQueue ? { taskQueue } : {}) });
+  // The ledger the workers keep: the one given, else the one RETRYSAFE_LEDGER names (closed below).
+  const rs = new RetrysafeClient(client, {
+    tools: exampleTools(urls),
+    ...(taskQueue ? { taskQueue } : {}),
+    ...(ledger ? { ledger } : {}),
+  });
+  try {
+    return await claimTwice(rs, eventId);
+  } finally {
+    await rs.close();
+  }
+}
+
+async function claimTwice(rs: RetrysafeClient, eventId: string) {
   const charge: ChargeIntent = {
     operation: 'charge',
     amountCents: 1990,

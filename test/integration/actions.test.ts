@@ -251,7 +251,7 @@ describe('keyed actions on a real Temporal server with the payments provider pro
       inventory: 'http://127.0.0.1:9',
       shipping: 'http://127.0.0.1:9',
     };
-    const { first, again } = await chargeForEvent(stack.client, urls, 'app-example-1', stack.taskQueue);
+    const { first, again } = await chargeForEvent(stack.client, urls, 'app-example-1', stack.taskQueue, stack.ledger);
     assert.equal(first.status, 'confirmed');
     assert.equal(again.status, 'confirmed');
     assert.equal(again.providerRef, first.providerRef);

@@ -67,9 +67,18 @@ describe('entry points refuse bad arguments before starting anything', () => {
     const res = run('examples/worker.ts', [], {
       RETRYSAFE_LEDGER: 'sqlite:/nonexistent-dir/for/sure/ledger.sqlite',
       TEMPORAL_ADDRESS: '127.0.0.1:9',
+      ...Object.fromEntries(
+        ['PAYMENTS', 'EMAIL', 'TICKETS', 'INVENTORY', 'SHIPPING'].map((p) => [
+          `RETRYSAFE_${p}_URL`,
+          'http://127.0.0.1:9',
+        ]),
+      ),
     });
     assert.equal(res.status, 2, res.stderr);
-    assert.match(res.stderr, /RETRYSAFE_LEDGER=sqlite:\/nonexistent-dir\/for\/sure\/ledger\.sqlite: the ledger could not be opened: /);
+    assert.match(
+      res.stderr,
+      /RETRYSAFE_LEDGER=sqlite:\/nonexistent-dir\/for\/sure\/ledger\.sqlite: the ledger could not be opened: /,
+    );
   });
 
   it('the example worker names a missing provider URL and exits 2 before connecting', () => {

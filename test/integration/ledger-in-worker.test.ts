@@ -39,7 +39,11 @@ describe('the worker enforces the ledger, whoever claims', () => {
     });
     await stack.startWorker();
     const urls = { email: stack.providers.email.url } as Parameters<typeof exampleRegistry>[0];
-    app = new RetrysafeClient(stack.client, { taskQueue: stack.taskQueue, tools: exampleRegistry(urls) });
+    app = new RetrysafeClient(stack.client, {
+      taskQueue: stack.taskQueue,
+      tools: exampleRegistry(urls),
+      ledger: stack.ledger,
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -136,7 +140,7 @@ describe('the worker enforces the ledger, whoever claims', () => {
     assert.deepEqual(await stack.ledger!.alarms({ key: first.key }), [], 'no write was refused: none was tried');
   });
 
-  it('refuses another request under a key the ledger knows, from a client without the ledger, sending nothing', async () => {
+  it('refuses another request under a key the ledger knows, from a client and a raw update-with-start, sending nothing', async () => {
     const eventId = uniqueEvent('ledger-worker-mismatch');
     const first = await app.claimAction({ tenant: 'acme', eventId }, receipt('ada@example.com'), {
       wait: true,

@@ -48,6 +48,8 @@ export async function runOpsProcess(
     ...cleanEnv(),
     TEMPORAL_ADDRESS: stack.server.address,
     TEMPORAL_NAMESPACE: stack.server.namespace,
+    // ops reads each action's record from the ledger the stack's workers keep.
+    RETRYSAFE_LEDGER: stack.workerEnv.RETRYSAFE_LEDGER,
     ...env,
   });
 }
