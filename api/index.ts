@@ -8,7 +8,7 @@
  */
 
 // ── tools ──
-export { defineTool, DEDUPE_CAPABILITIES, withToolDefaults } from '../policies/tool';
+export { defineTool, DEDUPE_CAPABILITIES, RISK_CLASSES, withToolDefaults } from '../policies/tool';
 export type {
   AnyTool,
   Compensation,
@@ -26,11 +26,7 @@ export type {
 } from '../policies/tool';
 export { createToolRegistry, MAX_INTENT_BYTES } from '../policies/tool-registry';
 export type { ParseIntentOptions, ToolRegistry } from '../policies/tool-registry';
-export {
-  DEFAULT_AUTO_APPROVE_BELOW_CENTS,
-  DEFAULT_HUMAN_ONLY_ABOVE_CENTS,
-  RISK_CLASSES,
-} from '../policies/decision-table';
+export { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS } from '../policies/tenant-policy';
 export { allIssues, firstIssue } from '../policies/zod-issues';
 export type { FieldIssue } from '../policies/zod-issues';
 export type { DecisionMode, PolicyDecision } from '../policies/decision-table';
@@ -54,8 +50,8 @@ export {
   outcomeOfResponse,
   providerRequest,
   ProviderTransportError,
-} from '../activities/transport/http';
-export type { ProviderRequest, ProviderResponse } from '../activities/transport/http';
+} from '../transport/http';
+export type { ProviderRequest, ProviderResponse } from '../transport/http';
 export { HEARTBEAT_INTERVAL_MS, PROVIDER_REQUEST_TIMEOUT_MS } from '../policies/timeouts';
 
 // ── the client ──

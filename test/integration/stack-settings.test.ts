@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connectClient, StackSettingsMismatch } from 'retrysafe';
-import { startDevStack, type DevStack } from 'retrysafe/dev';
+import { startDevStack, type DevStack } from '../../cli/dev/dev-stack';
 
 /**
  * A worker or client whose settings disagree with its stack's says so at start, in one line naming the setting,
