@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { builtEntryPoints, ROOT } from './built';
+import { builtEntryPoints, ROOT } from '../../scripts/lib/built-package';
 
 /** What requiring one built entry point loads, as a fresh Node process sees it: every module file, ROOT-relative. */
 function modulesLoadedBy(file: string): string[] {
