@@ -152,9 +152,11 @@ export default tseslint.config(
     rules: { 'local/no-reach-into': ['error', { folders: [...ENGINE, 'api', 'cli'], message: PUBLIC_API_ONLY }] },
   },
   {
+    // The repository's own tooling reaches the public surface by the package's names, as a team does, and what the
+    // package keeps internal (search attribute names, timeouts, key-file variables) from the engine's sources.
     files: ['scripts/**/*.ts'],
     plugins: { local },
-    rules: { 'local/no-reach-into': ['error', { folders: [...ENGINE, 'api'], message: PUBLIC_API_ONLY }] },
+    rules: { 'local/no-reach-into': ['error', { folders: ['api'], message: PUBLIC_API_ONLY }] },
   },
   {
     // The engine does not depend on the product layer built on it.

@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { connectClient, StackSettingsMismatch } from 'retrysafe';
+import { connectClient } from 'retrysafe';
+import { StackSettingsMismatch } from '../../client/stack-settings';
 import { startDevStack, type DevStack } from '../../cli/dev/dev-stack';
 
 /**
