@@ -47,7 +47,7 @@ export { connectClient } from '../client/connect';
 export { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 export type { ActionKeyParts } from '../policies/action-key';
 export { canonicalJson, requestHash } from '../policies/request-hash';
-export { ERROR_CODES, errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
+export { ERROR_CODES, errorCodeOf, errorDetailsOf, isRetrysafeError, RetrysafeError } from '../policies/errors';
 export type { ErrorCode } from '../policies/errors';
 
 // ── an action, as clients and operators see it ──

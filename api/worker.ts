@@ -13,7 +13,7 @@ export { retrysafePlugin } from '../workers/plugin';
 export type { RetrysafeMetricsOptions, RetrysafePluginOptions } from '../workers/plugin';
 export { isSettingsError, retrysafeSettingsFromEnv } from '../workers/settings-from-env';
 export type { PluginChoices, RetrysafeEnvSettings } from '../workers/settings-from-env';
-export { runWorkerProcess, SetupError, workerMain } from '../workers/run-worker';
+export { runWorkerProcess, workerMain } from '../workers/run-worker';
 export type { WorkerSetup } from '../workers/run-worker';
 export { connectWorker } from '../workers/connection';
 export { withEnginePreloads } from '../workers/workflow-preload';
@@ -47,7 +47,6 @@ export {
   createPlanActivity,
   OpenAiCompatiblePlanner,
   parseOpenAiPlannerEnv,
-  PlannerConfigError,
   ScriptedPlanner,
 } from '../activities/planners';
 export type {

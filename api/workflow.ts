@@ -50,7 +50,7 @@ export { actionKeyForStep, parseActionKey, parseRunWorkflowId, runWorkflowId } f
 export { canonicalJson, requestHash } from '../policies/request-hash';
 export { ACTION_STATUSES, FINAL_STATUSES } from '../policies/action-status';
 export type { ActionStatus } from '../policies/action-status';
-export { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
+export { errorCodeOf, errorDetailsOf, isRetrysafeError, RetrysafeError } from '../policies/errors';
 export type { ErrorCode } from '../policies/errors';
 export type { Intent, Json } from '../policies/tool';
 export { DEFAULT_RUN_CEILINGS } from '../policies/ceilings';
