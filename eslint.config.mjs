@@ -8,7 +8,18 @@ import path from 'node:path';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 /** The engine's folders: what the package's entry points (api/) publish, and nothing outside the package reaches. */
-const ENGINE = ['policies', 'messages', 'workflows', 'activities', 'workers', 'client', 'codec', 'ledger', 'adapters'];
+const ENGINE = [
+  'policies',
+  'messages',
+  'workflows',
+  'activities',
+  'transport',
+  'workers',
+  'client',
+  'codec',
+  'ledger',
+  'adapters',
+];
 
 /**
  * `local/no-reach-into`: a relative import (or require, or require.resolve) that lands in one of the repository's
@@ -52,7 +63,7 @@ const deterministicOnly = {
 };
 const PUBLIC_API_ONLY =
   'import the engine through its public entry points (retrysafe, retrysafe/workflow, retrysafe/worker, ' +
-  'retrysafe/testing, retrysafe/dev, retrysafe/mcp, …), as a team that installed the package does';
+  'retrysafe/testing, retrysafe/mcp, …), as a team that installed the package does';
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.tools/', '.data/', '.out/', 'dist/'] },
@@ -90,13 +101,11 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: ['retrysafe', 'retrysafe/worker', 'retrysafe/dev', 'retrysafe/testing', 'retrysafe/mcp'].map(
-            (name) => ({
-              name,
-              allowTypeImports: true,
-              message: 'Workflow code imports retrysafe/workflow (types from the others are fine).',
-            }),
-          ),
+          paths: ['retrysafe', 'retrysafe/worker', 'retrysafe/testing', 'retrysafe/mcp'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'Workflow code imports retrysafe/workflow (types from the others are fine).',
+          })),
         },
       ],
     },
@@ -111,6 +120,7 @@ export default tseslint.config(
       'client/**/*.ts',
       'messages/**/*.ts',
       'adapters/**/*.ts',
+      'transport/**/*.ts',
     ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -142,9 +152,11 @@ export default tseslint.config(
     rules: { 'local/no-reach-into': ['error', { folders: [...ENGINE, 'api', 'cli'], message: PUBLIC_API_ONLY }] },
   },
   {
+    // The repository's own tooling reaches the public surface by the package's names, as a team does, and what the
+    // package keeps internal (search attribute names, timeouts, key-file variables) from the engine's sources.
     files: ['scripts/**/*.ts'],
     plugins: { local },
-    rules: { 'local/no-reach-into': ['error', { folders: [...ENGINE, 'api'], message: PUBLIC_API_ONLY }] },
+    rules: { 'local/no-reach-into': ['error', { folders: ['api'], message: PUBLIC_API_ONLY }] },
   },
   {
     // The engine does not depend on the product layer built on it.

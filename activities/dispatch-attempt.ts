@@ -18,7 +18,7 @@ import { secondsSince } from '../metrics/instruments';
 import { withProviderSpan } from '../tracing/provider-span';
 import type { CrashHook } from './crash-points';
 import type { RequestLog } from './request-log';
-import { outcomeOfError } from './transport/http';
+import { outcomeOfError } from '../transport/http';
 import type { DispatchOutcome } from '../messages/action';
 import type { Intent } from '../policies/tool-registry';
 import type { ApprovalToRecheck } from './before-send';

@@ -12,15 +12,7 @@ export { callRetrysafeTool, EVENT_ARGUMENT, mcpToolListings, STEP_ARGUMENT } fro
 export type { McpCallDeps, McpToolListing, McpToolResult } from '../adapters/mcp/mcp-tools';
 export { mcpProviderTool } from '../adapters/mcp/mcp-provider-tool';
 export type { McpProviderToolConfig } from '../adapters/mcp/mcp-provider-tool';
-export {
-  AgentEntry,
-  agentForToken,
-  AgentsFile,
-  AgentsFileError,
-  newAgentToken,
-  readAgentsFile,
-  tokenSha256,
-} from '../adapters/mcp/agent-tokens';
+export { AgentEntry, agentForToken, AgentsFile, newAgentToken, readAgentsFile } from '../adapters/mcp/agent-tokens';
 export type { Agent } from '../adapters/mcp/agent-tokens';
-export { isLoopbackHost, originPolicy, originProblem } from '../adapters/mcp/request-origin';
+export { originPolicy, originProblem } from '../adapters/mcp/request-origin';
 export type { OriginPolicy } from '../adapters/mcp/request-origin';

@@ -9,6 +9,6 @@
  */
 export { startTracing } from '../tracing/start-tracing';
 export type { Tracing, TracingOptions } from '../tracing/start-tracing';
-export { startTracingFromEnv, TRACING_ENV_VAR, TRACING_MODES, TracingConfigError } from '../tracing/tracing-from-env';
+export { startTracingFromEnv, TRACING_ENV_VAR, TRACING_MODES } from '../tracing/tracing-from-env';
 export type { TracingMode } from '../tracing/tracing-from-env';
 export { withProviderSpan } from '../tracing/provider-span';

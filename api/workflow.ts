@@ -11,35 +11,19 @@ export type { ActOptions } from '../workflows/action-run';
 export type { DecisionGate } from '../workflows/signed-decisions';
 export type { PreparedAction } from '../activities/prepare-action';
 export { actionWorkflowV3 } from '../workflows/action';
-export { agentRunWorkflowV3, MAX_INVALID_OUTPUTS_IN_A_ROW } from '../workflows/agent-run';
+export { agentRunWorkflowV3 } from '../workflows/agent-run';
 
-// The messages of action and run workflows, for workflows that signal, query or update them.
-export {
-  actionUpdateSignal,
-  claimUpdate,
-  ACTION_WORKFLOW_TYPE,
-  DEFAULT_TASK_QUEUE,
-  OUTCOME_STATUSES,
-  outcomeUpdate,
-  providerEventSignal,
-  resolveUpdate,
-  settleSignal,
-  statusQuery,
-  watchUpdate,
-} from '../messages/action';
+// What a workflow (or a client) may send to, or ask of, action and run workflows.
+export { outcomeUpdate, providerEventSignal, resolveUpdate, statusQuery } from '../messages/action';
 export type {
   ActionInput,
   ActionSnapshot,
   AuditEntry,
-  ClaimRequest,
-  DispatchOutcome,
-  ExecutionReport,
   EventConflict,
   OperatorResolution,
   ProviderEvent,
   ReconciliationCheck,
   RecordedRequest,
-  Settlement,
 } from '../messages/action';
 export {
   acceptRiskUpdate,
@@ -67,21 +51,8 @@ export { actionKeyForStep, parseActionKey, parseRunWorkflowId, runWorkflowId } f
 export { canonicalJson, requestHash } from '../policies/request-hash';
 export { ACTION_STATUSES, FINAL_STATUSES } from '../policies/action-status';
 export type { ActionStatus } from '../policies/action-status';
-export { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
+export { errorCodeOf, errorDetailsOf, isRetrysafeError, RetrysafeError } from '../policies/errors';
 export type { ErrorCode } from '../policies/errors';
 export type { Intent, Json } from '../policies/tool';
-export {
-  DEFAULT_DEADLINE_MS,
-  DEFAULT_MAX_SIDE_EFFECTS,
-  DEFAULT_MAX_SPEND_CENTS,
-  DEFAULT_MAX_STEPS,
-  DEFAULT_RUN_CEILINGS,
-} from '../policies/ceilings';
+export { DEFAULT_RUN_CEILINGS } from '../policies/ceilings';
 export type { RunCeilingOverrides, RunCeilings, RunUsage } from '../policies/ceilings';
-export {
-  DISPATCH_HEARTBEAT_TIMEOUT,
-  DISPATCH_RETRY,
-  DISPATCH_SCHEDULE_TO_CLOSE,
-  DISPATCH_START_TO_CLOSE,
-  WORKFLOW_TASK_TIMEOUT,
-} from '../policies/timeouts';

@@ -9,7 +9,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { claimAction, snapshotFromLedger } from '../activities/claim-action';
+import { claimAction, snapshotFromLedger } from '../transport/claim-action';
 import type { ActionLedger } from '../ledger';
 import { snapshotFromRun } from './recorded-acts';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';

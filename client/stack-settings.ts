@@ -2,6 +2,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { AesGcmPayloadCodec } from '../codec/aes-gcm-codec';
 import { PAYLOAD_KEYS_FILE_ENV } from '../codec/codec-config';
+import { RetrysafeError } from '../policies/errors';
 
 /**
  * What a stack keeps, declared where every worker and client of it can read it: its namespace's data
@@ -86,13 +87,13 @@ export interface OwnSettings {
 }
 
 /** Thrown when a worker or client disagrees with the stack it connects to: one line, naming its setting. */
-export class StackSettingsMismatch extends Error {
-  override readonly name = 'StackSettingsMismatch';
+export class StackSettingsMismatch extends RetrysafeError {
   constructor(
     readonly setting: string,
     message: string,
   ) {
-    super(message);
+    super('InvalidConfig', message, { setting });
+    this.name = 'StackSettingsMismatch';
   }
 }
 

@@ -4,6 +4,7 @@ import { link, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { AesGcmPayloadCodec, type PayloadKeys } from './aes-gcm-codec';
+import { invalidConfigError } from '../policies/errors';
 
 /**
  * Payload encryption settings, read the same way by workers, clients, the ops CLI and the codec server:
@@ -21,9 +22,7 @@ export const PAYLOAD_KEYS_FILE_ENV = 'RETRYSAFE_PAYLOAD_KEYS_FILE';
 export const PAYLOAD_KEYS_ENV = 'RETRYSAFE_PAYLOAD_KEYS';
 
 /** The payload key setting is invalid or unreadable; the message names the variable or file. A worker exits 2 on it. */
-export class PayloadKeysError extends Error {
-  override name = 'PayloadKeysError';
-}
+export const PayloadKeysError = invalidConfigError('PayloadKeysError');
 
 /** The JSON form of a key set, as the key file and RETRYSAFE_PAYLOAD_KEYS hold it. */
 export interface PayloadKeysJson {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SandboxUrls } from './tools';
-import { SetupError } from 'retrysafe/worker';
+import { RetrysafeError } from 'retrysafe';
 
 /** The example tools' own settings: one URL per sandbox provider, read at the entry point. */
 const url = (name: string) => z.url({ message: `${name} must be an http(s) URL, e.g. http://127.0.0.1:4101` });
@@ -15,7 +15,8 @@ export const SandboxEnv = z.object({
 export function sandboxUrlsFromEnv(env: NodeJS.ProcessEnv): SandboxUrls {
   const parsed = SandboxEnv.safeParse(env);
   if (!parsed.success) {
-    throw new SetupError(
+    throw new RetrysafeError(
+      'InvalidConfig',
       `invalid example tool configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`,
     );
   }

@@ -171,8 +171,8 @@ export interface HistoryFilter {
   until?: Date;
   status?: LedgerStatus[];
   /**
-   * At most this many rows, newest claim first; default {@link DEFAULT_HISTORY_LIMIT}, at most {@link
-   * MAX_HISTORY_LIMIT}.
+   * At most this many rows, newest claim first; default `DEFAULT_HISTORY_LIMIT` (100), at most `MAX_HISTORY_LIMIT`
+   * (10 000).
    */
   limit?: number;
 }
@@ -189,7 +189,7 @@ export const MAX_HISTORY_LIMIT = 10_000;
  */
 export interface ActionLedger {
   readonly kind: 'sqlite' | 'postgres';
-  /** Applies the schema migrations this database lacks; throws {@link LedgerSchemaError} when it is newer. */
+  /** Applies the schema migrations this database lacks; throws `LedgerSchemaError` when it is newer. */
   migrate(): Promise<{ from: number; to: number }>;
   /** Inserts the row if the key is new; returns the stored row either way (compare its requestHash). */
   recordClaim(claim: ClaimRecord): Promise<LedgerRow>;
@@ -205,7 +205,7 @@ export interface ActionLedger {
   takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined>;
   /**
    * Appends the audit entry (unique per key+seq) and moves the row's status if seq is newer; idempotent. A status
-   * for a key without a row is an error ({@link LedgerError} `UnknownAction`). With `holder`, a row held by
+   * for a key without a row is an error (`LedgerError` `UnknownAction`). With `holder`, a row held by
    * another refuses the write; an entry that takes a sequence number already taken by a different entry is
    * refused too. Both raise an alarm.
    */

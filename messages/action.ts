@@ -8,7 +8,7 @@ import type { Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
 import type { ActionStatus } from '../policies/action-status';
 import type { DryRun } from '../policies/dry-run';
-import type { ProviderRequest } from '../policies/provider-requests';
+import type { RequestLogEntry } from '../policies/provider-requests';
 
 /**
  * What starts an action workflow: its key, the persisted intent, its request hash, tenant and owner. The workflow ID is
@@ -42,14 +42,14 @@ export interface ClaimRequest {
  */
 export type ExecutionReport =
   | { kind: 'outcome'; outcome: DispatchOutcome }
-  | { kind: 'rejected'; code: string; message: string; sends: number; requests?: ProviderRequest[] }
-  | { kind: 'no-verdict'; message: string; sends: number; requests?: ProviderRequest[] };
+  | { kind: 'rejected'; code: string; message: string; sends: number; requests?: RequestLogEntry[] }
+  | { kind: 'no-verdict'; message: string; sends: number; requests?: RequestLogEntry[] };
 
 /** The executor's verdict, as activities/execute-action.ts returns it. */
 export type DispatchOutcome = (
   | { status: 'confirmed'; providerRef: string; record: Json | null; via: 'send' | 'replay' | 'lookup' }
   | { status: 'unknown'; reason: string }
-) & { sends: number; requests?: ProviderRequest[] };
+) & { sends: number; requests?: RequestLogEntry[] };
 
 /** One status change of an action: when, from and to which status, why, and who (an operator, for signed decisions). */
 export interface AuditEntry {
@@ -61,7 +61,7 @@ export interface AuditEntry {
 }
 
 /** A provider request as the action records it: the executor's entry and the dispatch it belonged to. */
-export interface RecordedRequest extends ProviderRequest {
+export interface RecordedRequest extends RequestLogEntry {
   dispatch: number;
 }
 

@@ -1,7 +1,8 @@
 import { RetrysafeError } from './errors';
-import type { TenantPolicy } from './tenant-policy';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS, TenantPolicy } from './tenant-policy';
 import type { Intent, RiskClass, ToolDescriptor } from './tool';
 import { amountOf, checkToolLimits } from './tool-facts';
+import { firstIssue } from './zod-issues';
 
 /**
  * Where confirmation belongs, as data. Each row names a risk class (or every class), a condition on
@@ -15,27 +16,9 @@ import { amountOf, checkToolLimits } from './tool-facts';
  * Pure and deterministic: it runs inside workflow code, so it reads nothing but its arguments.
  */
 
-/** Every row of the decision table, in the order of increasing impact. */
-export const RISK_CLASSES = [
-  'read',
-  'routine-message',
-  'customer-message',
-  'money-movement',
-  'destructive',
-  'production-change',
-  'unclassified',
-] as const satisfies readonly RiskClass[];
-// Fails to compile when policies/tool.ts gains a risk class that the list above (and so the table) lacks.
-const _everyRiskClassListed: Exclude<RiskClass, (typeof RISK_CLASSES)[number]> extends never ? true : never = true;
-
 /** How an action may proceed: at once, after a person confirms its dry run, or only by a person. */
 export type DecisionMode = 'automatic' | 'confirm' | 'human-only';
 const STRICTNESS: Record<DecisionMode, number> = { automatic: 0, confirm: 1, 'human-only': 2 };
-
-/** 5 000 cents: small enough that a wrong automatic charge or refund is cheap to undo. */
-export const DEFAULT_AUTO_APPROVE_BELOW_CENTS = 5_000;
-/** 100 000 cents: above this a single approval click is not enough scrutiny; a person handles it. */
-export const DEFAULT_HUMAN_ONLY_ABOVE_CENTS = 100_000;
 
 /** The thresholds a row may compare an amount with; a tenant's policy may override each. */
 export type LimitName = 'autoApproveBelowCents' | 'humanOnlyAboveCents';
@@ -302,28 +285,18 @@ export function decideForRiskClass(riskClass: RiskClass, facts: DecisionFacts): 
 
 function checkTenantPolicy(raw: TenantPolicy | undefined): TenantPolicy {
   if (raw === undefined) return {};
-  // The policy may arrive through workflow input rather than the parsed config file, so its shape is checked
-  // here too. (Checked by hand: tenant-policy.ts imports this module, and a cycle would leave one side undefined.)
+  // The policy may arrive through workflow input rather than the parsed config file, so its shape is checked here too.
   const fail = (field: string, message: string) =>
     new RetrysafeError('InvalidIntent', `tenantPolicy.${field}: ${message}`, { field: `tenantPolicy.${field}` });
-  if (typeof raw !== 'object' || raw === null) throw fail('(root)', 'must be an object');
-  for (const field of ['autoApproveBelowCents', 'humanOnlyAboveCents'] as const) {
-    const v = raw[field];
-    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0)) throw fail(field, 'must be a non-negative integer');
+  const parsed = TenantPolicy.safeParse(raw);
+  if (!parsed.success) {
+    const issue = firstIssue(parsed.error);
+    throw fail(issue.field, issue.message);
   }
-  const auto = raw.autoApproveBelowCents ?? DEFAULT_AUTO_APPROVE_BELOW_CENTS;
-  const humanOnly = raw.humanOnlyAboveCents ?? DEFAULT_HUMAN_ONLY_ABOVE_CENTS;
+  const auto = parsed.data.autoApproveBelowCents ?? DEFAULT_AUTO_APPROVE_BELOW_CENTS;
+  const humanOnly = parsed.data.humanOnlyAboveCents ?? DEFAULT_HUMAN_ONLY_ABOVE_CENTS;
   if (auto > humanOnly) {
     throw fail('autoApproveBelowCents', `${auto} is above humanOnlyAboveCents ${humanOnly}`);
   }
-  const classes: unknown = raw.confirmRiskClasses;
-  if (classes !== undefined) {
-    if (!Array.isArray(classes)) throw fail('confirmRiskClasses', 'must be a list of risk classes');
-    classes.forEach((c, i) => {
-      if (!(RISK_CLASSES as readonly unknown[]).includes(c)) {
-        throw fail(`confirmRiskClasses.${i}`, `must be one of ${RISK_CLASSES.join(', ')}`);
-      }
-    });
-  }
-  return raw;
+  return parsed.data;
 }

@@ -41,6 +41,11 @@ export const ERROR_CODES = {
    * the executor sent nothing with the approval.
    */
   PolicyChanged: { retryable: false },
+  /**
+   * A setting, a configuration or key file, or an address that a process cannot start with; the message names the
+   * variable or the file. A worker process exits 2 on it, before anything connects.
+   */
+  InvalidConfig: { retryable: false },
 } as const;
 
 /** The code of a RetrysafeError: the failure type of the ApplicationFailure it travels as. */
@@ -76,6 +81,32 @@ export class RetrysafeError extends Error {
       details: [this.details],
     });
   }
+}
+
+/**
+ * Whether `err` is a RetrysafeError, of `code` when one is given: `isRetrysafeError(err, 'IntentMismatch')` narrows
+ * `err.code` to that code. A failure that arrived over the wire (an ApplicationFailure in a chain) is not one:
+ * `errorCodeOf` reads its code.
+ */
+export function isRetrysafeError<C extends ErrorCode = ErrorCode>(
+  err: unknown,
+  code?: C,
+): err is RetrysafeError & { readonly code: C } {
+  return err instanceof RetrysafeError && (code === undefined || err.code === code);
+}
+
+/**
+ * An `InvalidConfig` error under the name the module that throws it has always given it (`SetupError`,
+ * `ConfigError`, …), so logs and `instanceof` inside the engine read as before; the package exports none of these
+ * names, only RetrysafeError and isRetrysafeError.
+ */
+export function invalidConfigError(name: string) {
+  return class extends RetrysafeError {
+    constructor(message: string, details: Record<string, unknown> = {}) {
+      super('InvalidConfig', message, details);
+      this.name = name;
+    }
+  };
 }
 
 /** Whether a string is one of retrysafe's error codes. */

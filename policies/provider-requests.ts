@@ -3,7 +3,7 @@
  * request-log.ts) and the action shows it (`ops show`): one entry per request, with the activity attempt
  * that made it and what the provider answered. Pure, so workflow code can read it too.
  */
-export interface ProviderRequest {
+export interface RequestLogEntry {
   /** `send` calls the tool's execute; `lookup` asks the provider whether an earlier send took effect. */
   kind: 'send' | 'lookup';
   /** The activity attempt that made it (attempts after the first follow a dead or timed-out one). */
@@ -12,6 +12,9 @@ export interface ProviderRequest {
   /** What the provider answered, e.g. `committed ch_1`, `not committed: HTTP 503`, `ambiguous: socket hang up`. */
   answer: string;
 }
+
+/** RequestLogEntry's former name, for the engine's modules that still use it (not exported by the package). */
+export type ProviderRequest = RequestLogEntry;
 
 /** The part of heartbeat details (an activity's, or a timed-out activity's last ones) that carries the log. */
 export interface RequestLogDetails {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { CARD_NUMBER_MODES, type CardNumberMode } from './card-numbers';
 import { RunCeilingOverrides } from './ceilings';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS, RISK_CLASSES } from './decision-table';
 import { RetrysafeError } from './errors';
+import { RISK_CLASSES } from './tool';
 import { allIssues } from './zod-issues';
 
 /**
@@ -19,6 +19,11 @@ import { allIssues } from './zod-issues';
  *     }
  *   }
  */
+
+/** 5 000 cents: small enough that a wrong automatic charge or refund is cheap to undo. */
+export const DEFAULT_AUTO_APPROVE_BELOW_CENTS = 5_000;
+/** 100 000 cents: above this a single approval click is not enough scrutiny; a person handles it. */
+export const DEFAULT_HUMAN_ONLY_ABOVE_CENTS = 100_000;
 
 const nonNegativeInt = z
   .number({ error: 'must be a non-negative integer' })

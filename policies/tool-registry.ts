@@ -3,9 +3,9 @@ import { findCardNumberField, maskCardNumbersIn, type CardNumberMode } from './c
 import { RetrysafeError } from './errors';
 import { checkJsonShape } from './json-shape';
 import { requestHash } from './request-hash';
-import { RISK_CLASSES } from './decision-table';
 import {
   DEDUPE_CAPABILITIES,
+  RISK_CLASSES,
   withToolDefaults,
   type AnyTool,
   type DryRunDescription,

@@ -36,6 +36,19 @@ export type RiskClass =
   | 'production-change'
   | 'unclassified';
 
+/** Every risk class, in the order of increasing impact: the rows of the decision table. */
+export const RISK_CLASSES = [
+  'read',
+  'routine-message',
+  'customer-message',
+  'money-movement',
+  'destructive',
+  'production-change',
+  'unclassified',
+] as const satisfies readonly RiskClass[];
+// Fails to compile when RiskClass gains a class that the list above (and so the table) lacks.
+const _everyRiskClassListed: Exclude<RiskClass, (typeof RISK_CLASSES)[number]> extends never ? true : never = true;
+
 export type { Json } from './json';
 
 /** An intent: the normalized request of one action. `operation` names its tool; the rest is the tool's input. */

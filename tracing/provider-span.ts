@@ -1,7 +1,7 @@
 /**
  * One span per request to a provider, child of the executor activity's span (Temporal's OpenTelemetry interceptors
  * make that one), active while the request is made: the HTTP transport puts its context in the `traceparent` header
- * (activities/transport/http.ts), so the provider's own traces join the action's. Through `@opentelemetry/api` alone,
+ * (transport/http.ts), so the provider's own traces join the action's. Through `@opentelemetry/api` alone,
  * which does nothing until the process installs an OpenTelemetry SDK (tracing/start-tracing.ts).
  *
  * Attributes are the tool, the kind of request and the answer, as in the metrics: never the action key's payload, an

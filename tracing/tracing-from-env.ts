@@ -7,6 +7,7 @@
 import type { Tracing } from './start-tracing';
 
 import { TRACING_ENV_VAR, type TracingMode } from './tracing-mode';
+import { invalidConfigError } from '../policies/errors';
 
 export { TRACING_ENV_VAR, TRACING_MODES, type TracingMode } from './tracing-mode';
 
@@ -21,9 +22,7 @@ const OTLP_PACKAGES = [
 ];
 
 /** A tracing setting that cannot be honoured; the message names the variable or the package. */
-export class TracingConfigError extends Error {
-  override name = 'TracingConfigError';
-}
+export const TracingConfigError = invalidConfigError('TracingConfigError');
 
 /** Starts tracing as `mode` says (undefined for `off`), spans batched and exported over OTLP/HTTP. */
 export async function startTracingFromEnv(mode: TracingMode, env: NodeJS.ProcessEnv): Promise<Tracing | undefined> {

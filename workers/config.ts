@@ -5,6 +5,7 @@ import { parseOperatorScopes, parseTrustedApprovalKeys, type OperatorScopes } fr
 import { DEFAULT_TASK_QUEUE } from '../messages/action';
 import { parseEscalationWindows, type EscalationWindows } from '../metrics/ledger-gauges';
 import { TRACING_MODES, type TracingMode } from '../tracing/tracing-mode';
+import { invalidConfigError } from '../policies/errors';
 
 export { DEFAULT_TASK_QUEUE };
 
@@ -62,9 +63,7 @@ export interface WorkerConfig {
 }
 
 /** A worker setting is invalid; the message names the variable. A worker exits 2 on it. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export const ConfigError = invalidConfigError('ConfigError');
 
 /** Parses and validates the worker settings of `env`; throws ConfigError naming each bad variable. */
 export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {

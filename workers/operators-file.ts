@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { operatorScopesOf, parseOperators, type Operator } from '../policies/operators';
 import type { OperatorScopes } from '../policies/signed-decision';
+import { invalidConfigError } from '../policies/errors';
 
 /**
  * Reading the operators file (policies/operators.ts has its format). The approval service, the ops CLI
@@ -8,9 +9,7 @@ import type { OperatorScopes } from '../policies/signed-decision';
  */
 
 /** A problem with the operators file; the message starts with the file's path and names the field. */
-export class OperatorsFileError extends Error {
-  override name = 'OperatorsFileError';
-}
+export const OperatorsFileError = invalidConfigError('OperatorsFileError');
 
 /** The file's operators, or undefined when it does not exist (any other problem throws, naming the file). */
 export async function readOperatorsFile(path: string): Promise<Operator[] | undefined> {

@@ -14,7 +14,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ActionLedger, LedgerRow } from '../ledger';
 import { RUN_HOLDER_PREFIX } from '../activities/record-ledger';
-import { claimAction, within } from '../activities/claim-action';
+import { claimAction, within } from '../transport/claim-action';
 import type { ActOnRecordInput } from '../activities/act-on-record';
 import type { ToolRegistry } from '../policies/tool-registry';
 import { recordedActs } from '../client/recorded-acts';

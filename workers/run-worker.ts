@@ -16,6 +16,7 @@ import type { Tracing } from '../tracing/start-tracing';
 import { startTracingFromEnv, TracingConfigError } from '../tracing/tracing-from-env';
 import { reportIncompleteActions } from './recovery-report';
 import { isSettingsError, retrysafeSettingsFromEnv, type RetrysafeEnvSettings } from './settings-from-env';
+import { invalidConfigError } from '../policies/errors';
 
 /**
  * What an entry point adds to the environment's settings: its tools, workflow module, activities, planner and tuning.
@@ -23,9 +24,7 @@ import { isSettingsError, retrysafeSettingsFromEnv, type RetrysafeEnvSettings } 
 export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner' | 'tuning'>;
 
 /** Thrown by an entry point's setup for a bad setting; the process exits 2 with the message. */
-export class SetupError extends Error {
-  override name = 'SetupError';
-}
+export const SetupError = invalidConfigError('SetupError');
 
 /**
  * Runs a whole worker process from the environment until SIGINT or SIGTERM. A bad setting exits 2 with one line naming

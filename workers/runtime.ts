@@ -6,6 +6,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { Runtime, type LogLevel, type MetricsExporterConfig } from '@temporalio/worker';
 import { RETRYSAFE_HISTOGRAM_BUCKETS } from '../metrics/instruments';
 import { runtimeLogger } from './logger';
+import { invalidConfigError } from '../policies/errors';
 
 /**
  * Temporal's Prometheus exporter at `bindAddress` (`host:port`, served under `/metrics`), with retrysafe's histogram
@@ -17,9 +18,7 @@ export function prometheusMetricsExporter(bindAddress: string): MetricsExporterC
 }
 
 /** The metrics endpoint could not be served (the address is taken or not this machine's). */
-export class MetricsAddressError extends Error {
-  override name = 'MetricsAddressError';
-}
+export const MetricsAddressError = invalidConfigError('MetricsAddressError');
 
 /**
  * Installs the process's Runtime: logs into `logger`, and metrics on `metricsAddress` when given. Call once, before

@@ -21,9 +21,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Runtime, type NativeConnectionOptions, type BundlerPlugin, type WorkerPlugin } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { dataConverterFromEnv, PayloadKeysError } from '../codec/codec-config';
+import { dataConverterFromEnv } from '../codec/codec-config';
 import { loadConnectConfig } from '../client/connect';
-import { StackSettingsMismatch } from '../client/stack-settings';
 import {
   LEDGER_ENV_VAR,
   LedgerConfigError,
@@ -36,12 +35,12 @@ import {
 } from '../ledger';
 import type { OperatorScopes } from '../policies/signed-decision';
 import type { TenantPolicyConfig } from '../policies/tenant-policy';
-import { ConfigError, parseWorkerConfig, type WorkerConfig } from './config';
-import { OperatorsFileError, operatorScopesReader } from './operators-file';
+import { parseWorkerConfig, type WorkerConfig } from './config';
+import { operatorScopesReader } from './operators-file';
 import { retrysafePlugin, type RetrysafeMetricsOptions, type RetrysafePluginOptions } from './plugin';
 import { loadTenantPolicyFile } from './tenant-policy-file';
 import { createLogger } from './logger';
-import { installWorkerRuntime, MetricsAddressError } from './runtime';
+import { installWorkerRuntime } from './runtime';
 
 /** A worker's settings read from the environment, ready for Worker.create. */
 export interface RetrysafeEnvSettings {
@@ -69,17 +68,9 @@ export type PluginChoices = Pick<RetrysafePluginOptions, 'tools'> &
 
 /** A setting that stops a worker before it starts: its message names the variable or file. */
 export function isSettingsError(err: unknown): err is Error {
-  return (
-    err instanceof ConfigError ||
-    err instanceof OperatorsFileError ||
-    err instanceof PayloadKeysError ||
-    err instanceof LedgerSchemaError ||
-    err instanceof LedgerConfigError ||
-    err instanceof StackSettingsMismatch ||
-    err instanceof MetricsAddressError ||
-    (err as { name?: string } | null)?.name === 'PlannerConfigError' ||
-    (err as { code?: string } | null)?.code === 'InvalidTool'
-  );
+  // By code rather than class: a setup module may have loaded another copy of the package.
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof LedgerSchemaError || code === 'InvalidConfig' || code === 'InvalidTool';
 }
 
 /**

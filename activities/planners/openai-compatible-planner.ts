@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RetrysafeError } from '../../policies/errors';
+import { invalidConfigError, RetrysafeError } from '../../policies/errors';
 import { PLANNER_REQUEST_TIMEOUT_MS, buildPlannerPrompt } from '../../policies/planner-contract';
 import type { PlannerFacts, ToolSchema } from '../../policies/planner-contract';
 import type { PlanOptions, Planner, PlannerOutput } from './planner';
@@ -27,9 +27,7 @@ export interface OpenAiPlannerConfig {
 }
 
 /** A planner setting is missing or invalid; the message names the variable. A worker exits 2 on it. */
-export class PlannerConfigError extends Error {
-  override name = 'PlannerConfigError';
-}
+export const PlannerConfigError = invalidConfigError('PlannerConfigError');
 
 export const OpenAiPlannerEnv = z.object({
   RETRYSAFE_PLANNER_URL: z.url({

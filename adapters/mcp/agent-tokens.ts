@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { allIssues } from '../../policies/zod-issues';
 import { findByToken, tokenSha256 } from '../../workers/bearer-tokens';
+import { invalidConfigError } from '../../policies/errors';
 
 export { tokenSha256 };
 
@@ -24,9 +25,7 @@ export const AgentsFile = z.strictObject({ agents: z.array(AgentEntry) });
 export type Agent = z.infer<typeof AgentEntry>;
 
 /** The agents file cannot be read or does not match its schema; the message names the file and the field. */
-export class AgentsFileError extends Error {
-  override name = 'AgentsFileError';
-}
+export const AgentsFileError = invalidConfigError('AgentsFileError');
 
 /**
  * Reads and validates the agents file (unique names); throws AgentsFileError naming the file and field when it cannot.

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { outcomeOfError } from '../../activities/transport/http';
+import { outcomeOfError } from '../../transport/http';
 import type { DedupeCapability, Json, RiskClass, ToolContext, ToolDefinition } from '../../policies/tool';
 import type { LookupAnswer, ToolOutcome } from '../../policies/tool-outcome';
 import { VERSION } from '../../client/package-version';

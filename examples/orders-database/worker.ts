@@ -6,13 +6,17 @@
  */
 import { createBareTool } from '../activities/bare-tool';
 import { ORDERS_DATABASE_ENV, ordersDatabaseTools } from './tools';
-import { SetupError, workerMain } from 'retrysafe/worker';
+import { RetrysafeError } from 'retrysafe';
+import { workerMain } from 'retrysafe/worker';
 import { killAt } from 'retrysafe/testing';
 
 workerMain((env, config) => {
   const url = env[ORDERS_DATABASE_ENV];
   if (!url || !/^postgres(ql)?:\/\//.test(url)) {
-    throw new SetupError(`${ORDERS_DATABASE_ENV} must be a postgres:// URL of the orders database`);
+    throw new RetrysafeError(
+      'InvalidConfig',
+      `${ORDERS_DATABASE_ENV} must be a postgres:// URL of the orders database`,
+    );
   }
   const tools = ordersDatabaseTools(url);
   return {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { renewalPlanner, upsellRenewalPlanner } from './renewal-script';
-import { OpenAiCompatiblePlanner, PlannerConfigError, parseOpenAiPlannerEnv, type Planner } from 'retrysafe/worker';
+import { RetrysafeError } from 'retrysafe';
+import { OpenAiCompatiblePlanner, parseOpenAiPlannerEnv, type Planner } from 'retrysafe/worker';
 import { AiSdkPlanner } from 'retrysafe/ai-sdk';
 
 export const PlannerKindEnv = z.object({
@@ -20,7 +21,7 @@ export const PlannerKindEnv = z.object({
  */
 export function plannerFromEnv(env: Record<string, string | undefined>): Planner {
   const parsed = PlannerKindEnv.safeParse(env);
-  if (!parsed.success) throw new PlannerConfigError(parsed.error.issues.map((i) => i.message).join('\n'));
+  if (!parsed.success) throw new RetrysafeError('InvalidConfig', parsed.error.issues.map((i) => i.message).join('\n'));
   if (parsed.data.RETRYSAFE_PLANNER === 'openai') return new OpenAiCompatiblePlanner(parseOpenAiPlannerEnv(env));
   // The same endpoint settings, through the Vercel AI SDK.
   if (parsed.data.RETRYSAFE_PLANNER === 'ai-sdk') return new AiSdkPlanner(parseOpenAiPlannerEnv(env));

@@ -5,7 +5,8 @@
  */
 import { createBareTool } from '../activities/bare-tool';
 import { smtpMailSettingsFromEnv, smtpMailTools } from './tools';
-import { SetupError, workerMain } from 'retrysafe/worker';
+import { RetrysafeError } from 'retrysafe';
+import { workerMain } from 'retrysafe/worker';
 import { killAt } from 'retrysafe/testing';
 
 workerMain((env, config) => {
@@ -13,7 +14,7 @@ workerMain((env, config) => {
   try {
     settings = smtpMailSettingsFromEnv(env);
   } catch (err) {
-    throw new SetupError((err as Error).message);
+    throw new RetrysafeError('InvalidConfig', (err as Error).message);
   }
   const tools = smtpMailTools(settings);
   return {

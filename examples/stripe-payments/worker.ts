@@ -7,7 +7,8 @@
  */
 import { createBareTool } from '../activities/bare-tool';
 import { stripeSettingsFromEnv, stripeTools } from './tools';
-import { SetupError, workerMain } from 'retrysafe/worker';
+import { RetrysafeError } from 'retrysafe';
+import { workerMain } from 'retrysafe/worker';
 import { killAt } from 'retrysafe/testing';
 
 workerMain((env, config) => {
@@ -15,7 +16,7 @@ workerMain((env, config) => {
   try {
     settings = stripeSettingsFromEnv(env);
   } catch (err) {
-    throw new SetupError((err as Error).message);
+    throw new RetrysafeError('InvalidConfig', (err as Error).message);
   }
   const tools = stripeTools(settings);
   return {

@@ -26,7 +26,7 @@ import {
 } from '@temporalio/workflow';
 import type { BareChargeInput, BareChargeResult, createBareCharge } from '../activities/bare-charge';
 import type { BareToolInput, BareToolResult, createBareTool } from '../activities/bare-tool';
-import { ActionRun, DISPATCH_HEARTBEAT_TIMEOUT, parseRunWorkflowId } from 'retrysafe/workflow';
+import { ActionRun, parseRunWorkflowId } from 'retrysafe/workflow';
 
 type Activities = { bareCharge: ReturnType<typeof createBareCharge>; bareTool: ReturnType<typeof createBareTool> };
 
@@ -42,12 +42,14 @@ export const baselineWaitingQuery = defineQuery<boolean>('baseline.waiting');
 
 /** Short, as the issue asks of the baseline: a provider call plus its hold faults fit well inside it. */
 const BARE_CHARGE_START_TO_CLOSE = '15s';
+/** The engine executor's heartbeat timeout, so a dead worker's attempt is retried as soon as retrysafe's is. */
+const BARE_HEARTBEAT_TIMEOUT = '2s';
 
 export async function baselineChargeWorkflow(input: BareChargeInput): Promise<BareChargeResult> {
   // No `retry`: the server's default policy (1 s doubling, unlimited attempts), as a bare activity gets it.
   const { bareCharge } = proxyActivities<Activities>({
     startToCloseTimeout: BARE_CHARGE_START_TO_CLOSE,
-    heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
+    heartbeatTimeout: BARE_HEARTBEAT_TIMEOUT,
     summary: `bare charge for ${input.merchantReference}`,
   });
   return bareCharge(input);
@@ -57,7 +59,7 @@ export async function baselineChargeWorkflow(input: BareChargeInput): Promise<Ba
 export async function bareToolWorkflow(input: BareToolInput): Promise<BareToolResult> {
   const { bareTool } = proxyActivities<Activities>({
     startToCloseTimeout: BARE_CHARGE_START_TO_CLOSE,
-    heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
+    heartbeatTimeout: BARE_HEARTBEAT_TIMEOUT,
     summary: `bare ${input.operation}`,
   });
   return bareTool(input);

@@ -17,13 +17,8 @@ import type { Approver } from '../chaos/approvals';
 import { waitForActionStatus } from '../chaos/observe';
 import { renewalInputFor } from '../chaos/scenario-renewal';
 import type { Measured } from './compare';
-import {
-  DEFAULT_AUTO_APPROVE_BELOW_CENTS,
-  OUTCOME_STATUSES,
-  SA_STATUS,
-  actionKeyForStep,
-  runWorkflowId,
-} from 'retrysafe';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, OUTCOME_STATUSES, actionKeyForStep, runWorkflowId } from 'retrysafe';
+import { SA_STATUS } from '../../policies/search-attributes';
 
 /**
  * The benchmark's legs, in pairs where a pair exists: a bare Temporal operation and its retrysafe

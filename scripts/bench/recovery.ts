@@ -7,7 +7,7 @@ import { actionState, recordsWhere } from '../chaos/observe';
 import type { WorkerProcess } from '../lib/worker-process';
 import { epochMs, type TimedEvent } from './timeline';
 import { actionKeyForStep, runWorkflowId } from 'retrysafe';
-import { WORKFLOW_TASK_TIMEOUT } from 'retrysafe/workflow';
+import { WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
 import type { ActionLedger } from 'retrysafe/worker';
 
 /**

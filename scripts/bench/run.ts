@@ -16,7 +16,7 @@ import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './
 import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
-import { DISPATCH_HEARTBEAT_TIMEOUT } from 'retrysafe/workflow';
+import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
 import { ledgerConfigFromEnv, openLedger } from 'retrysafe/worker';
 import { getFreePort } from '../../cli/dev/free-port';
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { DISPATCH_START_TO_CLOSE } from 'retrysafe/workflow';
+import { DISPATCH_START_TO_CLOSE } from '../../policies/timeouts';
 import type { ProviderKind, SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import { UsageError } from '../../cli/ops/errors';
 import type { Stack } from '../lib/stack';

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
-import { RetrysafeError, SA_ACTION_KEYS, SA_STATUS } from 'retrysafe';
+import { RetrysafeError } from 'retrysafe';
+import { SA_ACTION_KEYS, SA_STATUS } from '../../policies/search-attributes';
 import type { ActionLedger } from 'retrysafe/worker';
 
 /**

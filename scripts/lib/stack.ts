@@ -16,16 +16,14 @@ import { writeWorkflowBundle } from './workflow-bundle';
 import { DEFAULT_TASK_QUEUE } from 'retrysafe';
 import {
   type ActionLedger,
-  PAYLOAD_KEYS_ENV,
-  PAYLOAD_KEYS_FILE_ENV,
   createWebhookRouter,
   dataConverterFromEnv,
   generatePayloadKeysFile,
   ledgerChoiceFromEnv,
   openLedger,
-  payloadKeysFileEnv,
   startWebhookServer,
 } from 'retrysafe/worker';
+import { PAYLOAD_KEYS_ENV, PAYLOAD_KEYS_FILE_ENV, payloadKeysFileEnv } from '../../codec/codec-config';
 
 /** Which Temporal a stack runs on: the CLI's dev server (SQLite, one process) or the real server as a cluster. */
 export const STACK_TEMPORAL_TARGETS = ['dev-server', 'cluster'] as const;

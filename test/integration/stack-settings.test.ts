@@ -4,8 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { connectClient, StackSettingsMismatch } from 'retrysafe';
-import { startDevStack, type DevStack } from 'retrysafe/dev';
+import { connectClient } from 'retrysafe';
+import { StackSettingsMismatch } from '../../client/stack-settings';
+import { startDevStack, type DevStack } from '../../cli/dev/dev-stack';
 
 /**
  * A worker or client whose settings disagree with its stack's says so at start, in one line naming the setting,

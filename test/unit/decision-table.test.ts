@@ -1,15 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { DECISION_TABLE, decide, decideForRiskClass } from '../../policies/decision-table';
+import { RetrysafeError } from '../../policies/errors';
 import {
-  DECISION_TABLE,
   DEFAULT_AUTO_APPROVE_BELOW_CENTS,
   DEFAULT_HUMAN_ONLY_ABOVE_CENTS,
-  RISK_CLASSES,
-  decide,
-  decideForRiskClass,
-} from '../../policies/decision-table';
-import { RetrysafeError } from '../../policies/errors';
-import type { TenantPolicy } from '../../policies/tenant-policy';
+  type TenantPolicy,
+} from '../../policies/tenant-policy';
+import { RISK_CLASSES } from '../../policies/tool';
 import type { ToolDescriptor } from '../../policies/tool';
 import type { Intent } from '../../policies/tool-registry';
 import { exampleRegistry } from '../../examples/tools';

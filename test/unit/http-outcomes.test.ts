@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { outcomeOfError, outcomeOfResponse, ProviderTransportError } from '../../activities/transport/http';
+import { outcomeOfError, outcomeOfResponse, ProviderTransportError } from '../../transport/http';
 import { outcomeOfStatus } from '../../policies/tool-outcome';
 
 /** What an HTTP answer proves about a provider's effect: only proof counts as "nothing was done". */

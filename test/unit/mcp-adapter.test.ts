@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +21,10 @@ import {
   mcpToolListings,
   newAgentToken,
   readAgentsFile,
-  tokenSha256,
 } from 'retrysafe/mcp';
+
+/** What an agents file stores of a token: its SHA-256, as lower-case hex. */
+const tokenSha256 = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
 const registry = exampleRegistry();
 

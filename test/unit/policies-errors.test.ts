@@ -2,7 +2,16 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, RetryState } from '@temporalio/common';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { ERROR_CODES, RetrysafeError, errorCodeOf, isErrorCode, type ErrorCode } from '../../policies/errors';
+import {
+  ERROR_CODES,
+  RetrysafeError,
+  errorCodeOf,
+  isErrorCode,
+  isRetrysafeError,
+  type ErrorCode,
+} from '../../policies/errors';
+import { SetupError } from '../../workers/run-worker';
+import { StackSettingsMismatch } from '../../client/stack-settings';
 
 const ALL_CODES: ErrorCode[] = [
   'IntentMismatch',
@@ -21,6 +30,7 @@ const ALL_CODES: ErrorCode[] = [
   'CeilingReached',
   'DecisionRejected',
   'PolicyChanged',
+  'InvalidConfig',
 ];
 
 function activityFailure(cause: Error): ActivityFailure {
@@ -182,5 +192,34 @@ describe('errorCodeOf', () => {
     const b: { cause?: unknown } = { cause: a };
     a.cause = b;
     assert.equal(errorCodeOf(a), undefined);
+  });
+});
+
+describe('isRetrysafeError', () => {
+  it('tells a RetrysafeError, of one code when asked, from anything else', () => {
+    const err: unknown = new RetrysafeError('IntentMismatch', 'another request under the key', { key: 'k' });
+    assert.equal(isRetrysafeError(err), true);
+    assert.equal(isRetrysafeError(err, 'IntentMismatch'), true);
+    assert.equal(isRetrysafeError(err, 'InvalidIntent'), false);
+    assert.equal(isRetrysafeError(new Error('plain')), false);
+    assert.equal(isRetrysafeError(ApplicationFailure.create({ type: 'IntentMismatch' })), false);
+    if (isRetrysafeError(err, 'IntentMismatch')) {
+      const code: 'IntentMismatch' = err.code;
+      assert.equal(code, 'IntentMismatch');
+      assert.deepEqual(err.details, { key: 'k' });
+    }
+  });
+
+  it('answers for the settings errors a worker exits 2 on, which keep their names and messages', () => {
+    const setup = new SetupError('CHAT_URL must be set');
+    assert.equal(isRetrysafeError(setup, 'InvalidConfig'), true);
+    assert.equal(setup.name, 'SetupError');
+    assert.equal(setup.message, 'CHAT_URL must be set');
+    assert.equal(setup.toFailure().type, 'InvalidConfig');
+    assert.equal(setup.toFailure().nonRetryable, true);
+    const mismatch = new StackSettingsMismatch('payload keys', 'the stack encrypts payloads; this worker does not');
+    assert.equal(isRetrysafeError(mismatch, 'InvalidConfig'), true);
+    assert.equal(mismatch.setting, 'payload keys');
+    assert.equal(mismatch.name, 'StackSettingsMismatch');
   });
 });

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { sandboxUrlsFromEnv, sandboxUrlsToEnv } from '../../examples/sandbox-env';
 import { ConfigError, DEFAULT_TASK_QUEUE, parseWorkerConfig } from '../../workers/config';
 import { loadConnectConfig } from '../../workers/connection';
-import { SetupError } from '../../workers/run-worker';
+import { isRetrysafeError } from '../../policies/errors';
 
 const URLS = {
   RETRYSAFE_PAYMENTS_URL: 'http://127.0.0.1:4101',
@@ -27,7 +27,7 @@ function sandboxRefused(env: NodeJS.ProcessEnv): string {
   try {
     sandboxUrlsFromEnv(env);
   } catch (err) {
-    assert.ok(err instanceof SetupError, `expected a SetupError, got ${String(err)}`);
+    assert.ok(isRetrysafeError(err, 'InvalidConfig'), `expected an InvalidConfig error, got ${String(err)}`);
     return err.message;
   }
   assert.fail('the sandbox configuration was accepted');

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runLoad } from '../stats';
 import type { ScaleContext } from './context';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, SA_KIND, SA_STATUS, SA_TENANT } from 'retrysafe';
+import { DEFAULT_AUTO_APPROVE_BELOW_CENTS } from 'retrysafe';
+import { SA_KIND, SA_STATUS, SA_TENANT } from '../../../policies/search-attributes';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** Claims in flight while the queue is filled: enough to keep the worker busy, few enough not to time out. */

@@ -1,6 +1,6 @@
 import { context, propagation } from '@opentelemetry/api';
-import type { Json } from '../../policies/tool';
-import { PROVIDER_REQUEST_TIMEOUT_MS } from '../../policies/timeouts';
+import type { Json } from '../policies/tool';
+import { PROVIDER_REQUEST_TIMEOUT_MS } from '../policies/timeouts';
 import {
   ambiguous,
   committed,
@@ -8,7 +8,7 @@ import {
   outcomeOfStatus,
   type StatusRules,
   type ToolOutcome,
-} from '../../policies/tool-outcome';
+} from '../policies/tool-outcome';
 
 /**
  * An HTTP client for tools that talk JSON over fetch, and the helpers that map any client's answers and
