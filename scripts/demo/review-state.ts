@@ -77,9 +77,10 @@ export async function createReviewState(
 ): Promise<ActionSnapshot> {
   const connection = await Connection.connect({ address: stack.temporalAddress });
   try {
-    const dataConverter = dataConverterFromEnv(
-      (await withStackSettings({ ...process.env, RETRYSAFE_DIR: dataDir })).env,
-    );
+    const stackEnv = (await withStackSettings({ ...process.env, RETRYSAFE_DIR: dataDir })).env;
+    const dataConverter = dataConverterFromEnv(stackEnv);
+    // The client reads each action's record from the ledger the stack's workers keep.
+    process.env.RETRYSAFE_LEDGER ??= stackEnv.RETRYSAFE_LEDGER;
     const client = new Client({ connection, namespace: stack.namespace, ...(dataConverter ? { dataConverter } : {}) });
     const rs = new ExampleClient(client, { taskQueue: stack.taskQueue, tools: exampleRegistry() });
     // To the millisecond, plus a random tail: two demos in the same second are two actions.

@@ -191,6 +191,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (ledgerDir) ledgerSpec = `sqlite:${path.join(ledgerDir, 'ledger.sqlite')}`;
     const ledger = await openLedger(ledgerChoiceFromEnv({ RETRYSAFE_LEDGER: ledgerSpec }));
     cleanups.push(() => ledger.close());
+    // Clients this process builds without a ledger of their own read the stack's, as a deployment's share its
+    // RETRYSAFE_LEDGER with the workers (a test file runs in a process of its own).
+    process.env.RETRYSAFE_LEDGER ??= ledgerSpec;
     if (ledgerDir) cleanups.push(() => rm(ledgerDir, { recursive: true, force: true }));
     const urls = Object.fromEntries(
       (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [
