@@ -14,7 +14,7 @@ import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
 import { RetrysafeClient } from '../client';
-import { ledgerConfigFromEnv, openLedger } from '../ledger';
+import { ledgerChoiceFromEnv, openLedger } from '../ledger';
 import { AgentsFile, newAgentToken, readAgentsFile, tokenSha256, type Agent } from '../adapters/mcp/agent-tokens';
 import { startMcpHttp } from '../adapters/mcp/mcp-http';
 import { createRetrysafeMcpServer } from '../adapters/mcp/mcp-server';
@@ -156,14 +156,14 @@ async function connect(env: NodeJS.ProcessEnv, toolsModule: string) {
   // The tools first: a module that does not load stops the server before it connects to anything.
   const registry = await loadToolsModule(toolsModule, env);
   const { client, namespace } = await connectClient(env);
-  const ledgerConfig = ledgerConfigFromEnv(env);
-  const ledger = ledgerConfig ? await openLedger(ledgerConfig, { migrate: false }) : undefined;
+  // Every claim reads the action's ledger row: without RETRYSAFE_LEDGER (or with `none`) the server stops here.
+  const ledger = await openLedger(ledgerChoiceFromEnv(env), { migrate: false });
   const uiUrl = env.RETRYSAFE_WEB_UI_URL;
   return {
     retrysafe: new RetrysafeClient(client, {
       tools: registry,
       ...(env.RETRYSAFE_TASK_QUEUE ? { taskQueue: env.RETRYSAFE_TASK_QUEUE } : {}),
-      ...(ledger ? { ledger } : {}),
+      ledger,
     }),
     registry,
     ...(uiUrl

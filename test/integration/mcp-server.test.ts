@@ -46,6 +46,7 @@ describe('retrysafe as an MCP server (a real MCP client, a worker SIGKILLed afte
       TEMPORAL_ADDRESS: stack.server.address,
       TEMPORAL_NAMESPACE: stack.server.namespace,
       RETRYSAFE_TASK_QUEUE: stack.taskQueue,
+      RETRYSAFE_LEDGER: stack.workerEnv.RETRYSAFE_LEDGER,
       // The tools the stack's workers register, as a team names its own module.
       RETRYSAFE_TOOLS_MODULE: path.join(ROOT, 'examples', 'tools', 'registered.ts'),
       // Its data folder is the test's, so nothing of a local `npm start` (keys, ledger) leaks in.
