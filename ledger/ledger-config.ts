@@ -39,7 +39,7 @@ export function ledgerConfigFromEnv(
   const value = raw.trim();
   if (value === 'none') {
     throw new LedgerConfigError(
-      `${LEDGER_ENV_VAR}=none is no longer accepted: since 0.3 the ledger row is every action's only record. ` +
+      `${LEDGER_ENV_VAR}: none is no longer accepted: since 0.3 the ledger row is every action's only record. ` +
         `${SET_ONE_OF} (docs/upgrading.md)`,
     );
   }

@@ -60,7 +60,7 @@ describe('entry points refuse bad arguments before starting anything', () => {
   it("a worker given RETRYSAFE_LEDGER=none (0.2's choice) stops at start, naming the setting and what to set", () => {
     const res = run('examples/worker.ts', [], { RETRYSAFE_LEDGER: 'none', TEMPORAL_ADDRESS: '127.0.0.1:9' });
     assert.equal(res.status, 2, res.stderr);
-    assert.match(res.stderr, /RETRYSAFE_LEDGER=none is no longer accepted.*sqlite:<file>.*postgres:\/\//);
+    assert.match(res.stderr, /RETRYSAFE_LEDGER: none is no longer accepted.*sqlite:<file>.*postgres:\/\//);
   });
 
   it('a worker whose ledger cannot be opened stops at start with the setting and the cause', () => {

@@ -69,14 +69,14 @@ describe('a worker or client against the stack it connects to', () => {
       { RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE: undefined },
       /signs with ed25519-[0-9a-f]+ and this worker trusts no approval key/,
     ],
-    // A worker is given its ledger or `none` on purpose: unset is refused before anything else is read of it …
+    // A worker needs its ledger: unset is refused before anything else is read of it …
     [
       'RETRYSAFE_LEDGER',
       { RETRYSAFE_LEDGER: undefined },
-      /not set, and a worker keeps the action ledger\. Set RETRYSAFE_LEDGER=sqlite:<file> .* or RETRYSAFE_LEDGER=none/,
+      /not set, and every action's record is its ledger row\. Set RETRYSAFE_LEDGER=sqlite:<file> .* or RETRYSAFE_LEDGER=postgres:\/\//,
     ],
-    // … and `none` on a stack that keeps one is refused by the stack's settings.
-    ['RETRYSAFE_LEDGER', { RETRYSAFE_LEDGER: 'none' }, /this stack keeps a sqlite ledger and this worker has none/],
+    // … and so is 0.2's `none`, saying what to set instead.
+    ['RETRYSAFE_LEDGER', { RETRYSAFE_LEDGER: 'none' }, /RETRYSAFE_LEDGER: none is no longer accepted: .*sqlite:<file>/],
   ] as const) {
     it(`stops a worker with ${JSON.stringify(change)} at start, exit 2, in one line naming ${setting}`, async () => {
       const env: Record<string, string> = { ...stack.env, ...sandbox };

@@ -174,12 +174,10 @@ describe('tracing an action from the client to the provider', () => {
         `${String(send.attributes['retrysafe.tool'])} in the run's trace`,
       );
     }
-    // The claim activity started each action with the worker's client, which carried the trace on.
+    // The run acted on each action's ledger row in an activity of its own, inside the run's trace.
     assert.ok(
-      all.some(
-        (s) => s.name.startsWith('UpdateWithStartWorkflow:retrysafe.claim') && s.spanContext().traceId === traceId,
-      ),
-      'the claims from the run are client spans of its trace',
+      all.some((s) => s.name === 'RunActivity:actOnRecord' && s.spanContext().traceId === traceId),
+      "the run's acts are activity spans of its trace",
     );
   });
 

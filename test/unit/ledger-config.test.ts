@@ -99,7 +99,7 @@ describe('a worker and a client need their ledger: none is refused', () => {
         () => read('none'),
         (err: unknown) =>
           err instanceof LedgerConfigError &&
-          /^RETRYSAFE_LEDGER=none is no longer accepted/.test(err.message) &&
+          /^RETRYSAFE_LEDGER: none is no longer accepted/.test(err.message) &&
           /sqlite:<file>.*postgres:\/\//.test(err.message),
       );
     }
