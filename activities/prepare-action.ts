@@ -15,10 +15,7 @@ export interface PreparedAction {
   summary: string;
 }
 
-export function createPrepareAction(deps: {
-  tools: ToolRegistry;
-  tenantPolicies?: TenantPolicyConfig;
-}) {
+export function createPrepareAction(deps: { tools: ToolRegistry; tenantPolicies?: TenantPolicyConfig }) {
   /**
    * Validates, normalizes and hashes a proposed intent; a bad one fails with the field it names. A card
    * number in its text is refused, or masked when the run's `tenant` chose that in its tenant policy

@@ -2,7 +2,7 @@ import type { Context } from '@temporalio/activity';
 import {
   PENDING_ANSWER,
   requestLogIn,
-  type ProviderRequest,
+  type RequestLogEntry,
   type RequestLogDetails,
 } from '../policies/provider-requests';
 
@@ -20,7 +20,7 @@ import {
 export const MAX_RECORDED_REQUESTS = 50;
 
 export class RequestLog {
-  private readonly entries: ProviderRequest[];
+  private readonly entries: RequestLogEntry[];
   private sent: number;
 
   private constructor(
@@ -38,8 +38,8 @@ export class RequestLog {
   }
 
   /** Records a request about to be made; give its answer with `answered`. */
-  start(kind: ProviderRequest['kind']): ProviderRequest {
-    const entry: ProviderRequest = {
+  start(kind: RequestLogEntry['kind']): RequestLogEntry {
+    const entry: RequestLogEntry = {
       kind,
       attempt: this.attempt,
       at: new Date(this.now()).toISOString(),
@@ -52,7 +52,7 @@ export class RequestLog {
     return entry;
   }
 
-  answered(entry: ProviderRequest, answer: string): void {
+  answered(entry: RequestLogEntry, answer: string): void {
     entry.answer = answer.slice(0, 300);
   }
 

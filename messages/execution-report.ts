@@ -4,7 +4,7 @@
  * (workflows/action/dispatch.ts), so the two cannot drift apart.
  */
 import type { ExecutionReport } from './action';
-import type { ProviderRequest } from '../policies/provider-requests';
+import type { RequestLogEntry } from '../policies/provider-requests';
 import type { Json } from '../policies/tool';
 
 export interface ReportedMove {
@@ -41,6 +41,6 @@ export function reportedMove(report: ExecutionReport): ReportedMove {
 }
 
 /** What one report made of its requests: the outcome's for a verdict, the report's own otherwise. */
-export function reportedRequests(report: ExecutionReport): { sends: number; requests?: ProviderRequest[] } {
+export function reportedRequests(report: ExecutionReport): { sends: number; requests?: RequestLogEntry[] } {
   return report.kind === 'outcome' ? report.outcome : report;
 }

@@ -13,12 +13,9 @@ export interface RequestLogEntry {
   answer: string;
 }
 
-/** RequestLogEntry's former name, for the engine's modules that still use it (not exported by the package). */
-export type ProviderRequest = RequestLogEntry;
-
 /** The part of heartbeat details (an activity's, or a timed-out activity's last ones) that carries the log. */
 export interface RequestLogDetails {
-  requests: ProviderRequest[];
+  requests: RequestLogEntry[];
   /** Requests sent in all, which the list may no longer hold in full (it keeps the first and the latest). */
   sends: number;
 }
@@ -36,7 +33,7 @@ export function requestLogIn(details: unknown): RequestLogDetails {
   const requests = Array.isArray(raw?.requests)
     ? raw.requests
         .filter(
-          (r): r is ProviderRequest =>
+          (r): r is RequestLogEntry =>
             typeof r === 'object' &&
             r !== null &&
             (r.kind === 'send' || r.kind === 'lookup') &&
@@ -59,8 +56,8 @@ const MAX_SHOWN_REQUESTS = 50;
  * and the latest, MAX_SHOWN_REQUESTS in all) to `requests`, each numbered with the snapshot's dispatch.
  */
 export function appendRequests(
-  snap: { sends: number; dispatches: number; requests?: Array<ProviderRequest & { dispatch: number }> },
-  made: { sends?: number; requests?: ProviderRequest[] },
+  snap: { sends: number; dispatches: number; requests?: Array<RequestLogEntry & { dispatch: number }> },
+  made: { sends?: number; requests?: RequestLogEntry[] },
 ): void {
   snap.sends += made.sends ?? 0;
   const dispatch = snap.dispatches;

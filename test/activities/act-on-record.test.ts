@@ -38,7 +38,12 @@ describe('acting on the record: attempts and the row', () => {
     const eventId = `e-${n}`;
     const owner = `run:acme:${eventId}`;
     const action = { key: `ping:v1:acme:${eventId}`, intent, requestHash: tools.hash(intent), tenant: 'acme', owner };
-    const execute = createExecuteAction({ ledger: unusedLedger(), tools, crash: () => undefined, sleep: async () => undefined });
+    const execute = createExecuteAction({
+      ledger: unusedLedger(),
+      tools,
+      crash: () => undefined,
+      sleep: async () => undefined,
+    });
     const act = createActOnRecordActivity({
       // A handover would claim the action workflow: these cases never reach it, and a client that is used fails.
       client: {} as Client,

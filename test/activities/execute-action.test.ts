@@ -1,4 +1,4 @@
-import { LOST_ANSWER, type ProviderRequest } from '../../policies/provider-requests';
+import { LOST_ANSWER, type RequestLogEntry } from '../../policies/provider-requests';
 import { unusedLedger } from '../support/unused-ledger';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -61,7 +61,7 @@ function scripted(opts: {
 
 /** The outcome with its requests' times dropped (they come from the test clock). */
 function withoutTimes(out: ExecuteOutcome): Omit<ExecuteOutcome, 'requests'> & {
-  requests?: Array<Omit<ProviderRequest, 'at'>>;
+  requests?: Array<Omit<RequestLogEntry, 'at'>>;
 } {
   return { ...out, ...(out.requests ? { requests: out.requests.map(({ at: _at, ...r }) => r) } : {}) };
 }

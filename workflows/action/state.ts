@@ -13,7 +13,7 @@ import {
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { appendRequests, type ProviderRequest } from '../../policies/provider-requests';
+import { appendRequests, type RequestLogEntry } from '../../policies/provider-requests';
 import type { DecisionClaims } from '../../policies/signed-decision';
 import { isFinal, transition, type ActionStatus } from '../../policies/action-status';
 import type { RetrysafeError } from '../../policies/errors';
@@ -260,7 +260,7 @@ export class ActionState {
   }
 
   /** Adds one dispatch's requests: its count to `sends`, its entries (the latest ones kept) to `requests`. */
-  recordRequests(made: { sends?: number; requests?: ProviderRequest[] }): void {
+  recordRequests(made: { sends?: number; requests?: RequestLogEntry[] }): void {
     appendRequests(this.snap, made);
   }
 
@@ -361,16 +361,16 @@ export class ActionState {
     const snap = this.snapshot();
     await Promise.all(
       [...this.subscribers].map(async (id) => {
-          try {
-            await getExternalWorkflowHandle(id).signal(actionUpdateSignal, snap);
-          } catch (err) {
-            log.warn('could not notify a claimant', {
-              key: this.input.key,
-              claimant: id,
-              error: (err as Error).message,
-            });
-          }
-        }),
+        try {
+          await getExternalWorkflowHandle(id).signal(actionUpdateSignal, snap);
+        } catch (err) {
+          log.warn('could not notify a claimant', {
+            key: this.input.key,
+            claimant: id,
+            error: (err as Error).message,
+          });
+        }
+      }),
     );
   }
 }
