@@ -6,8 +6,8 @@
  *
  * @packageDocumentation
  */
-export { ActionRun, UNRESOLVED_STATUSES } from '../workflows/action-run';
-export type { ActOptions } from '../workflows/action-run';
+export { ActionRun, UNRESOLVED_STATUSES, toolRefs } from '../workflows/action-run';
+export type { ActOptions, ToolRef, ToolRefs } from '../workflows/action-run';
 export type { DecisionGate } from '../workflows/signed-decisions';
 export type { PreparedAction } from '../activities/prepare-action';
 export { actionWorkflowV3 } from '../workflows/action';
