@@ -537,13 +537,11 @@ export interface ToolRef<T extends AnyTool = AnyTool> {
   readonly __tool?: T;
 }
 
-type RefsByName<U extends AnyTool> = { readonly [N in U['name']]: ToolRef<Extract<U, { name: N }>> };
-
 /** Refs keyed by tool name, from a tool list, a union of tools or a record of tools. */
 export type ToolRefs<Tools> = [Tools] extends [readonly AnyTool[]]
-  ? RefsByName<Tools[number]>
+  ? { readonly [N in Tools[number]['name']]: ToolRef<Extract<Tools[number], { name: N }>> }
   : [Tools] extends [AnyTool]
-    ? RefsByName<Tools>
+    ? { readonly [N in Tools['name']]: ToolRef<Extract<Tools, { name: N }>> }
     : {
         readonly [K in keyof Tools as Tools[K] extends AnyTool ? Tools[K]['name'] : never]: Tools[K] extends AnyTool
           ? ToolRef<Tools[K]>
