@@ -89,6 +89,8 @@ export class DispatchAttempt {
   private state: 'not-sent' | 'maybe-sent';
   private lastError: string | undefined;
   private lastAmbiguousAtMs: number | undefined;
+  /** When this attempt began: an earlier attempt the server gave up on may have been sending until then. */
+  private readonly startedAtMs: number;
   private readonly toolCtx: ToolContext;
   /** What every heartbeat carries: the request log, so the next attempt resumes from it. */
   private readonly heartbeatDetails = () => this.requests.details();
@@ -102,6 +104,7 @@ export class DispatchAttempt {
     private readonly requests: RequestLog,
     private readonly hooks: SendHooks,
   ) {
+    this.startedAtMs = deps.now();
     const earlierMayHaveSent = ctx.info.attempt > 1 && !input.earlierAttemptsUnsent;
     // An operator's clearance counts only for the first attempt: if that attempt dies, the rules apply again. A read
     // has no effect to duplicate, so it is never "maybe sent".
@@ -303,7 +306,14 @@ export class DispatchAttempt {
   private async lookUpUntilLagPassed(): Promise<LookupAnswer | undefined> {
     const { tool, ctx, deps } = this;
     if (!tool.lookup) return undefined;
-    const lastPossibleSendMs = Math.max(ctx.info.currentAttemptScheduledTimestampMs, this.lastAmbiguousAtMs ?? 0);
+    // Not only this attempt's scheduling time: an earlier attempt the server timed out (its heartbeats lost while
+    // the server restarted) lives on in its worker and may send until this one starts. The lag counts from the
+    // latest of the three (chaos seed 20261205, #211: a ticket committed 2.1 s before an empty lookup was trusted).
+    const lastPossibleSendMs = Math.max(
+      ctx.info.currentAttemptScheduledTimestampMs,
+      this.startedAtMs,
+      this.lastAmbiguousAtMs ?? 0,
+    );
     const trustworthyAfter = lastPossibleSendMs + tool.readAfterWriteLagMs;
     for (;;) {
       const answer = await this.lookUpOnce(tool.lookup);

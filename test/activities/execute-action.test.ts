@@ -38,6 +38,7 @@ function scripted(opts: {
     mode: 'first' | 'maybe-sent' | 'operator-cleared' = 'first',
     requestHash = tools.hash(intent),
     heartbeatDetails?: unknown,
+    scheduledAgoMs = 0,
   ): Promise<ExecuteOutcome> => {
     const execute = createExecuteAction({
       ledger: unusedLedger(),
@@ -51,7 +52,7 @@ function scripted(opts: {
     });
     const env = new MockActivityEnvironment({
       attempt,
-      currentAttemptScheduledTimestampMs: clock.now,
+      currentAttemptScheduledTimestampMs: clock.now - scheduledAgoMs,
       ...(heartbeatDetails !== undefined ? { heartbeatDetails } : {}),
     });
     return env.run(execute, { key: 'ping:v1:acme:e-1', intent, requestHash, mode });
@@ -172,6 +173,21 @@ describe('the executor decides what a retry may do', () => {
         { kind: 'lookup', attempt: 2, answer: 'found tk-1' },
       ],
     });
+    assert.equal(t.calls.lookup, 2);
+  });
+
+  it('counts the read lag from the attempt’s start, not its scheduling: an attempt the server gave up on may send', async () => {
+    // Attempt 2 was scheduled 5 s ago, when the server timed out attempt 1 (its heartbeats lost in a restart); attempt
+    // 1 lived on and its request committed just before attempt 2 started, so the first lookup is inside the lag.
+    const t = scripted({
+      dedupe: 'lookup',
+      lagMs: 3_000,
+      outcomes: [committed('tk-dup')],
+      lookups: [absent(), found('tk-1')],
+    });
+    const out = await t.run(2, 'first', undefined, undefined, 5_000);
+    assert.equal(out.status === 'confirmed' && out.providerRef, 'tk-1');
+    assert.equal(t.calls.execute, 0, 'nothing sent again: the empty lookup was inside the lag');
     assert.equal(t.calls.lookup, 2);
   });
 

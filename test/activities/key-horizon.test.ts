@@ -160,12 +160,13 @@ describe('the executor honours the provider key horizon', () => {
       keyRetentionMs: DAY,
       lagMs: 1_000,
       outcomes: [ambiguous('socket hang up')],
-      lookups: [absent(), found('ch-2')],
+      // Empty inside the lag (counted from this attempt's start), empty past it, then found after the ambiguous send.
+      lookups: [absent(), absent(), found('ch-2')],
     });
     const out = await t.run({ now: T0 + 25 * HOUR, attemptScheduledAt: T0 + 25 * HOUR - 5_000 });
     assert.equal(viaOf(out), 'lookup');
     assert.equal(out.status === 'confirmed' && out.providerRef, 'ch-2');
-    assert.deepEqual(t.calls, { execute: 1, lookup: 2 });
+    assert.deepEqual(t.calls, { execute: 1, lookup: 3 });
   });
 
   it('a first attempt sends, and a redispatch counts from its own first attempt (earlier ones were proven absent)', async () => {
