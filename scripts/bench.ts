@@ -91,6 +91,10 @@ function formatBench(r: BenchReport): string[] {
         `; over ${c.sampled} operations${spread('events', c.eventsRange)}${spread('tasks', c.workflowTasksRange)}`,
     );
   }
+  for (const l of r.legs) {
+    if (!l.eagerStarts) continue;
+    out.push(`eager starts, ${l.label}: ${l.eagerStarts.eager} of ${l.eagerStarts.requested} measured starts`);
+  }
   for (const [pair, byLevel] of Object.entries(r.ratios)) {
     for (const [level, x] of Object.entries(byLevel)) {
       // The ledger comparison sets the action with the ledger against the action without it; the observability one,
@@ -100,7 +104,9 @@ function formatBench(r: BenchReport): string[] {
           ? 'with/without ledger'
           : pair === 'observability'
             ? `with/without ${observedWhat(r.observe)}`
-            : 'retrysafe/bare';
+            : pair === 'action-vs-fastest'
+              ? "retrysafe/Temporal's fastest shape"
+              : 'retrysafe/bare';
       if ('refused' in x) {
         out.push(`${what} (${pair}, ${level}): no ratio, ${x.refused}`);
         continue;
