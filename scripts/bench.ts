@@ -6,7 +6,7 @@
 import { BENCH_USAGE, parseBenchArgs } from './bench/args';
 import { spreadOf } from './bench/compare';
 import { formatOperationCost } from './bench/operation-cost';
-import { runBench, type BenchReport } from './bench/run';
+import { benchJson, runBench, type BenchReport } from './bench/run';
 import { observedWhat } from './bench/legs';
 import { UsageError } from '../cli/ops/errors';
 
@@ -31,10 +31,7 @@ async function main(): Promise<number> {
   const report = await runBench({ ...args, log: progress });
   for (const line of formatBench(report)) say(line);
   if (args.json) {
-    const { legs, ...rest } = report;
-    // Samples stay in the chart; the JSON carries the statistics.
-    const slim = legs.map(({ samples: _samples, ...leg }) => leg);
-    process.stdout.write(`${JSON.stringify({ ...rest, legs: slim })}\n`);
+    process.stdout.write(`${benchJson(report)}\n`);
   }
   return 0;
 }

@@ -457,6 +457,12 @@ async function runPrepared<T>(n: number, concurrency: number, prepare: (i: numbe
   return out;
 }
 
+/** `npm run bench -- --json`'s line: the report with each leg's statistics, without its samples (they are in the chart). */
+export function benchJson(report: BenchReport): string {
+  const { legs, ...rest } = report;
+  return JSON.stringify({ ...rest, legs: legs.map(({ samples: _samples, ...leg }) => leg) });
+}
+
 /** The ratio of each comparison whose two legs both ran, per load level; refused when their settings disagree. */
 export function pairRatios(legs: readonly LegReport[], levels: ReadonlyArray<[string, number]>): BenchReport['ratios'] {
   const out: BenchReport['ratios'] = {};
