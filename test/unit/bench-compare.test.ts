@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { incomparable, roundRatios, spreadOf, type LegSetting, type RoundRatios } from '../../scripts/bench/compare';
+import { formatBench } from '../../scripts/bench/format';
 import { COMPARISONS, assertEager } from '../../scripts/bench/legs';
 import { benchJson, pairRatios, type BenchReport, type LegReport } from '../../scripts/bench/run';
 import { summarize } from '../../scripts/bench/stats';
@@ -143,6 +144,23 @@ describe("the bench's baselines", () => {
       json.legs.every((l) => !('samples' in l)),
       'samples stay in the chart',
     );
+  });
+
+  it('print both action ratios and how many starts were eager', () => {
+    const eager = { ...leg('bare-local-eager', 'bare', inProcess, 50, 80), eagerStarts: { requested: 10, eager: 9 } };
+    const lines = formatBench(
+      report([
+        leg('bare-activity', 'bare', spawned, 100, 200),
+        eager,
+        leg('retrysafe-action', 'retrysafe', spawned, 110, 240),
+      ]),
+    );
+    const starting = (prefix: string) => lines.filter((l) => l.startsWith(prefix));
+    assert.equal(starting('retrysafe/bare (action, ').length, 2, 'seq and c10');
+    assert.match(starting('retrysafe/bare (action, seq)')[0], /p50 ×1\.1 /);
+    assert.equal(starting("retrysafe/Temporal's fastest shape (action-vs-fastest, ").length, 2, 'seq and c10');
+    assert.match(starting("retrysafe/Temporal's fastest shape (action-vs-fastest, c10)")[0], /p50 ×3 /);
+    assert.ok(lines.includes('eager starts, bare-local-eager: 9 of 10 measured starts'), lines.join('\n'));
   });
 
   it('compare the fastest shape on server and worker count, and nothing else against its shape', () => {
