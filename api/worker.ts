@@ -1,22 +1,20 @@
 /**
  * `retrysafe/worker`: what a worker process imports. {@link retrysafePlugin} adds the engine's activities, its
- * workflow preloads and its tuning to a Temporal `Worker.create`; {@link createWorker} builds such a worker over the
- * application's tools; {@link workerMain} is a whole worker process configured from the environment. The durable
+ * workflow preloads and its tuning to the team's own Temporal `Worker.create` (the one way to build a worker);
+ * {@link workerMain} is the one convenience, a whole worker process configured from the environment. The durable
  * ledger, the payload codec, the logger, planners and the webhook router are here too. Workflow code imports
  * `retrysafe/workflow` instead.
  *
  * @packageDocumentation
  */
-export { createWorker } from '../workers/create-worker';
-export type { CreateWorkerOptions, WorkerTuning } from '../workers/create-worker';
+export type { WorkerTuning } from '../workers/create-worker';
 export { retrysafePlugin } from '../workers/plugin';
 export type { RetrysafeMetricsOptions, RetrysafePluginOptions } from '../workers/plugin';
 export { isSettingsError, retrysafeSettingsFromEnv } from '../workers/settings-from-env';
 export type { PluginChoices, RetrysafeEnvSettings } from '../workers/settings-from-env';
-export { runWorkerProcess, workerMain } from '../workers/run-worker';
+export { workerMain } from '../workers/run-worker';
 export type { WorkerSetup } from '../workers/run-worker';
 export { connectWorker } from '../workers/connection';
-export { withEnginePreloads } from '../workers/workflow-preload';
 export { createLogger } from '../workers/logger';
 export { installWorkerRuntime, prometheusMetricsExporter } from '../workers/runtime';
 

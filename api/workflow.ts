@@ -6,8 +6,8 @@
  *
  * @packageDocumentation
  */
-export { ActionRun, UNRESOLVED_STATUSES } from '../workflows/action-run';
-export type { ActOptions } from '../workflows/action-run';
+export { ActionRun, UNRESOLVED_STATUSES, toolRefs } from '../workflows/action-run';
+export type { ActOptions, ToolRef, ToolRefs } from '../workflows/action-run';
 export type { DecisionGate } from '../workflows/signed-decisions';
 export type { PreparedAction } from '../activities/prepare-action';
 export { actionWorkflowV3 } from '../workflows/action';
@@ -48,7 +48,7 @@ export { approveUpdate, dryRunQuery } from '../messages/approval';
 
 // Pure helpers that workflow code may call.
 export { actionKeyForStep, parseActionKey, parseRunWorkflowId, runWorkflowId } from '../policies/action-key';
-export { canonicalJson, requestHash } from '../policies/request-hash';
+export { requestHash } from '../policies/request-hash';
 export { ACTION_STATUSES, FINAL_STATUSES } from '../policies/action-status';
 export type { ActionStatus } from '../policies/action-status';
 export { errorCodeOf, errorDetailsOf, isRetrysafeError, RetrysafeError } from '../policies/errors';

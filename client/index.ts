@@ -85,6 +85,20 @@ export interface RetrysafeClientOptions {
   ledger?: ActionLedger;
 }
 
+/** A run workflow: one input argument (carrying tenant and event or not), any result. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RunWorkflow = (input: any) => Promise<unknown>;
+
+/** Where {@link RetrysafeClient.startRun} starts a run: its identity and the workflow's input. */
+export interface StartRunOptions<W extends RunWorkflow = RunWorkflow> {
+  tenant: string;
+  eventId: string;
+  /** The workflow's one argument, typed by its parameter. */
+  input: Parameters<W>[0];
+  /** Names the agent when one event runs several agents. */
+  agent?: string;
+}
+
 /**
  * Application code's way in: claims keyed actions (once per key, whoever asks again), waits for their outcome, reads
  * their state, lists them, and submits signed decisions. Build it over a Temporal Client with the same tools the
@@ -151,11 +165,26 @@ export class RetrysafeClient {
 
   /** Starts an agent run (read → plan → act with recorded model decisions) for one event and agent. */
   async startAgentRun(input: AgentRunInput): Promise<WorkflowHandle> {
-    return this.startRun(AGENT_RUN_WORKFLOW_TYPE, input.tenant, input.eventId, input, input.agent);
+    return this.startRunOfType(AGENT_RUN_WORKFLOW_TYPE, input.tenant, input.eventId, input, input.agent);
   }
 
-  /** Starts any run workflow whose ID is derived from tenant, event and (for one of several agents) agent name. */
-  async startRun(
+  /**
+   * Starts a run workflow, as Temporal's client does: `startRun(renewalWorkflow, { tenant, eventId, input })`, the
+   * input checked against the workflow's parameter. Its ID is derived from tenant, event and (for one of several
+   * agents) agent name; a second start with the same input attaches, with other input it fails `IntentMismatch`.
+   * Where the client must not import the workflow module, name it with the type:
+   * `startRun<typeof renewalWorkflow>('renewalWorkflow', …)`.
+   */
+  async startRun<W extends RunWorkflow>(workflow: W | string, options: StartRunOptions<W>): Promise<WorkflowHandle<W>> {
+    const workflowType = typeof workflow === 'string' ? workflow : workflow.name;
+    if (!workflowType) {
+      throw new RetrysafeError('InvalidConfig', 'startRun: the workflow function has no name; pass its type name');
+    }
+    await this.startRunOfType(workflowType, options.tenant, options.eventId, options.input, options.agent);
+    return this.client.workflow.getHandle<W>(runWorkflowId(options.tenant, options.eventId, options.agent));
+  }
+
+  private async startRunOfType(
     workflowType: string,
     tenant: string,
     eventId: string,
@@ -522,7 +551,8 @@ export function withRecord(process: ActionSnapshot, record: ActionSnapshot): Act
   const view: ActionSnapshot = { ...process, status: record.status, audit };
   if (record.providerRef) view.providerRef = record.providerRef;
   if (record.status !== 'failed' && record.status !== process.status) delete view.error;
-  if (record.status === 'failed' && !view.error) view.error = record.error ?? { code: 'Failed', message: record.summary };
+  if (record.status === 'failed' && !view.error)
+    view.error = record.error ?? { code: 'Failed', message: record.summary };
   if (process.source === 'ledger' || process.status !== record.status) view.source = 'ledger';
   return view;
 }

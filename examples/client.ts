@@ -1,7 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { FulfillmentInput } from './workflows/fulfillment-agent';
-import { FULFILLMENT_AGENT } from './workflows/fulfillment-agent';
-import type { RenewalInput } from './workflows/renewal';
+import { FULFILLMENT_AGENT, fulfillmentAgentWorkflow, type FulfillmentInput } from './workflows/fulfillment-agent';
+import type { RenewalInput, renewalWorkflow } from './workflows/renewal';
 import { RetrysafeClient } from 'retrysafe';
 
 /** The engine's client with starters for the example flows. */
@@ -11,7 +10,12 @@ export class ExampleClient extends RetrysafeClient {
    * the same event with different input is refused (IntentMismatch), never silently attached.
    */
   async startRenewal(input: RenewalInput): Promise<WorkflowHandle> {
-    return this.startRun('renewalWorkflow', input.tenant, input.eventId, input);
+    // renewalWorkflow is built by makeRenewalWorkflow (its function has no name): named by type, typed by typeof.
+    return this.startRun<typeof renewalWorkflow>('renewalWorkflow', {
+      tenant: input.tenant,
+      eventId: input.eventId,
+      input,
+    });
   }
 
   /**
@@ -19,6 +23,11 @@ export class ExampleClient extends RetrysafeClient {
    * confirmed before it announces dispatch to the customer.
    */
   async startFulfillment(input: FulfillmentInput): Promise<WorkflowHandle> {
-    return this.startRun('fulfillmentAgentWorkflow', input.tenant, input.eventId, input, FULFILLMENT_AGENT);
+    return this.startRun(fulfillmentAgentWorkflow, {
+      tenant: input.tenant,
+      eventId: input.eventId,
+      input,
+      agent: FULFILLMENT_AGENT,
+    });
   }
 }

@@ -7,7 +7,10 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { WorkerConfig } from './config';
-import { createWorker, type CreateWorkerOptions } from './create-worker';
+import type { Planner } from '../activities/planners/planner';
+import type { AnyTool } from '../policies/tool';
+import type { ToolRegistry } from '../policies/tool-registry';
+import { createWorker, type CreateWorkerOptions, type WorkerTuning } from './create-worker';
 import { StackSettingsMismatch } from '../client/stack-settings';
 import { createLogger } from './logger';
 import { installWorkerRuntime } from './runtime';
@@ -21,7 +24,18 @@ import { invalidConfigError } from '../policies/errors';
 /**
  * What an entry point adds to the environment's settings: its tools, workflow module, activities, planner and tuning.
  */
-export type WorkerSetup = Pick<CreateWorkerOptions, 'tools' | 'workflowsPath' | 'activities' | 'planner' | 'tuning'>;
+export interface WorkerSetup {
+  /** The tools this worker runs: the only place the engine learns of them. A malformed tool stops the worker. */
+  tools: readonly AnyTool[] | ToolRegistry;
+  /** The workflow module, re-exporting the engine's workflows beside the application's; the engine's alone if absent. */
+  workflowsPath?: string;
+  /** The application's own activities (reads, baselines), registered beside the engine's. */
+  activities?: Record<string, (...args: never[]) => unknown>;
+  /** The planner of agent runs, when this worker runs them. */
+  planner?: Planner;
+  /** The SDK's worker tuning (slots, cache size, pollers), passed to Worker.create as given. */
+  tuning?: WorkerTuning;
+}
 
 /** Thrown by an entry point's setup for a bad setting; the process exits 2 with the message. */
 export const SetupError = invalidConfigError('SetupError');
@@ -144,7 +158,9 @@ async function createWorkerOrExit(options: CreateWorkerOptions) {
 }
 
 /** Runs `runWorkerProcess` as a process's main, exiting 1 with the stack on an unexpected failure. */
-export function workerMain(setup: Parameters<typeof runWorkerProcess>[0]): void {
+export function workerMain(
+  setup: (env: NodeJS.ProcessEnv, config: WorkerConfig) => WorkerSetup | Promise<WorkerSetup>,
+): void {
   runWorkerProcess(setup).catch((err) => {
     process.stderr.write(`worker failed: ${(err as Error).stack ?? err}\n`);
     process.exit(1);

@@ -48,7 +48,8 @@ import {
   READ_START_TO_CLOSE,
   SENDING_ACTIVITY,
 } from '../policies/timeouts';
-import type { Json } from '../policies/tool';
+import type { z } from 'zod';
+import type { AnyTool, Json } from '../policies/tool';
 import type { Intent } from '../policies/tool-registry';
 import {
   OUTCOME_STATUSES,
@@ -244,11 +245,24 @@ export class ActionRun {
   }
 
   /**
-   * Claims the action for `intent` and resolves with its snapshot once it reaches an outcome
-   * (confirmed, failed, compensating or compensated). Invalid intents and mismatches fail the run with
-   * a typed, non-retryable failure.
+   * Takes the action `tool` performs with `input` and resolves with its snapshot once it reaches an outcome
+   * (confirmed, failed, compensating or compensated). `tool` is a {@link toolRefs} ref (or the `defineTool` value
+   * where its module is workflow-safe); `input` is type-checked against the tool's input schema. Invalid input and
+   * mismatches fail the run with a typed, non-retryable failure.
    */
-  async act(intent: Intent, options: ActOptions = {}, prepared?: PreparedAction): Promise<ActionSnapshot> {
+  act<T extends AnyTool>(
+    tool: ToolRef<T> | T,
+    input: z.input<T['input']>,
+    options: ActOptions = {},
+  ): Promise<ActionSnapshot> {
+    return this.actIntent({ ...(input as Record<string, unknown>), operation: tool.name }, options);
+  }
+
+  /**
+   * The untyped form, for a tool chosen at run time (agent runs, MCP, compensations): claims the action for
+   * `intent` (`{ operation, ...input }`, validated by the worker's registry) as {@link ActionRun.act} does.
+   */
+  async actIntent(intent: Intent, options: ActOptions = {}, prepared?: PreparedAction): Promise<ActionSnapshot> {
     const p = prepared ?? (await this.prepare(intent));
     const step = options.step ?? p.tool.name;
     const revisions = this.steps.get(step) ?? [];
@@ -341,7 +355,7 @@ export class ActionRun {
 
   /** Like `act`, but an action that ends other than confirmed fails the run with a typed, non-retryable failure. */
   async actOrThrow(intent: Intent, options: ActOptions = {}): Promise<ActionSnapshot> {
-    const snap = await this.act(intent, options);
+    const snap = await this.actIntent(intent, options);
     if (snap.status !== 'confirmed') {
       throw ApplicationFailure.create({
         type: snap.error?.code ?? 'BusinessRejected',
@@ -449,7 +463,7 @@ export class ActionRun {
       // The undo's step follows the key it undoes: charge:v1:t:e → refund:v1:t:e, …:e:charge-r2 → refund:v1:t:e:charge-r2-undo.
       const ownStep = parseActionKey(c.forKey).stepId;
       const undoStep = ownStep === undefined ? undo.tool.name : `${ownStep}-undo`;
-      const undone = await this.act(undo.intent, { compensation: true, step: undoStep }, undo);
+      const undone = await this.actIntent(undo.intent, { compensation: true, step: undoStep }, undo);
       const ok = undone.status === 'confirmed';
       if (step)
         await this.settle(c.forKey, { state: ok ? 'compensated' : 'compensation-failed', compensationKey: undone.key });
@@ -514,4 +528,34 @@ export class ActionRun {
 /** A local activity's typed failure leaves as the ApplicationFailure itself, so the run fails with its type. */
 function unwrap(err: unknown): unknown {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : err;
+}
+
+/** A serializable reference to a tool, typed by it: what {@link toolRefs} gives workflow code. */
+export interface ToolRef<T extends AnyTool = AnyTool> {
+  readonly name: T['name'];
+  /** Type only: carries the tool's type; never set. */
+  readonly __tool?: T;
+}
+
+/** Refs keyed by tool name, from a tool list, a union of tools or a record of tools. */
+export type ToolRefs<Tools> = [Tools] extends [readonly AnyTool[]]
+  ? { readonly [N in Tools[number]['name']]: ToolRef<Extract<Tools[number], { name: N }>> }
+  : [Tools] extends [AnyTool]
+    ? { readonly [N in Tools['name']]: ToolRef<Extract<Tools, { name: N }>> }
+    : {
+        readonly [K in keyof Tools as Tools[K] extends AnyTool ? Tools[K]['name'] : never]: Tools[K] extends AnyTool
+          ? ToolRef<Tools[K]>
+          : never;
+      };
+
+/**
+ * Typed refs to tools for workflow code, as `proxyActivities<typeof activities>()` does for activities: import
+ * the tools with `import type` (tool modules load provider SDKs the workflow bundle refuses) and write
+ * `const tools = toolRefs<typeof myTools>()`; `run.act(tools.charge, { amountCents: 100, ... })` is then checked
+ * against the charge tool's input. A ref is `{ name }` and nothing more.
+ */
+export function toolRefs<Tools>(): ToolRefs<Tools> {
+  return new Proxy({} as ToolRefs<Tools>, {
+    get: (_target, name) => (typeof name === 'string' ? Object.freeze({ name }) : undefined),
+  });
 }

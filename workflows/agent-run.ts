@@ -108,7 +108,7 @@ async function actOnProposal(
   }
   agent.effectTaken(amountCents, tool.riskClass === 'money-movement');
   agent.setStage(`acting: ${intent.operation}`);
-  const snap = await run.act(intent, { returnWhenUnresolved: true }, prepared);
+  const snap = await run.actIntent(intent, { returnWhenUnresolved: true }, prepared);
   agent.acted(snap, intent.operation);
   if (snap.status !== 'failed' && snap.status !== 'compensating') return undefined;
   agent.setStage('compensating');

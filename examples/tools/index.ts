@@ -52,5 +52,7 @@ export type ReserveIntent = ByName<'reserve'>;
 export type ReleaseIntent = ByName<'release'>;
 export type CreateShipmentIntent = ByName<'create-shipment'>;
 export type ExampleIntent = IntentOf<Tools>;
+/** Every example tool, for `toolRefs<ExampleTools>()` in workflow code. */
+export type ExampleTools = Tools;
 export type ExampleOperation = Tools['name'];
 export { APPROVED_EMAIL_TEMPLATES } from './email';

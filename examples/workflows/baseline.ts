@@ -28,7 +28,10 @@ import {
 } from '@temporalio/workflow';
 import type { BareChargeInput, BareChargeResult, createBareCharge } from '../activities/bare-charge';
 import type { BareToolInput, BareToolResult, createBareTool } from '../activities/bare-tool';
-import { ActionRun, parseRunWorkflowId } from 'retrysafe/workflow';
+import { ActionRun, parseRunWorkflowId, toolRefs } from 'retrysafe/workflow';
+import type { ExampleTools } from '../tools';
+
+const tools = toolRefs<ExampleTools>();
 
 type Activities = { bareCharge: ReturnType<typeof createBareCharge>; bareTool: ReturnType<typeof createBareTool> };
 
@@ -122,7 +125,7 @@ export async function baselineUpdateWorkflow(): Promise<{ sentAtMs: number }> {
 
 export async function retrysafeChargeWorkflow(input: BareChargeInput): Promise<{ status: string; chargeId?: string }> {
   const run = new ActionRun(parseRunWorkflowId(workflowInfo().workflowId));
-  const charge = await run.act({ operation: 'charge', ...input });
+  const charge = await run.act(tools.charge, input);
   // A confirmed charge stays open for a compensation until its run says it was kept.
   if (charge.status === 'confirmed') await run.settle(charge.key, { state: 'kept' });
   return { status: charge.status, ...(charge.providerRef ? { chargeId: charge.providerRef } : {}) };

@@ -8,8 +8,10 @@
  *                │ failed / compensated
  *                └─▶ not announced
  */
-import type { SendEmailIntent } from '../tools';
-import { ActionRun, parseActionKey } from 'retrysafe/workflow';
+import type { ExampleTools } from '../tools';
+import { ActionRun, parseActionKey, toolRefs } from 'retrysafe/workflow';
+
+const tools = toolRefs<ExampleTools>();
 
 export interface FulfillmentInput {
   tenant: string;
@@ -43,14 +45,16 @@ export async function fulfillmentAgentWorkflow(input: FulfillmentInput): Promise
     return { announced: false, upstreamStatus: upstream.status };
   }
   run.setStage('announcing');
-  const notice: SendEmailIntent = {
-    operation: 'send-email',
-    to: input.customerEmail,
-    subject: `Order ${input.orderId} is on its way`,
-    body: `Your payment is confirmed and order ${input.orderId} has been handed to the carrier.`,
-    template: 'dispatch-notice',
-  };
-  const email = await run.act(notice, { step: 'dispatch-notice' });
+  const email = await run.act(
+    tools['send-email'],
+    {
+      to: input.customerEmail,
+      subject: `Order ${input.orderId} is on its way`,
+      body: `Your payment is confirmed and order ${input.orderId} has been handed to the carrier.`,
+      template: 'dispatch-notice',
+    },
+    { step: 'dispatch-notice' },
+  );
   run.setStage(
     email.status === 'confirmed' ? 'announced' : `announcement ${email.status}`,
     email.status === 'confirmed' ? 'announced' : email.status,

@@ -12,9 +12,11 @@
  * happened before refunding it.
  */
 import { patched } from '@temporalio/workflow';
-import type { ChargeIntent, CreateShipmentIntent, ReserveIntent, SendEmailIntent } from '../tools';
+import type { ChargeIntent, CreateShipmentIntent, ExampleTools } from '../tools';
 import { shipmentRefFor } from '../tools/references';
-import { ActionRun, type ActionSnapshot, type CompensationResult } from 'retrysafe/workflow';
+import { ActionRun, toolRefs, type ActionSnapshot, type CompensationResult } from 'retrysafe/workflow';
+
+const tools = toolRefs<ExampleTools>();
 
 export interface RenewalInput {
   tenant: string;
@@ -75,42 +77,38 @@ async function renewal(input: RenewalInput, receiptGate: () => boolean): Promise
   const run = new ActionRun(input, () => `renewal of ${input.orderId} for ${input.tenant}: ${money}`);
   run.setStage('reserving');
 
-  const reserve: ReserveIntent = {
-    operation: 'reserve',
-    sku: input.sku,
-    quantity: input.quantity,
-    orderId: input.orderId,
-  };
-  const reserved = await run.act(reserve);
+  const reserved = await run.act(tools.reserve, { sku: input.sku, quantity: input.quantity, orderId: input.orderId });
   if (reserved.status !== 'confirmed') return undo(reserved);
 
   run.setStage('charging');
-  const charged = await run.act(renewalChargeIntent(input));
+  const { operation: _charge, ...charge } = renewalChargeIntent(input);
+  const charged = await run.act(tools.charge, charge);
   const chargeKey = charged.key;
   if (charged.status !== 'confirmed') return undo(charged);
 
   run.setStage('shipping');
-  const shipment: CreateShipmentIntent = {
-    operation: 'create-shipment',
+  const shipped = await run.act(tools['create-shipment'], {
     // Tenant-scoped: the carrier dedupes on it across all tenants (examples/tools/references.ts).
     shipmentRef: shipmentRefFor(input.tenant, input.orderId),
     orderId: input.orderId,
     address: input.shipTo,
-  };
-  const shipped = await run.act(shipment);
+  });
   if (shipped.status !== 'confirmed') return undo(shipped);
 
   let receiptId: string | undefined;
   if (input.customerEmail && receiptGate()) {
     run.setStage('sending receipt');
-    const receipt: SendEmailIntent = {
-      operation: 'send-email',
-      to: input.customerEmail,
-      subject: `Receipt for order ${input.orderId}`,
-      body: `We charged ${money} for the renewal of order ${input.orderId}.`,
-      template: 'renewal-receipt',
-    };
-    receiptId = (await run.act(receipt, { step: 'receipt' })).providerRef;
+    const receipt = await run.act(
+      tools['send-email'],
+      {
+        to: input.customerEmail,
+        subject: `Receipt for order ${input.orderId}`,
+        body: `We charged ${money} for the renewal of order ${input.orderId}.`,
+        template: 'renewal-receipt',
+      },
+      { step: 'receipt' },
+    );
+    receiptId = receipt.providerRef;
   }
 
   await run.keepAll();

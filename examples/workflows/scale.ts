@@ -8,7 +8,10 @@
  */
 import { workflowInfo } from '@temporalio/workflow';
 import type { BareChargeInput } from '../activities/bare-charge';
-import { ActionRun, parseRunWorkflowId } from 'retrysafe/workflow';
+import { ActionRun, parseRunWorkflowId, toolRefs } from 'retrysafe/workflow';
+import type { ExampleTools } from '../tools';
+
+const tools = toolRefs<ExampleTools>();
 
 export interface ManyActionsInput {
   count: number;
@@ -28,7 +31,8 @@ export async function manyActionsWorkflow(input: ManyActionsInput): Promise<Many
   for (let i = 1; i <= input.count; i++) {
     const t0 = Date.now();
     const charge = await run.act(
-      { operation: 'charge', ...input.charge, merchantReference: `${input.charge.merchantReference}-${i}` },
+      tools.charge,
+      { ...input.charge, merchantReference: `${input.charge.merchantReference}-${i}` },
       { step: `charge-${i}` },
     );
     if (charge.status === 'confirmed') {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { withEnginePreloads } from 'retrysafe/worker';
+import { withEnginePreloads } from '../../workers/workflow-preload';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

@@ -32,7 +32,7 @@ describe('acting on the record: attempts and the row', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  function setup(dedupe: DedupeCapability, outcomes: ToolOutcome[]) {
+  function setup(dedupe: DedupeCapability, outcomes: ToolOutcome[], rowLedger: ActionLedger = ledger) {
     const { tools, intent, calls } = scriptedTool({ name: 'ping', dedupe, outcomes });
     n += 1;
     const eventId = `e-${n}`;
@@ -49,7 +49,7 @@ describe('acting on the record: attempts and the row', () => {
       client: {} as Client,
       taskQueue: 'unused',
       tools,
-      ledger,
+      ledger: rowLedger,
       execute,
       crash: () => undefined,
     });
@@ -170,5 +170,28 @@ describe('acting on the record: attempts and the row', () => {
       return true;
     });
     assert.equal(t.calls.execute, 0);
+  });
+
+  it('fails before any send when the ledger is lost after the claim: the fence cannot write dispatching', async () => {
+    // The ledger answers the claim and the `planned` entry, then goes away (a dropped connection, a full disk).
+    let writes = 0;
+    const lost = new Proxy(ledger, {
+      get(target, prop, receiver) {
+        if (prop === 'recordStatus') {
+          return async (...args: Parameters<ActionLedger['recordStatus']>) => {
+            writes += 1;
+            if (writes > 1) throw new Error('connection to the ledger lost');
+            return target.recordStatus(...args);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const t = setup('none', [committed('msg-lost')], lost);
+    await assert.rejects(t.run(1), /connection to the ledger lost/);
+    assert.equal(t.calls.execute, 0, 'nothing was sent without its dispatching entry');
+    const row = await ledger.get(t.action.key);
+    assert.equal(row?.status, 'planned', 'the row still proves that nothing was sent');
   });
 });

@@ -8,6 +8,7 @@ import { Database } from 'node-sqlite3-wasm';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { startServerProcess } from '../support/server-process';
 import { byoTools } from './tools';
+import { payoutWorkflow } from './workflows';
 import { RetrysafeClient, errorCodeOf } from 'retrysafe';
 
 /**
@@ -115,10 +116,14 @@ describe('a tool brought by the user, registered on their own worker', () => {
   });
 
   it('compensates a recorded entry with its own key when a later step is rejected', { timeout: 120_000 }, async () => {
-    const run = await stack.retrysafe.startRun('payoutWorkflow', 'acme', 'payout-2', {
-      account: 'acct-9',
-      amountCents: 700,
-      channel: 'closed',
+    const run = await stack.retrysafe.startRun(payoutWorkflow, {
+      tenant: 'acme',
+      eventId: 'payout-2',
+      input: {
+        account: 'acct-9',
+        amountCents: 700,
+        channel: 'closed',
+      },
     });
     const result = (await run.result()) as {
       status: string;
@@ -141,11 +146,15 @@ describe('a tool brought by the user, registered on their own worker', () => {
   });
 
   it('derives the undo key from the step of the action it undoes', { timeout: 120_000 }, async () => {
-    const run = await stack.retrysafe.startRun('payoutWorkflow', 'acme', 'payout-3', {
-      account: 'acct-10',
-      amountCents: 800,
-      channel: 'closed',
-      entryStep: 'fee',
+    const run = await stack.retrysafe.startRun(payoutWorkflow, {
+      tenant: 'acme',
+      eventId: 'payout-3',
+      input: {
+        account: 'acct-10',
+        amountCents: 800,
+        channel: 'closed',
+        entryStep: 'fee',
+      },
     });
     const result = (await run.result()) as {
       status: string;

@@ -6,9 +6,12 @@
  *                          └─▶ compensate: void-entry (its own key) ─▶ compensated
  */
 import { workflowInfo } from '@temporalio/workflow';
-import { ActionRun, parseRunWorkflowId, type CompensationResult } from 'retrysafe/workflow';
+import { ActionRun, parseRunWorkflowId, toolRefs, type CompensationResult } from 'retrysafe/workflow';
+import type { byoTools } from './tools';
 
 export { actionWorkflowV3, agentRunWorkflowV3 } from 'retrysafe/workflow';
+
+const tools = toolRefs<ReturnType<typeof byoTools>>();
 
 export interface PayoutInput {
   account: string;
@@ -23,12 +26,14 @@ export async function payoutWorkflow(
 ): Promise<{ status: string; entry?: string; message?: string; compensations?: CompensationResult[] }> {
   const run = new ActionRun(parseRunWorkflowId(workflowInfo().workflowId));
   const entry = await run.act(
-    { operation: 'record-entry', account: input.account, amountCents: input.amountCents },
+    tools['record-entry'],
+    { account: input.account, amountCents: input.amountCents },
     input.entryStep ? { step: input.entryStep } : {},
   );
   if (entry.status !== 'confirmed') return { status: entry.status };
   const message = await run.act(
-    { operation: 'post-chat-message', channel: input.channel, text: `Paid ${input.amountCents} to ${input.account}` },
+    tools['post-chat-message'],
+    { channel: input.channel, text: `Paid ${input.amountCents} to ${input.account}` },
     { step: 'announce' },
   );
   if (message.status !== 'confirmed')

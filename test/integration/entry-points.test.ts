@@ -63,19 +63,33 @@ describe('entry points refuse bad arguments before starting anything', () => {
     assert.match(res.stderr, /RETRYSAFE_LEDGER: none is no longer accepted.*sqlite:<file>.*postgres:\/\//);
   });
 
+  const unreachableProviders = Object.fromEntries(
+    ['PAYMENTS', 'EMAIL', 'TICKETS', 'INVENTORY', 'SHIPPING'].map((p) => [`RETRYSAFE_${p}_URL`, 'http://127.0.0.1:9']),
+  );
+
   it('a worker whose ledger cannot be opened stops at start with the setting and the cause', () => {
     const res = run('examples/worker.ts', [], {
       RETRYSAFE_LEDGER: 'sqlite:/dev/null/ledger.sqlite',
       TEMPORAL_ADDRESS: '127.0.0.1:9',
-      ...Object.fromEntries(
-        ['PAYMENTS', 'EMAIL', 'TICKETS', 'INVENTORY', 'SHIPPING'].map((p) => [
-          `RETRYSAFE_${p}_URL`,
-          'http://127.0.0.1:9',
-        ]),
-      ),
+      ...unreachableProviders,
     });
     assert.equal(res.status, 2, res.stderr);
     assert.match(res.stderr, /RETRYSAFE_LEDGER=sqlite:\/dev\/null\/ledger\.sqlite: the ledger could not be opened: /);
+  });
+
+  it('a worker whose PostgreSQL ledger is unreachable stops at start with the setting, the cause, and no password', () => {
+    // Port 9 (discard) on loopback: nothing listens, so the connection is refused at once.
+    const res = run('examples/worker.ts', [], {
+      RETRYSAFE_LEDGER: 'postgres://retrysafe:s3cret-pw@127.0.0.1:9/ledger',
+      TEMPORAL_ADDRESS: '127.0.0.1:9',
+      ...unreachableProviders,
+    });
+    assert.equal(res.status, 2, res.stderr);
+    assert.match(
+      res.stderr,
+      /RETRYSAFE_LEDGER=postgres:\/\/retrysafe:\*\*\*@127\.0\.0\.1:9\/ledger: the ledger could not be opened: .*ECONNREFUSED/,
+    );
+    assert.doesNotMatch(res.stderr, /s3cret-pw/);
   });
 
   it('the example worker names a missing provider URL and exits 2 before connecting', () => {
