@@ -2,6 +2,7 @@
  * Bare Temporal, for the chaos harness and the benchmark to compare retrysafe with. Not used by retrysafe.
  *
  *   baselineChargeWorkflow  ─▶ bareCharge (default retry policy, fresh key per attempt) ─▶ { chargeId }
+ *   baselineLocalChargeWorkflow ─▶ bareCharge as a local activity ─▶ { chargeId }   (Temporal's fastest shape)
  *   baselineChildChargeWorkflow ─▶ child baselineChargeWorkflow ─▶ { chargeId }   (the two-workflow shape of an action)
  *   baselineSignalWorkflow  ─▶ condition(resume signal) ─▶ { sentAtMs }
  *   baselineUpdateWorkflow  ─▶ condition(resume update, its validator checks the argument) ─▶ { sentAtMs }
@@ -21,6 +22,7 @@ import {
   defineUpdate,
   executeChild,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -54,6 +56,21 @@ export async function baselineChargeWorkflow(input: BareChargeInput): Promise<Ba
     startToCloseTimeout: BARE_CHARGE_START_TO_CLOSE,
     heartbeatTimeout: BARE_HEARTBEAT_TIMEOUT,
     summary: `bare charge for ${input.merchantReference}`,
+  });
+  return bareCharge(input);
+}
+
+/**
+ * Temporal's fastest hand-written shape of one short side effect: the same charge as a local activity, run by the
+ * worker inside the workflow's first task, with no activity task of its own on the server. The benchmark starts it
+ * eagerly (requestEagerStart on a client sharing the worker's connection), so that first task comes back in the
+ * start call's own answer. A local activity re-runs with its workflow task after a crash, with a fresh key here:
+ * the speed is the point of this baseline, not its safety.
+ */
+export async function baselineLocalChargeWorkflow(input: BareChargeInput): Promise<BareChargeResult> {
+  const { bareCharge } = proxyLocalActivities<Activities>({
+    startToCloseTimeout: BARE_CHARGE_START_TO_CLOSE,
+    summary: `bare local charge for ${input.merchantReference}`,
   });
   return bareCharge(input);
 }

@@ -5,6 +5,7 @@ export { fulfillmentAgentWorkflow } from './fulfillment-agent';
 export {
   baselineChargeWorkflow,
   baselineChildChargeWorkflow,
+  baselineLocalChargeWorkflow,
   baselineSignalWorkflow,
   baselineUpdateWorkflow,
   bareToolWorkflow,

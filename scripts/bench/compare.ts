@@ -17,10 +17,16 @@ export interface LegSetting {
   ledger: boolean;
   /** The workers export metrics (scraped every second) and traces. */
   observed: boolean;
+  /** The workers run in the bench's own process, beside the client that starts the workflows (eager start). */
+  inBenchProcess?: boolean;
 }
 
-/** The one setting a comparison exists to measure, which its two legs may differ in. */
-export type Measured = 'ledger' | 'observability';
+/**
+ * The one setting a comparison exists to measure, which its two legs may differ in. `shape` sets an action against
+ * another way to deploy the same charge (Temporal's fastest: workers in the starting process, no ledger, none of
+ * retrysafe's worker settings): only the server and the number of workers must agree.
+ */
+export type Measured = 'ledger' | 'observability' | 'shape';
 
 export type Ratios = ReturnType<typeof ratios>;
 
@@ -36,6 +42,10 @@ export interface RoundRatios {
 export function incomparable(a: LegSetting, b: LegSetting, measures?: Measured): string | undefined {
   if (a.server !== b.server) return `they ran on different servers (${a.server}, ${b.server})`;
   if (a.workers !== b.workers) return `they ran on ${a.workers} and ${b.workers} workers`;
+  if (measures === 'shape') return undefined;
+  if ((a.inBenchProcess ?? false) !== (b.inBenchProcess ?? false)) {
+    return 'one side ran its workers in the bench process and the other in their own';
+  }
   const keys = [...new Set([...Object.keys(a.tuning), ...Object.keys(b.tuning)])].sort();
   const differing = keys.filter((k) => a.tuning[k] !== b.tuning[k]);
   if (differing.length) return `their workers differ in ${differing.join(', ')}`;

@@ -6,6 +6,7 @@ import type { RenewalResult } from '../../examples/workflows/renewal';
 import {
   baselineChargeWorkflow,
   baselineChildChargeWorkflow,
+  baselineLocalChargeWorkflow,
   baselineResumeSignal,
   baselineResumeUpdate,
   baselineSignalWorkflow,
@@ -24,6 +25,8 @@ import { SA_STATUS } from '../../policies/search-attributes';
  * The benchmark's legs, in pairs where a pair exists: a bare Temporal operation and its retrysafe
  * counterpart, each timed from the client's call to the answer it waits for.
  *   action   baselineChargeWorkflow (one activity)      vs retrysafeChargeWorkflow (one act(): claim, policy, dispatch)
+ *   action-vs-fastest  baselineLocalChargeWorkflow (the charge as one local activity, started eagerly by a client on
+ *            the in-process worker's connection: Temporal's fastest hand-written shape) vs the same retrysafe action
  *   action-vs-two-workflows  baselineChildChargeWorkflow (a child workflow running the activity) vs the same
  *            retrysafe action: what is left once the second workflow per action is paid for on both sides
  *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns); the
@@ -41,6 +44,11 @@ export interface BenchContext {
   observedTaskQueue?: string;
   /** What those workers export. */
   observe?: 'metrics' | 'traces' | 'both';
+  /**
+   * Workers running in the bench's own process and a client on each one's connection, which eager start needs: the
+   * server hands a workflow's first task back in the answer to its start, to a worker beside that client.
+   */
+  eager?: { clients: Client[]; taskQueue: string };
 }
 
 export type Pair = 'action' | 'signal' | 'update';
@@ -48,6 +56,8 @@ export type Pair = 'action' | 'signal' | 'update';
 /** Ratios the report prints: retrysafe leg ÷ bare leg, by leg id. */
 export const COMPARISONS = [
   { name: 'action', bare: 'bare-activity', retrysafe: 'retrysafe-action' },
+  // Against Temporal's fastest hand-written shape, whose workers run in the bench process and keep no ledger.
+  { name: 'action-vs-fastest', bare: 'bare-local-eager', retrysafe: 'retrysafe-action', measures: 'shape' },
   { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
   { name: 'update', bare: 'bare-update', retrysafe: 'retrysafe-confirmation' },
@@ -71,6 +81,25 @@ export interface Leg {
   observedWorkers?: boolean;
   /** The workflows one operation ran, by the name it was prepared under: their histories say where its time went. */
   workflows?(name: string): Array<{ role: string; workflowId: string; optional?: boolean }>;
+  /** Runs on the workers in the bench process (BenchContext.eager). */
+  inBenchProcess?: boolean;
+  /** For a leg that asks for eager starts: how many it asked for and how many the server started eagerly. */
+  eagerStarts?: EagerStarts;
+}
+
+export interface EagerStarts {
+  requested: number;
+  eager: number;
+}
+
+/** Thrown when a leg that asks for eager starts got none: it would be timing another shape than it names. */
+export function assertEager(id: string, starts: EagerStarts): void {
+  if (starts.requested > 0 && starts.eager === 0) {
+    throw new Error(
+      `${id}: none of ${starts.requested} starts was eager (the server refused requestEagerStart or no worker in ` +
+        'this process polls the task queue): the leg would time a plain start',
+    );
+  }
 }
 
 /** What the observed workers export, in words. */
@@ -136,6 +165,42 @@ const timed = async (fn: () => Promise<void>): Promise<number> => {
   return performance.now() - t0;
 };
 
+/**
+ * The bare charge as one local activity, started with requestEagerStart on the in-process workers' client: counted,
+ * start by start, in `eagerStarts`.
+ */
+function localEagerLeg(ctx: BenchContext): Leg {
+  const eagerStarts: EagerStarts = { requested: 0, eager: 0 };
+  let turn = 0;
+  return {
+    id: 'bare-local-eager',
+    label: 'bare local activity, eager start (baselineLocalChargeWorkflow)',
+    side: 'bare',
+    pair: 'action',
+    inBenchProcess: true,
+    eagerStarts,
+    prepare: async (name) => {
+      const eager = ctx.eager;
+      if (!eager?.clients.length) throw new LegUnavailable('no workers in the bench process to start eagerly on');
+      // Each worker in turn, through the client on its connection.
+      const client = eager.clients[turn++ % eager.clients.length];
+      return () =>
+        timed(async () => {
+          const handle = await client.workflow.start(baselineLocalChargeWorkflow, {
+            workflowId: `bench:local-eager:${name}`,
+            taskQueue: eager.taskQueue,
+            args: [chargeFor(name)],
+            requestEagerStart: true,
+          });
+          eagerStarts.requested++;
+          if (handle.eagerlyStarted) eagerStarts.eager++;
+          await handle.result();
+        });
+    },
+    workflows: (name) => [{ role: 'workflow', workflowId: `bench:local-eager:${name}` }],
+  };
+}
+
 export function benchLegs(ctx: BenchContext): Leg[] {
   const { client, taskQueue } = ctx;
   /** The retrysafe action leg on another queue's workers (`suffix` keeps its workflow IDs apart). */
@@ -187,6 +252,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
         }),
       workflows: (name) => [{ role: 'workflow', workflowId: `bench:bare:${name}` }],
     },
+    localEagerLeg(ctx),
     {
       id: 'bare-child-activity',
       label: 'bare two workflows (child runs the activity)',

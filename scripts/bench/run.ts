@@ -4,12 +4,24 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { msToNumber } from '@temporalio/common/lib/time';
+import { DefaultLogger, IllegalStateError, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createBareCharge } from '../../examples/activities/bare-charge';
 import { ExampleClient } from '../../examples/client';
 import { exampleRegistry } from '../../examples/tools';
 import { createApprover } from '../chaos/approvals';
 import { startStack, type Stack } from '../lib/stack';
-import { COMPARISONS, LegUnavailable, benchLegs, type BenchContext, type Leg, type Pair } from './legs';
+import {
+  COMPARISONS,
+  LegUnavailable,
+  assertEager,
+  benchLegs,
+  type BenchContext,
+  type EagerStarts,
+  type Leg,
+  type Pair,
+} from './legs';
 import { measureRecovery, startWorkerPool, type RecoverySample } from './recovery';
 import { DEFAULT_REPEATS } from './args';
 import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './compare';
@@ -58,6 +70,8 @@ export interface LegReport {
    * that name their workflows: the first one's breakdown, and the range of totals over all of them.
    */
   cost?: OperationCost & { sampled: number; eventsRange: [number, number]; workflowTasksRange: [number, number] };
+  /** For a leg that starts its workflows eagerly: measured starts asked to be eager, and those that were. */
+  eagerStarts?: EagerStarts;
 }
 
 export interface BenchReport {
@@ -96,6 +110,7 @@ const COST_SAMPLES = 3;
 const COLORS: Record<string, string> = {
   'bare-activity': '#1f77b4',
   'bare-child-activity': '#17becf',
+  'bare-local-eager': '#8c564b',
   'retrysafe-action': '#d62728',
   'retrysafe-action-observed': '#e377c2',
   'retrysafe-renewal': '#9467bd',
@@ -148,6 +163,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }),
   );
   const scraper = scrapeEverySecond(scrapes);
+  // Eager start hands a workflow's first task to a worker beside the client that starts it: only workers in this
+  // process, on the client's own connection, can take it. Started only when a leg needs them.
+  const eagerTaskQueue = `${taskQueue}-eager`;
+  const inProcess =
+    !options.legs || options.legs.includes('bare-local-eager')
+      ? await startInProcessWorkers(stack, eagerTaskQueue, WORKERS)
+      : undefined;
   const ctx: BenchContext = {
     client: stack.client,
     retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry(), ledger }),
@@ -155,6 +177,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     approver,
     observedTaskQueue,
     observe,
+    ...(inProcess ? { eager: { clients: inProcess.clients, taskQueue: eagerTaskQueue } } : {}),
   };
   const levels: Array<[string, number]> = [
     ['seq', 1],
@@ -170,14 +193,26 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       .filter(([k]) => k !== 'RETRYSAFE_TASK_QUEUE' && k !== 'RETRYSAFE_LEDGER')
       .map(([k, v]) => [k, createHash('sha256').update(v).digest('hex').slice(0, 12)]),
   );
-  const settingOf = (leg: Leg): LegSetting => ({
-    server: `${stack.server.address} (${stack.server.namespace})`,
-    taskQueue: leg.observedWorkers ? observedTaskQueue : taskQueue,
-    workers: WORKERS,
-    tuning,
-    ledger: true,
-    observed: leg.observedWorkers === true,
-  });
+  const settingOf = (leg: Leg): LegSetting =>
+    leg.inBenchProcess
+      ? {
+          // None of the worker processes' settings: the bench process's workers take only the bare charge.
+          server: `${stack.server.address} (${stack.server.namespace})`,
+          taskQueue: eagerTaskQueue,
+          workers: WORKERS,
+          tuning: {},
+          ledger: false,
+          observed: false,
+          inBenchProcess: true,
+        }
+      : {
+          server: `${stack.server.address} (${stack.server.namespace})`,
+          taskQueue: leg.observedWorkers ? observedTaskQueue : taskQueue,
+          workers: WORKERS,
+          tuning,
+          ledger: true,
+          observed: leg.observedWorkers === true,
+        };
   try {
     const measured: Array<{ leg: Leg; report: LegReport }> = [];
     const all = benchLegs(ctx);
@@ -187,6 +222,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     for (const leg of all.filter((l) => !options.legs || options.legs.includes(l.id))) {
       try {
         for (let i = 0; i < options.warmup; i++) await (await leg.prepare(`${tag}-${leg.id}-warm-${i}`))();
+        // Counted over the measured operations only.
+        if (leg.eagerStarts) Object.assign(leg.eagerStarts, { requested: 0, eager: 0 });
         const report: LegReport = {
           id: leg.id,
           label: leg.label,
@@ -214,6 +251,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         report.stats[level] = summarize(report.samples[level], sumWall(report.rounds[level]));
       const cost = await costOf(stack, leg, `${tag}-r${repeats}`, Math.min(COST_SAMPLES, options.iterations));
       if (cost) report.cost = cost;
+      if (leg.eagerStarts) {
+        report.eagerStarts = { ...leg.eagerStarts };
+        assertEager(leg.id, leg.eagerStarts);
+      }
       legs.push(report);
     }
     const recovery: BenchReport['recovery'] = { heartbeatTimeoutMs: msToNumber(DISPATCH_HEARTBEAT_TIMEOUT) };
@@ -253,9 +294,63 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     log(`  traces: ${traces.batches} OTLP batches received, ${Math.round(traces.bytes / 1024)} KiB`);
     await traces.close();
     await Promise.all(pool.workers.map((w) => w.stop()));
+    await inProcess?.stop();
     await ledger.close();
     if (!options.stack) await stack.stop();
   }
+}
+
+/**
+ * `n` workers in this process, each on a NativeConnection of its own with a client on that same connection (what
+ * requestEagerStart needs; the SDK allows one worker per task queue and connection), running the bare charge and
+ * the example workflow bundle. The leg takes the clients in turn.
+ */
+async function startInProcessWorkers(
+  stack: Stack,
+  taskQueue: string,
+  n: number,
+): Promise<{ clients: Client[]; stop(): Promise<void> }> {
+  // Warnings and errors of the in-process workers only, not each state change among the bench's progress lines.
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch (err) {
+    if (!(err instanceof IllegalStateError)) throw err;
+  }
+  const dataConverter = stack.dataConverter ? { dataConverter: stack.dataConverter } : {};
+  const started: Array<{ connection: NativeConnection; worker?: Worker; running?: Promise<void> }> = [];
+  const stop = async () => {
+    for (const { worker } of started) if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await Promise.allSettled(started.map((s) => s.running));
+    await Promise.allSettled(started.map((s) => s.connection.close()));
+  };
+  try {
+    for (let i = 0; i < n; i++) {
+      const entry: (typeof started)[number] = {
+        connection: await NativeConnection.connect({ address: stack.server.address }),
+      };
+      started.push(entry);
+      entry.worker = await Worker.create({
+        connection: entry.connection,
+        namespace: stack.server.namespace,
+        taskQueue,
+        workflowBundle: { codePath: stack.workerEnv.RETRYSAFE_WORKFLOW_BUNDLE },
+        activities: {
+          bareCharge: createBareCharge({ paymentsUrl: stack.providers.payments.url, crash: () => undefined }),
+        },
+        ...dataConverter,
+      });
+      entry.running = entry.worker.run();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    clients: started.map(
+      ({ connection }) => new Client({ connection, namespace: stack.server.namespace, ...dataConverter }),
+    ),
+    stop,
+  };
 }
 
 /**
@@ -360,6 +455,12 @@ async function runPrepared<T>(n: number, concurrency: number, prepare: (i: numbe
     return 0;
   });
   return out;
+}
+
+/** `npm run bench -- --json`'s line: the report with each leg's statistics, without its samples (they are in the chart). */
+export function benchJson(report: BenchReport): string {
+  const { legs, ...rest } = report;
+  return JSON.stringify({ ...rest, legs: legs.map(({ samples: _samples, ...leg }) => leg) });
 }
 
 /** The ratio of each comparison whose two legs both ran, per load level; refused when their settings disagree. */

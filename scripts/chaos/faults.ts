@@ -4,7 +4,13 @@ import { DISPATCH_START_TO_CLOSE } from '../../policies/timeouts';
 import type { ProviderKind, SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import { UsageError } from '../../cli/ops/errors';
 import type { Stack } from '../lib/stack';
-import { RESET_AFTER_COMMIT, replyWithheld, type ToxicProxy, type ToxiproxyServer } from '../lib/toxiproxy-server';
+import {
+  RESET_AFTER_COMMIT,
+  replyWithheld,
+  type Toxic,
+  type ToxicProxy,
+  type ToxiproxyServer,
+} from '../lib/toxiproxy-server';
 import type { WorkerProcess } from '../lib/worker-process';
 import type { Lane } from './lanes';
 import { createRng, deriveSeed, type Rng } from './prng';
@@ -20,6 +26,7 @@ import type { IterationPlan } from './types';
  *                       wakes into the row's fence and lives on
  *   provider-reset      toxiproxy resets the connection as the provider's reply comes back (reset_peer downstream)
  *   provider-timeout    toxiproxy withholds the reply, then closes the connection without it (timeout downstream)
+ *                       (both toxics are on the provider's proxy only from the held reply until it went out)
  *   temporal-partition  toxiproxy cuts the lane's workers off the Temporal frontend for seconds, then heals
  *   server-restart      the Temporal server restarts while the reply is held (the batch's workers reconnect)
  *
@@ -65,6 +72,10 @@ const WITHHELD_MS: readonly [number, number] = [1_000, 4_000];
 const PARTITION_MS: readonly [number, number] = [2_000, 8_000];
 /** How long the provider's commit may take to come (transient faults of the scenario, approvals, compensation). */
 const POINT_WAIT_MS = 45_000;
+/** From the provider's reply leaving to its bytes reaching the toxic on loopback, with room for a loaded machine. */
+const TOXIC_MARGIN_MS = 250;
+/** Between looks at the provider's request log while some other reply is passing. */
+const HELD_POLL_MS = 20;
 
 /** `--faults` as given: a comma-separated list or `all`; refused kinds named with what they lack. */
 export function parseFaultKinds(values: readonly string[]): FaultKind[] {
@@ -183,24 +194,27 @@ export interface InjectInput {
 }
 
 /**
- * Arms what has to be in place before the request goes out (a toxic on the reply's way back); call before the work
- * starts. Answers the injection, which waits for the provider's commit and does the rest.
+ * Takes note of where this iteration's requests begin in the provider's request log (the lane's provider keeps the
+ * log of earlier iterations); call before the work starts. Answers the injection, which waits for the provider to hold
+ * this iteration's targeted reply and does the rest.
+ *
+ * A reply toxic (provider-reset, provider-timeout) goes on the provider's proxy only once the provider holds the
+ * targeted request's committed reply, and comes off as soon as that reply has met it: every other request of the
+ * iteration (a saga's charge before its refund, lookups and resends after) passes untouched. It counts as injected only
+ * when it hit, that is when the provider still held the reply after the toxic was in place, so the reply went out
+ * through it.
  */
 export async function armFault(input: InjectInput): Promise<(settled: Promise<void>) => Promise<FaultRecord>> {
   const { plan, proxies } = input;
   const { kind } = plan.fault;
   const providerProxy = plan.provider ? proxies?.providers[plan.provider] : undefined;
   if (NETWORK_KINDS.includes(kind) && !proxies) throw new Error(`${kind} needs the lane's toxiproxy proxies`);
-  const toxic =
-    kind === 'provider-reset'
-      ? RESET_AFTER_COMMIT
-      : kind === 'provider-timeout'
-        ? replyWithheld(plan.fault.durationMs ?? 0)
-        : undefined;
-  if (toxic) {
-    if (!providerProxy) throw new Error(`${kind} needs a sandbox provider behind toxiproxy`);
-    await providerProxy.addToxic(toxic);
-  }
+  const toxic = replyToxic(plan.fault);
+  if (toxic && !providerProxy) throw new Error(`${kind} needs a sandbox provider behind toxiproxy`);
+  const target: HeldTarget | undefined =
+    input.provider && plan.providerOp
+      ? { provider: input.provider, op: plan.providerOp, from: (await input.provider.ledger()).requests.length }
+      : undefined;
   return async (settled) => {
     const record = (injected: boolean, detail?: string): FaultRecord => ({
       kind,
@@ -208,45 +222,84 @@ export async function armFault(input: InjectInput): Promise<(settled: Promise<vo
       atMs: Date.now() - input.startedAtMs,
       ...(detail ? { detail } : {}),
     });
-    try {
-      if (!(await committedAndHeld(input.provider, settled)))
-        return record(false, 'the provider never committed the request');
-      const at = record(true);
-      switch (kind) {
-        case 'worker-pause': {
-          process.kill(input.worker.pid, 'SIGSTOP');
-          const pausedAt = Date.now();
-          await input.startSuccessor();
-          await sleep(Math.max(0, (plan.fault.durationMs ?? 0) - (Date.now() - pausedAt)));
-          process.kill(input.worker.pid, 'SIGCONT');
-          return at;
-        }
-        case 'temporal-partition': {
-          await proxies!.temporal.cut();
-          await sleep(plan.fault.durationMs ?? 0);
-          await proxies!.temporal.heal();
-          return at;
-        }
-        case 'provider-reset':
-        case 'provider-timeout': {
-          // The reply goes out once the hold ends; the toxic meets it. Lifted after, so lookups and resends pass.
-          await input.provider!.waitForInflight((s) => s.committedButUnanswered === 0, POINT_WAIT_MS);
-          await sleep((kind === 'provider-timeout' ? (plan.fault.durationMs ?? 0) : 0) + 300);
-          return at;
-        }
-        default:
-          // server-restart: the batch restarts the server once every iteration of it has reached its moment.
-          return at;
+    if (!target || !(await targetHeld(target, settled))) {
+      return record(false, 'the provider never held the targeted reply');
+    }
+    if (toxic) return replyFault(target, providerProxy!, toxic, record);
+    const at = record(true);
+    switch (kind) {
+      case 'worker-pause': {
+        process.kill(input.worker.pid, 'SIGSTOP');
+        const pausedAt = Date.now();
+        await input.startSuccessor();
+        await sleep(Math.max(0, (plan.fault.durationMs ?? 0) - (Date.now() - pausedAt)));
+        process.kill(input.worker.pid, 'SIGCONT');
+        return at;
       }
-    } finally {
-      if (toxic) await providerProxy!.removeToxic(toxic.name).catch(() => undefined);
+      case 'temporal-partition': {
+        await proxies!.temporal.cut();
+        await sleep(plan.fault.durationMs ?? 0);
+        await proxies!.temporal.heal();
+        return at;
+      }
+      default:
+        // server-restart: the batch restarts the server once every iteration of it has reached its moment.
+        return at;
     }
   };
 }
 
-/** Waits for the provider to hold this iteration's committed reply; false when the work settled or time ran out. */
-async function committedAndHeld(provider: SandboxProvider | undefined, work: Promise<void>): Promise<boolean> {
-  if (!provider) return false;
+/** The toxic a reply fault puts on the provider's proxy: a reset as the reply comes back, or the reply withheld. */
+export function replyToxic(fault: FaultPlan): Toxic | undefined {
+  if (fault.kind === 'provider-reset') return RESET_AFTER_COMMIT;
+  if (fault.kind === 'provider-timeout') return replyWithheld(fault.durationMs ?? 0);
+  return undefined;
+}
+
+/** This iteration's targeted request: the plan's one held reply, at `op`, past `from` in the provider's request log. */
+interface HeldTarget {
+  provider: SandboxProvider;
+  op: string;
+  from: number;
+}
+
+/** Whether the provider holds the targeted request's committed reply right now (its hold has not ended). */
+export async function holdsTarget({ provider, op, from }: HeldTarget): Promise<boolean> {
+  const ledger = await provider.ledger();
+  return (
+    ledger.committedButUnanswered >= 1 &&
+    ledger.requests.slice(from).some((r) => r.op === op && r.faults.includes('hold-after-commit'))
+  );
+}
+
+/**
+ * Puts the reply toxic on the provider's proxy while the provider holds the targeted reply, and lifts it once that
+ * reply has gone out through it (a withheld reply: once the toxic closed its connection too). Injected only when the
+ * reply was still held after the toxic was in place; otherwise the reply may have passed before it.
+ */
+async function replyFault(
+  target: HeldTarget,
+  proxy: ToxicProxy,
+  toxic: Toxic,
+  record: (injected: boolean, detail?: string) => FaultRecord,
+): Promise<FaultRecord> {
+  const addedAt = Date.now();
+  await proxy.addToxic(toxic);
+  try {
+    const at = record(true);
+    if (!(await holdsTarget(target))) return record(false, 'the held reply went out before the toxic was in place');
+    await target.provider.waitForInflight((s) => s.committedButUnanswered === 0, POINT_WAIT_MS);
+    // A withheld reply's connection closes `timeout` ms after the toxic reached it (toxiproxy's timeout toxic).
+    const closesAt = toxic.type === 'timeout' ? addedAt + (toxic.attributes.timeout ?? 0) : Date.now();
+    await sleep(Math.max(0, closesAt - Date.now()) + TOXIC_MARGIN_MS);
+    return at;
+  } finally {
+    await proxy.removeToxic(toxic.name).catch(() => undefined);
+  }
+}
+
+/** Waits for the provider to hold this iteration's targeted reply; false when the work settled or time ran out. */
+async function targetHeld(target: HeldTarget, work: Promise<void>): Promise<boolean> {
   let settled = false;
   work.then(
     () => (settled = true),
@@ -255,11 +308,13 @@ async function committedAndHeld(provider: SandboxProvider | undefined, work: Pro
   const deadline = Date.now() + POINT_WAIT_MS;
   while (Date.now() < deadline && !settled) {
     try {
-      await provider.waitForInflight((s) => s.committedButUnanswered >= 1, 1_000);
-      return true;
+      await target.provider.waitForInflight((s) => s.committedButUnanswered >= 1, 1_000);
     } catch {
-      // not yet
+      continue; // nothing held yet
     }
+    // Some reply is held, or passing: only the plan's held request is the fault's moment.
+    if (await holdsTarget(target)) return true;
+    await sleep(HELD_POLL_MS);
   }
   return false;
 }

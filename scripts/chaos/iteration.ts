@@ -267,6 +267,10 @@ export class Iteration {
       approver: this.setup.approver,
       signal: this.abort.signal,
       ...(this.setup.server ? { server: this.setup.server } : {}),
+      observed: () => ({
+        ...(this.crash ? { crash: this.crash } : {}),
+        ...(this.fault ? { fault: this.fault } : {}),
+      }),
     };
   }
 

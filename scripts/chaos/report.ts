@@ -37,6 +37,11 @@ export interface Counts {
 
 export interface KindCounts {
   iterations: number;
+  /**
+   * By fault kind: iterations whose fault actually struck (a worker-kill's SIGKILL observed; any other kind recorded as
+   * injected by faults.ts, a reply toxic only when it hit the targeted reply). `iterations` is how many were planned.
+   */
+  injected?: number;
   duplicates: number;
   lost: number;
   unexplained: number;
@@ -136,7 +141,11 @@ export function addResult(c: Counts, r: IterationResult): void {
   const empty = () => ({ iterations: 0, duplicates: 0, lost: 0, unexplained: 0 });
   // A fault other than a kill replaced the plan's crash: its crash mode says nothing about the iteration.
   if (killsWorker(r.plan.fault?.kind)) add((c.byMode[r.plan.crash.mode] ??= empty()));
-  if (r.plan.fault) add((c.byFault[r.plan.fault.kind] ??= empty()));
+  if (r.plan.fault) {
+    const k = (c.byFault[r.plan.fault.kind] ??= { ...empty(), injected: 0 });
+    add(k);
+    if (gotItsKill(r)) k.injected = (k.injected ?? 0) + 1;
+  }
 }
 
 export function summarize(results: readonly IterationResult[]): VariantReport {
@@ -314,13 +323,31 @@ export function toJson(report: ChaosReport) {
 
 /** With `--faults`: one row per fault kind, retrysafe's counts and the baseline's duplicates beside them. */
 export function formatByFault(report: ChaosReport): string {
-  const header = ['fault', 'iterations', 'dup', 'lost', 'unexplained', 'baseline iterations', 'baseline dup'];
+  const header = [
+    'fault',
+    'iterations',
+    'injected',
+    'dup',
+    'lost',
+    'unexplained',
+    'baseline iterations',
+    'baseline dup',
+  ];
   const rows = FAULT_KINDS.flatMap((kind) => {
     const r = report.retrysafe.totals.byFault[kind];
     if (!r) return [];
     const b = report.baseline?.totals.byFault[kind];
     return [
-      [kind, r.iterations, r.duplicates, r.lost, r.unexplained, b?.iterations ?? '-', b?.duplicates ?? '-'].map(String),
+      [
+        kind,
+        r.iterations,
+        r.injected ?? '-',
+        r.duplicates,
+        r.lost,
+        r.unexplained,
+        b?.iterations ?? '-',
+        b?.duplicates ?? '-',
+      ].map(String),
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

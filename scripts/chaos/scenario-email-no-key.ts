@@ -2,10 +2,11 @@ import type { SendEmailIntent } from '../../examples/tools';
 import { actionState, recordsWhere, retrying, rootMessage, waitForActionStatus, type ActionState } from './observe';
 import { RESTING_STATUSES, claimAndApprove, claimedActionKey } from './scenario-defaults';
 import { exampleRegistry } from '../../examples/tools';
+import type { LedgerRequest } from '../../examples/sandbox-providers/types';
+import type { ChaosScenario, CrashMode, IterationContext, ObservedDisturbance, StartedWork, Tally } from './types';
+import type { OperatorResolution } from 'retrysafe';
 
 const tools = exampleRegistry();
-import type { ChaosScenario, IterationContext, StartedWork, Tally } from './types';
-import type { OperatorResolution } from 'retrysafe';
 
 /**
  * An email on a provider with no key, no lookup and (here) no webhook, approved by a signed confirmation
@@ -13,21 +14,47 @@ import type { OperatorResolution } from 'retrysafe';
  * tell "sent" from "not sent", so the action must stop in needs_review without resending. The harness
  * then acts as the operator who checked the provider's dashboard (its ledger): one message found →
  * "confirmed", none → "not-happened", which allows exactly one cleared send. Expected end: exactly one
- * message, confirmed, and a review exactly when the reply was lost.
+ * message, confirmed, and a review whenever a reply was seen lost. What counts as lost is what the harness observed
+ * (the kill it saw land, the fault it saw hit) and what the provider logged, never what the plan asked for: under
+ * --faults the plan's crash mode is not what happened, and an armed point can be missed.
  */
 
 const OPERATOR = 'chaos-harness';
 
-/** Crash modes that always lose the reply of a started attempt: the action cannot know and must ask. */
-const REVIEW_EXPECTED = new Set(['before-send', 'in-flight', 'after-commit', 'gateway-error']);
+/** Points of the attempt where a worker killed there leaves its reply unheard (the provider committed or answered). */
+const KILLED_AFTER_COMMIT = new Set<CrashMode>(['in-flight', 'after-commit', 'gateway-error']);
+
+/** What the harness and the provider observed about one email's attempts, from which its expectations follow. */
+export interface EmailFacts {
+  /** The kill the harness observed (a kill a cluster fault spared the worker from does not count) and the fault. */
+  observed: ObservedDisturbance;
+  /** The provider's log of this email's requests (by its reference). */
+  requests: ReadonlyArray<Pick<LedgerRequest, 'outcome' | 'faults' | 'status'>>;
+}
 
 /**
- * A review is required when the worker died with the reply: not when a cluster kill spared it (`--target cluster`),
- * since the worker that sent then receives the held reply itself. It may still end in review (the completion
- * could not reach the cluster in time and the attempt timed out); either way with exactly one send.
+ * Why the action cannot know whether its email went: each reason is an observed fact. `afterCommit`: the provider
+ * committed and the reply did not reach a live worker (one send before the review); `beforeSend`: the worker holding
+ * the attempt died before its send (nothing sent before the review).
  */
-function reviewRequired(plan: IterationContext['plan']): boolean {
-  return REVIEW_EXPECTED.has(plan.crash.mode) && !plan.clusterFault?.spareWorker;
+export function lostReplies({ observed, requests }: EmailFacts): { afterCommit: string[]; beforeSend?: string } {
+  const afterCommit: string[] = [];
+  for (const r of requests) {
+    if (r.outcome !== 'committed' && r.outcome !== 'replayed') continue;
+    if (r.faults.includes('drop-after-commit')) afterCommit.push('the provider dropped its reply after committing');
+    if (r.faults.includes('status-after-commit'))
+      afterCommit.push(`the provider answered ${r.status} after committing`);
+  }
+  const { crash, fault } = observed;
+  const killed = crash?.pointReached && crash.signal === 'SIGKILL' && !crash.workerSpared ? crash.mode : undefined;
+  if (killed && KILLED_AFTER_COMMIT.has(killed)) afterCommit.push(`the worker was killed at ${killed}`);
+  if (fault?.injected && (fault.kind === 'provider-reset' || fault.kind === 'provider-timeout')) {
+    afterCommit.push(`the reply met ${fault.kind}`);
+  }
+  return {
+    afterCommit,
+    ...(killed === 'before-send' ? { beforeSend: 'the worker holding the attempt was killed before its send' } : {}),
+  };
 }
 
 function start(ctx: IterationContext): StartedWork {
@@ -39,6 +66,7 @@ function start(ctx: IterationContext): StartedWork {
   };
   const key = claimedActionKey(ctx, 'send-email');
   const messagesFor = async () => recordsWhere(await ctx.providers.email.ledger(), 'messages', { reference: key });
+  const requestsFor = async () => (await ctx.providers.email.ledger()).requests.filter((r) => r.reference === key);
   let claimError: Error | undefined;
   let firstRest: ActionState | undefined;
   let sendsBeforeReview: number | undefined;
@@ -95,16 +123,19 @@ function start(ctx: IterationContext): StartedWork {
       const unexplained: string[] = [];
       if (claimError) unexplained.push(`claim failed: ${rootMessage(claimError)}`);
       if (!claimError && state?.status !== 'confirmed') unexplained.push(`${key} ended ${state?.status ?? 'absent'}`);
-      if (!reviewed && reviewRequired(ctx.plan) && !claimError) {
-        unexplained.push(
-          `the reply was lost (${ctx.plan.crash.mode}) yet the action reached ${firstRest?.status} without a review`,
-        );
+      // What the review had to be, from what was observed: the harness's kill and fault, the provider's log.
+      const lost = lostReplies({ observed: ctx.observed(), requests: await requestsFor() });
+      const why = [...lost.afterCommit, ...(lost.beforeSend ? [lost.beforeSend] : [])];
+      if (!reviewed && why.length && !claimError) {
+        unexplained.push(`${why.join('; ')}, yet the action reached ${firstRest?.status} without a review`);
       }
-      if (reviewed && ctx.plan.crash.mode !== 'random-time') {
-        const expectedSends = ctx.plan.crash.mode === 'before-send' ? 0 : 1;
-        if (sendsBeforeReview !== expectedSends) {
-          unexplained.push(`${sendsBeforeReview} send(s) before the review, expected ${expectedSends}`);
-        }
+      // A reply lost after the commit leaves one send before the review; a kill before the send, none (nothing may
+      // send blind after it). A disturbance that was neither (a random-time kill, a pause) expects no number.
+      const expectedSends = lost.afterCommit.length ? 1 : lost.beforeSend ? 0 : undefined;
+      if (reviewed && expectedSends !== undefined && sendsBeforeReview !== expectedSends) {
+        unexplained.push(
+          `${sendsBeforeReview} send(s) before the review (${why.join('; ')}), expected ${expectedSends}`,
+        );
       }
       return {
         outcome: status,

@@ -147,6 +147,17 @@ export interface IterationContext {
   signal: AbortSignal;
   /** A real-server scenario's server, started once for the run. */
   server?: ExampleServer;
+  /**
+   * What the harness saw happen to the iteration so far (the kill it observed, the fault it injected), as opposed to
+   * what the plan asked for: a scenario's expectations read this, never the plan's crash mode or fault.
+   */
+  observed(): ObservedDisturbance;
+}
+
+/** What struck an iteration, as the harness observed it (each absent when nothing of the kind happened). */
+export interface ObservedDisturbance {
+  crash?: CrashRecord;
+  fault?: FaultRecord;
 }
 
 /** Work in progress. `settled` resolves when the work reached the state the scenario waits for. */

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { incomparable, roundRatios, spreadOf, type LegSetting } from '../../scripts/bench/compare';
-import { pairRatios, type LegReport } from '../../scripts/bench/run';
+import { incomparable, roundRatios, spreadOf, type LegSetting, type RoundRatios } from '../../scripts/bench/compare';
+import { formatBench } from '../../scripts/bench/format';
+import { COMPARISONS, assertEager } from '../../scripts/bench/legs';
+import { benchJson, pairRatios, type BenchReport, type LegReport } from '../../scripts/bench/run';
 import { summarize } from '../../scripts/bench/stats';
 
 const setting = (over: Partial<LegSetting> = {}): LegSetting => ({
@@ -87,5 +89,107 @@ describe('bench comparisons', () => {
     assert.deepEqual(apart.action.seq, {
       refused: 'they ran on different servers (cloud:7233 (ns), 127.0.0.1:7233 (default))',
     });
+  });
+});
+
+describe("the bench's baselines", () => {
+  const levels: Array<[string, number]> = [
+    ['seq', 1],
+    ['c10', 10],
+  ];
+  const spawned = setting({ ledger: true });
+  // Temporal's fastest shape: its workers in the bench process, no ledger, none of the worker processes' settings.
+  const inProcess = setting({ taskQueue: 'bench-eager', tuning: {}, inBenchProcess: true });
+  const leg = (id: string, side: 'bare' | 'retrysafe', s: LegSetting, seq: number, c10: number): LegReport => ({
+    id,
+    label: id,
+    side,
+    setting: s,
+    stats: { seq: round(seq), c10: round(c10) },
+    rounds: { seq: [round(seq), round(seq * 2)], c10: [round(c10), round(c10)] },
+    samples: { seq: [seq], c10: [c10] },
+  });
+  const report = (legs: LegReport[]): BenchReport => ({
+    iterations: 10,
+    concurrency: 10,
+    repeats: 2,
+    machine: 'test',
+    legs,
+    skipped: [],
+    ratios: pairRatios(legs, levels),
+    recovery: { heartbeatTimeoutMs: 2_000 },
+    chart: '.out/bench/latency.svg',
+    durationMs: 1,
+    observe: 'both',
+  });
+
+  it('set the action against the bare activity and against the local activity started eagerly, seq and c10', () => {
+    const json = JSON.parse(
+      benchJson(
+        report([
+          leg('bare-activity', 'bare', spawned, 100, 200),
+          leg('bare-local-eager', 'bare', inProcess, 50, 80),
+          leg('retrysafe-action', 'retrysafe', spawned, 110, 240),
+        ]),
+      ),
+    ) as { ratios: Record<string, Record<string, RoundRatios>>; legs: Array<Record<string, unknown>> };
+    assert.equal(json.ratios.action.seq.median.p50, 1.1);
+    assert.equal(json.ratios.action.c10.median.p50, 1.2);
+    assert.ok(json.ratios['action-vs-fastest'], 'ratios["action-vs-fastest"] is in the JSON');
+    assert.deepEqual(json.ratios['action-vs-fastest'].seq.median, { p50: 2.2, p95: 2.2, p99: 2.2, throughput: 1 });
+    assert.equal(json.ratios['action-vs-fastest'].c10.median.p50, 3);
+    assert.deepEqual(json.ratios['action-vs-fastest'].seq.spread.p50, [2.2, 2.2]);
+    assert.equal(json.ratios['action-vs-fastest'].c10.rounds, 2);
+    assert.ok(
+      json.legs.every((l) => !('samples' in l)),
+      'samples stay in the chart',
+    );
+  });
+
+  it('print both action ratios and how many starts were eager', () => {
+    const eager = { ...leg('bare-local-eager', 'bare', inProcess, 50, 80), eagerStarts: { requested: 10, eager: 9 } };
+    const lines = formatBench(
+      report([
+        leg('bare-activity', 'bare', spawned, 100, 200),
+        eager,
+        leg('retrysafe-action', 'retrysafe', spawned, 110, 240),
+      ]),
+    );
+    const starting = (prefix: string) => lines.filter((l) => l.startsWith(prefix));
+    assert.equal(starting('retrysafe/bare (action, ').length, 2, 'seq and c10');
+    assert.match(starting('retrysafe/bare (action, seq)')[0], /p50 ×1\.1 /);
+    assert.equal(starting("retrysafe/Temporal's fastest shape (action-vs-fastest, ").length, 2, 'seq and c10');
+    assert.match(starting("retrysafe/Temporal's fastest shape (action-vs-fastest, c10)")[0], /p50 ×3 /);
+    assert.ok(lines.includes('eager starts, bare-local-eager: 9 of 10 measured starts'), lines.join('\n'));
+  });
+
+  it('compare the fastest shape on server and worker count, and nothing else against its shape', () => {
+    assert.equal(incomparable(spawned, inProcess, 'shape'), undefined);
+    assert.match(incomparable(spawned, setting({ ...inProcess, workers: 1 }), 'shape')!, /on 2 and 1 workers/);
+    assert.match(incomparable(spawned, { ...inProcess, server: 'cloud:7233 (ns)' }, 'shape')!, /different servers/);
+    // Any other comparison refuses workers in the bench process against workers in their own.
+    assert.match(
+      incomparable(setting(), setting({ inBenchProcess: true }))!,
+      /in the bench process and the other in their own/,
+    );
+    const [refused] = Object.values(
+      pairRatios(
+        [
+          leg('bare-local-eager', 'bare', { ...inProcess, workers: 1 }, 50, 80),
+          leg('retrysafe-action', 'retrysafe', spawned, 110, 240),
+        ],
+        levels,
+      ),
+    );
+    assert.deepEqual(refused.seq, { refused: 'they ran on 2 and 1 workers' });
+  });
+
+  it('name the fastest-shape comparison by its legs, and fail the leg whose starts were none of them eager', () => {
+    assert.deepEqual(
+      COMPARISONS.find((c) => c.name === 'action-vs-fastest'),
+      { name: 'action-vs-fastest', bare: 'bare-local-eager', retrysafe: 'retrysafe-action', measures: 'shape' },
+    );
+    assert.throws(() => assertEager('bare-local-eager', { requested: 10, eager: 0 }), /none of 10 starts was eager/);
+    assert.doesNotThrow(() => assertEager('bare-local-eager', { requested: 10, eager: 3 }));
   });
 });

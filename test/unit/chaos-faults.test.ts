@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseChaosArgs } from '../../scripts/chaos/args';
-import { FAULT_KINDS, REFUSED, killsWorker, parseFaultKinds, type FaultKind } from '../../scripts/chaos/faults';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
+import type { Toxic, ToxicProxy } from '../../scripts/lib/toxiproxy-server';
+import type { WorkerProcess } from '../../scripts/lib/worker-process';
+import {
+  FAULT_KINDS,
+  REFUSED,
+  armFault,
+  killsWorker,
+  parseFaultKinds,
+  type FaultKind,
+  type FaultPlan,
+} from '../../scripts/chaos/faults';
 import { planIteration } from '../../scripts/chaos/plan';
 import { scenarioByName } from '../../scripts/chaos/registry';
 import { formatTable, gotItsKill, summarize, toJson, type ChaosReport } from '../../scripts/chaos/report';
@@ -109,7 +121,133 @@ describe('chaos --faults', () => {
     assert.equal(baselineDup, 12);
     assert.match(
       formatTable(report),
-      /^fault +iterations +dup +lost +unexplained +baseline iterations +baseline dup$/m,
+      /^fault +iterations +injected +dup +lost +unexplained +baseline iterations +baseline dup$/m,
+    );
+    const injected = Object.values(json.byFault!).reduce((n, k) => n + (k.injected ?? 0), 0);
+    assert.equal(injected, 24, 'every fault of these iterations struck');
+    const missed = retrysafe.map((r) => (r.fault ? { ...r, fault: { ...r.fault, injected: false } } : r));
+    const missedByFault = summarize(missed).totals.byFault;
+    for (const [kind, k] of Object.entries(missedByFault)) {
+      assert.equal(
+        k.injected,
+        kind === 'worker-kill' ? k.iterations : 0,
+        `${kind}: a fault that missed is not injected`,
+      );
+    }
+  });
+});
+
+/**
+ * A provider whose request log and held replies the test drives: `pass` commits a request whose reply goes out at
+ * once (a saga's charge), `hold` one whose reply is held for `ms` (the plan's hold-after-commit).
+ */
+function scriptedProvider() {
+  const requests: Array<{ op: string; faults: string[] }> = [];
+  let held = 0;
+  const provider = {
+    ledger: async () => ({ requests: [...requests], committedButUnanswered: held }),
+    async waitForInflight(predicate: (s: { inflight: number; committedButUnanswered: number }) => boolean, ms = 5_000) {
+      const deadline = Date.now() + ms;
+      while (!predicate({ inflight: held, committedButUnanswered: held })) {
+        if (Date.now() > deadline) throw new Error('inflight condition not met');
+        await sleep(5);
+      }
+    },
+  } as unknown as SandboxProvider;
+  return {
+    provider,
+    holding: () => held > 0,
+    async pass(op: string, ms: number) {
+      requests.push({ op, faults: [] });
+      held++;
+      await sleep(ms);
+      held--;
+    },
+    async hold(op: string, ms: number) {
+      requests.push({ op, faults: ['hold-after-commit'] });
+      held++;
+      await sleep(ms);
+      held--;
+    },
+  };
+}
+
+/** A proxy that notes when a toxic went on and came off, and whether the targeted reply was held at that moment. */
+function notingProxy(holding: () => boolean, addDelayMs = 0) {
+  const events: Array<{ what: 'add' | 'remove'; toxic: string; holding: boolean }> = [];
+  const proxy: ToxicProxy = {
+    name: 'payments',
+    host: '127.0.0.1',
+    port: 1,
+    async addToxic(toxic: Toxic) {
+      await sleep(addDelayMs);
+      events.push({ what: 'add', toxic: toxic.type, holding: holding() });
+    },
+    async removeToxic(name: string) {
+      events.push({ what: 'remove', toxic: name, holding: holding() });
+    },
+    cut: async () => undefined,
+    heal: async () => undefined,
+  };
+  return { proxy, events };
+}
+
+describe('chaos --faults: a reply toxic strikes the targeted request only', () => {
+  const saga = scenarioByName('saga-compensation')!;
+
+  async function inject(kind: 'provider-reset' | 'provider-timeout', addDelayMs = 0) {
+    const plan = planIteration(7, 0, saga, { restartRate: 0, faults: [kind] }) as ReturnType<typeof planIteration> & {
+      fault: FaultPlan;
+    };
+    const scripted = scriptedProvider();
+    // An earlier iteration's held refund on the lane's provider: not this iteration's moment.
+    await scripted.hold(plan.providerOp!, 0);
+    const { proxy, events } = notingProxy(scripted.holding, addDelayMs);
+    const injection = await armFault({
+      plan,
+      provider: scripted.provider,
+      proxies: { providers: { payments: proxy }, temporal: proxy },
+      worker: {} as WorkerProcess,
+      startedAtMs: Date.now(),
+      startSuccessor: async () => undefined,
+    });
+    assert.equal(events.length, 0, 'nothing is armed before the work starts');
+    const work = (async () => {
+      await sleep(50);
+      await scripted.pass('charges.create', 60); // the saga's charge, before the refund: must pass untouched
+      assert.equal(events.length, 0, 'the charge passed without a toxic');
+      await sleep(50);
+      await scripted.hold(plan.providerOp!, 400);
+    })();
+    const record = await injection(work);
+    await work;
+    return { plan, record, events };
+  }
+
+  for (const kind of ['provider-reset', 'provider-timeout'] as const) {
+    it(`${kind}: on the proxy only while the refund's reply is held, off once it went out; counted as a hit`, async () => {
+      const { plan, record, events } = await inject(kind);
+      assert.equal(record.injected, true, record.detail);
+      assert.equal(plan.provider, 'payments');
+      assert.deepEqual(
+        events.map((e) => [e.what, e.holding]),
+        [
+          ['add', true],
+          ['remove', false],
+        ],
+      );
+      assert.equal(events[0].toxic, kind === 'provider-reset' ? 'reset_peer' : 'timeout');
+    });
+  }
+
+  it('is not counted as injected when the held reply went out before the toxic was in place', async () => {
+    const { record, events } = await inject('provider-reset', 700);
+    assert.equal(record.injected, false);
+    assert.match(record.detail ?? '', /went out before the toxic/);
+    assert.deepEqual(
+      events.map((e) => e.what),
+      ['add', 'remove'],
+      'lifted all the same',
     );
   });
 });
