@@ -14,35 +14,10 @@ import {
 import type { WorkerProcess } from '../lib/worker-process';
 import type { Lane } from './lanes';
 import { createRng, deriveSeed, type Rng } from './prng';
-import type { IterationPlan } from './types';
+import { FAULT_KINDS, type FaultKind, type FaultPlan, type FaultRecord, type IterationPlan } from './types';
 
-/**
- * `npm run chaos -- --faults KIND[,KIND…]|all`: each iteration injects one fault drawn by the seed, at the moment
- * the provider has committed the iteration's request and holds its reply (the point where a request arrived and its
- * answer did not yet):
- *
- *   worker-kill         SIGKILL of the worker at the crash point the plan draws (the harness's crash modes)
- *   worker-pause        SIGSTOP of the worker past the row's lease (another worker takes the row), then SIGCONT: it
- *                       wakes into the row's fence and lives on
- *   provider-reset      toxiproxy resets the connection as the provider's reply comes back (reset_peer downstream)
- *   provider-timeout    toxiproxy withholds the reply, then closes the connection without it (timeout downstream)
- *                       (both toxics are on the provider's proxy only from the held reply until it went out)
- *   temporal-partition  toxiproxy cuts the lane's workers off the Temporal frontend for seconds, then heals
- *   server-restart      the Temporal server restarts while the reply is held (the batch's workers reconnect)
- *
- * Two kinds are refused, with what they lack: ledger-partition and clock-skew (see REFUSED).
- */
-export const FAULT_KINDS = [
-  'worker-kill',
-  'worker-pause',
-  'provider-reset',
-  'provider-timeout',
-  'server-restart',
-  'temporal-partition',
-  'ledger-partition',
-  'clock-skew',
-] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+export { FAULT_KINDS };
+export type { FaultKind, FaultPlan, FaultRecord };
 
 /** Kinds the harness cannot inject properly yet, and what is missing for each. */
 export const REFUSED: Partial<Record<FaultKind, string>> = {
@@ -104,25 +79,6 @@ export function parseFaultKinds(values: readonly string[]): FaultKind[] {
 export const killsWorker = (kind: FaultKind | undefined) => kind === undefined || kind === 'worker-kill';
 
 export const needsToxiproxy = (kinds: readonly FaultKind[]) => kinds.some((k) => NETWORK_KINDS.includes(k));
-
-/** What the plan of one iteration carries about its fault (absent without --faults). */
-export interface FaultPlan {
-  kind: FaultKind;
-  /** How long the provider holds its committed reply (the fault's moment). */
-  holdMs?: number;
-  /** worker-pause: how long the worker stays stopped; temporal-partition: how long the cut lasts. */
-  durationMs?: number;
-}
-
-/** What happened to the planned fault. */
-export interface FaultRecord {
-  kind: FaultKind;
-  /** The provider committed and the fault was injected at that moment. */
-  injected: boolean;
-  /** Milliseconds from the start of the work to the injection. */
-  atMs: number;
-  detail?: string;
-}
 
 /**
  * The iteration's fault, from its own stream (the seed's, salted), so the plan's other draws stay as they were: a

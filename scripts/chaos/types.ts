@@ -5,7 +5,6 @@ import type { ExampleServer } from '../lib/example-servers';
 import type { Stack } from '../lib/stack';
 import type { Approver } from './approvals';
 import type { AnyTool } from 'retrysafe';
-import type { FaultPlan, FaultRecord } from './faults';
 
 /**
  * The vocabulary of the chaos harness: crash modes, iteration plans, scenarios and what an iteration
@@ -245,4 +244,51 @@ export interface IterationResult {
   durationMs: number;
   /** Milliseconds from the iteration's start to each step, for seeing where the time goes. */
   timeline: Partial<Record<'doomedReady' | 'crashed' | 'successorReady' | 'settled' | 'verified', number>>;
+}
+
+/**
+ * `npm run chaos -- --faults KIND[,KIND…]|all`: each iteration injects one fault drawn by the seed, at the moment
+ * the provider has committed the iteration's request and holds its reply (the point where a request arrived and its
+ * answer did not yet):
+ *
+ *   worker-kill         SIGKILL of the worker at the crash point the plan draws (the harness's crash modes)
+ *   worker-pause        SIGSTOP of the worker past the row's lease (another worker takes the row), then SIGCONT: it
+ *                       wakes into the row's fence and lives on
+ *   provider-reset      toxiproxy resets the connection as the provider's reply comes back (reset_peer downstream)
+ *   provider-timeout    toxiproxy withholds the reply, then closes the connection without it (timeout downstream)
+ *                       (both toxics are on the provider's proxy only from the held reply until it went out)
+ *   temporal-partition  toxiproxy cuts the lane's workers off the Temporal frontend for seconds, then heals
+ *   server-restart      the Temporal server restarts while the reply is held (the batch's workers reconnect)
+ *
+ * Two kinds are refused, with what they lack: ledger-partition and clock-skew (see REFUSED).
+ */
+export const FAULT_KINDS = [
+  'worker-kill',
+  'worker-pause',
+  'provider-reset',
+  'provider-timeout',
+  'server-restart',
+  'temporal-partition',
+  'ledger-partition',
+  'clock-skew',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** What the plan of one iteration carries about its fault (absent without --faults). */
+export interface FaultPlan {
+  kind: FaultKind;
+  /** How long the provider holds its committed reply (the fault's moment). */
+  holdMs?: number;
+  /** worker-pause: how long the worker stays stopped; temporal-partition: how long the cut lasts. */
+  durationMs?: number;
+}
+
+/** What happened to the planned fault. */
+export interface FaultRecord {
+  kind: FaultKind;
+  /** The provider committed and the fault was injected at that moment. */
+  injected: boolean;
+  /** Milliseconds from the start of the work to the injection. */
+  atMs: number;
+  detail?: string;
 }
