@@ -176,7 +176,7 @@ export default tseslint.config(
     files: [
       'workflows/**/*.ts',
       'activities/**/*.ts',
-      'cli/approvals/**/*.ts',
+      'cli/**/*.ts',
       'workers/webhook-*.ts',
       'workers/http-listener.ts',
       'adapters/mcp/mcp-http.ts',

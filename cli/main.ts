@@ -10,7 +10,7 @@
  * Bad arguments get one line naming the argument and exit code 2, before anything starts.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { runDev } from './dev/dev-command';
+import { runDev, type DevCommandOptions } from './dev/dev-command';
 import { DEFAULT_METRICS_PORT } from './dev/dev-stack';
 import { VERSION } from '../client/package-version';
 
@@ -28,8 +28,13 @@ function port(name: string, nullable = false) {
   };
 }
 
+interface ProgramIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
 /** The program, its output and errors sent where `io` says (tests read them). */
-export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string) => void }): Command {
+export function retrysafeProgram(io: ProgramIo): Command {
   const program = new Command('retrysafe')
     .description('Side effects that are safe to retry, for AI agents and workflows on Temporal.')
     .version(VERSION, '-v, --version')
@@ -37,7 +42,14 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
     .showSuggestionAfterError(false)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err, outputError: () => undefined });
+  addDevCommand(program, io);
+  addInitCommand(program, io);
+  addPassThroughCommands(program, io);
+  return program;
+}
 
+/** `retrysafe dev`: its options parsed here, the stack started by runDev. */
+function addDevCommand(program: Command, io: ProgramIo): void {
   program
     .command('dev')
     .description(
@@ -67,31 +79,33 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
     .addOption(new Option('--task-queue <name>', 'the task queue your worker polls').default('retrysafe'))
     .addOption(new Option('--no-encryption', 'keep payloads in plain JSON (encrypted at rest by default)'))
     .addOption(new Option('--once', 'stop again once everything is up (to check that it starts)'))
-    .action(
-      async (
-        options: Omit<Parameters<typeof runDev>[0], 'uiPort' | 'metricsPort' | 'givenPorts'> & {
-          uiPort: number | 'none';
-          metricsPort: number | 'none';
-        },
-        command: Command,
-      ) => {
-        const none = (p: number | 'none') => (p === 'none' ? null : p);
-        const portOptions = {
-          port: '--port',
-          uiPort: '--ui-port',
-          approvalsPort: '--approvals-port',
-          metricsPort: '--metrics-port',
-        } as const;
-        const givenPorts = Object.entries(portOptions)
-          .filter(([key]) => command.getOptionValueSource(key) !== 'default')
-          .map(([, option]) => option);
-        process.exitCode = await runDev(
-          { ...options, uiPort: none(options.uiPort), metricsPort: none(options.metricsPort), givenPorts },
-          io,
-        );
-      },
-    );
+    .action(async (options: DevArguments, command: Command) => {
+      process.exitCode = await runDev(devOptions(options, command), io);
+    });
+}
 
+/** What commander hands the dev command: `none` still a word for the ports that take it. */
+type DevArguments = Omit<DevCommandOptions, 'uiPort' | 'metricsPort' | 'givenPorts'> & {
+  uiPort: number | 'none';
+  metricsPort: number | 'none';
+};
+
+/** runDev's options: `none` as null, and which port options the person gave (the others may be swapped when taken). */
+function devOptions(options: DevArguments, command: Command): DevCommandOptions {
+  const none = (p: number | 'none') => (p === 'none' ? null : p);
+  const portOptions = {
+    port: '--port',
+    uiPort: '--ui-port',
+    approvalsPort: '--approvals-port',
+    metricsPort: '--metrics-port',
+  } as const;
+  const givenPorts = Object.entries(portOptions)
+    .filter(([key]) => command.getOptionValueSource(key) !== 'default')
+    .map(([, option]) => option);
+  return { ...options, uiPort: none(options.uiPort), metricsPort: none(options.metricsPort), givenPorts };
+}
+
+function addInitCommand(program: Command, io: ProgramIo): void {
   program
     .command('init')
     .description(
@@ -104,7 +118,10 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
       const { runInit } = await import('./init/init-command');
       process.exitCode = await runInit(options, io);
     });
+}
 
+/** The commands that read their own arguments (ops, mcp, approvals), each loaded only when it runs. */
+function addPassThroughCommands(program: Command, io: ProgramIo): void {
   const passThrough = (name: string, description: string, run: (argv: string[]) => Promise<number>) =>
     program
       .command(name)
@@ -143,7 +160,6 @@ export function retrysafeProgram(io: { out: (s: string) => void; err: (s: string
     const { approvalsMain } = await import('./approvals/approval-service');
     return approvalsMain(a);
   });
-  return program;
 }
 
 /**

@@ -20,7 +20,7 @@ import { startMcpHttp } from '../adapters/mcp/mcp-http';
 import { createRetrysafeMcpServer } from '../adapters/mcp/mcp-server';
 import { connectClient } from '../client/connect';
 import { withStackSettings } from './dev/stack-file';
-import { expectPositionals, parseArgv, validateArgs } from './ops/args';
+import { expectPositionals, parseArgv, validateArgs, type FlagSpecs } from './ops/args';
 import { OpsError, UsageError } from './ops/errors';
 import { isMcpCommand, MCP_COMMANDS, mcpHelp } from './mcp-usage';
 import { loadToolsModule, TOOLS_MODULE_ENV } from './tools-module';
@@ -74,6 +74,20 @@ export async function mcpMain(argv: readonly string[]): Promise<number> {
   }
 }
 
+/** The options every `retrysafe mcp` command reads; each command validates the ones it takes. */
+const MCP_FLAGS: FlagSpecs = {
+  tools: { type: 'string' },
+  tenant: { type: 'string' },
+  agent: { type: 'string' },
+  'wait-ms': { type: 'string' },
+  'agents-file': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'allowed-hosts': { type: 'string' },
+  'allowed-origins': { type: 'string' },
+  name: { type: 'string' },
+};
+
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...rest] = argv;
   const helpText = mcpHelp(argv);
@@ -84,71 +98,64 @@ async function main(argv: readonly string[]): Promise<void> {
     );
   }
   const { env } = await withStackSettings(process.env);
-  const { flags: given, positionals } = parseArgv(rest, {
-    tools: { type: 'string' },
-    tenant: { type: 'string' },
-    agent: { type: 'string' },
-    'wait-ms': { type: 'string' },
-    'agents-file': { type: 'string' },
-    host: { type: 'string' },
-    port: { type: 'string' },
-    'allowed-hosts': { type: 'string' },
-    'allowed-origins': { type: 'string' },
-    name: { type: 'string' },
-  });
+  const { flags: given, positionals } = parseArgv(rest, MCP_FLAGS);
   expectPositionals(positionals, []);
   const flags = { ...(env[TOOLS_MODULE_ENV] ? { tools: env[TOOLS_MODULE_ENV] } : {}), ...given };
   switch (command) {
     case 'add-agent':
       return addAgent(validateArgs(AddAgentArgs, flags));
-    case 'stdio': {
-      const args = validateArgs(StdioArgs, flags);
-      const deps = await connect(env, args.tools);
-      const server = createRetrysafeMcpServer({
-        ...deps,
-        tenant: args.tenant,
-        claimant: args.agent,
-        waitMs: args['wait-ms'],
-      });
-      // stdout carries the protocol: everything else goes to stderr.
-      await server.connect(new StdioServerTransport());
-      process.stderr.write(`retrysafe MCP server on stdio, tenant ${args.tenant}\n`);
-      return;
-    }
-    case 'http': {
-      const args = validateArgs(HttpArgs, flags);
-      const file = args['agents-file'];
-      await readAgentsFile(file); // a missing or broken file stops the server here, naming the field
-      const deps = await connect(env, args.tools);
-      const allowedHosts = list(args['allowed-hosts']);
-      const allowedOrigins = list(args['allowed-origins']);
-      const http = await startMcpHttp({
-        host: args.host,
-        port: args.port,
-        ...(allowedHosts ? { allowedHosts } : {}),
-        ...(allowedOrigins ? { allowedOrigins } : {}),
-        // Re-read on every request, so an agent added or removed counts at once; a broken file admits nobody.
-        agents: () =>
-          readAgentsFile(file).catch((err: unknown) => {
-            process.stderr.write(`${(err as Error).message}; admitting nobody until it is fixed\n`);
-            return [] as Agent[];
-          }),
-        serverFor: (agent) =>
-          createRetrysafeMcpServer({
-            ...deps,
-            tenant: agent.tenant,
-            claimant: agent.name,
-            waitMs: args['wait-ms'],
-          }),
-        log: (line) => void process.stderr.write(`${line}\n`),
-      });
-      process.stdout.write(`${JSON.stringify({ event: 'mcp-ready', url: http.url })}\n`);
-      const stop = () => void http.close().then(() => process.exit(0));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      return;
-    }
+    case 'stdio':
+      return serveStdio(env, validateArgs(StdioArgs, flags));
+    case 'http':
+      return serveHttp(env, validateArgs(HttpArgs, flags));
   }
+}
+
+/** One local client on stdin and stdout, acting for the tenant given. */
+async function serveStdio(env: NodeJS.ProcessEnv, args: z.infer<typeof StdioArgs>): Promise<void> {
+  const deps = await connect(env, args.tools);
+  const server = createRetrysafeMcpServer({
+    ...deps,
+    tenant: args.tenant,
+    claimant: args.agent,
+    waitMs: args['wait-ms'],
+  });
+  // stdout carries the protocol: everything else goes to stderr.
+  await server.connect(new StdioServerTransport());
+  process.stderr.write(`retrysafe MCP server on stdio, tenant ${args.tenant}\n`);
+}
+
+/** Streamable HTTP for the agents in the agents file, each acting for its own tenant; stops on SIGINT and SIGTERM. */
+async function serveHttp(env: NodeJS.ProcessEnv, args: z.infer<typeof HttpArgs>): Promise<void> {
+  const file = args['agents-file'];
+  await readAgentsFile(file); // a missing or broken file stops the server here, naming the field
+  const deps = await connect(env, args.tools);
+  const allowedHosts = list(args['allowed-hosts']);
+  const allowedOrigins = list(args['allowed-origins']);
+  const http = await startMcpHttp({
+    host: args.host,
+    port: args.port,
+    ...(allowedHosts ? { allowedHosts } : {}),
+    ...(allowedOrigins ? { allowedOrigins } : {}),
+    // Re-read on every request, so an agent added or removed counts at once; a broken file admits nobody.
+    agents: () =>
+      readAgentsFile(file).catch((err: unknown) => {
+        process.stderr.write(`${(err as Error).message}; admitting nobody until it is fixed\n`);
+        return [] as Agent[];
+      }),
+    serverFor: (agent) =>
+      createRetrysafeMcpServer({
+        ...deps,
+        tenant: agent.tenant,
+        claimant: agent.name,
+        waitMs: args['wait-ms'],
+      }),
+    log: (line) => void process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify({ event: 'mcp-ready', url: http.url })}\n`);
+  const stop = () => void http.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
 }
 
 /** The team's tools (as their worker registers them), the Temporal client and the Web UI's address. */

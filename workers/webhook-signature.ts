@@ -69,7 +69,22 @@ export function signatureHeader(
   return list.map((secret) => new Webhook(secret).sign(id, at, toBytes(rawBody))).join(' ');
 }
 
-/** All three headers of a signed delivery, as a provider (or a test) sends them. */
+/**
+ * All three Standard Webhooks headers of a signed delivery (webhook-id, webhook-timestamp, webhook-signature), as a
+ * provider sends them to `/webhooks/<provider>` and the router verifies them.
+ *
+ * @param secrets - the provider's `whsec_` secret, or several while it rotates (one `v1,` signature each)
+ * @param id - the message ID: the same on every retry of one event (the router refuses a second delivery of it)
+ * @param timestampSeconds - when it was signed, in unix seconds (the router refuses one outside its tolerance)
+ * @param rawBody - the exact bytes posted: the signature covers them, not a re-serialization
+ *
+ * @example
+ * ```ts
+ * const body = JSON.stringify({ id: 'evt_1', type: 'charge.succeeded', idempotencyKey: key, data: { id: 'ch_1' } });
+ * const headers = webhookHeaders(secret, 'evt_1', Math.floor(Date.now() / 1000), body);
+ * await fetch(`${routerUrl}/webhooks/payments`, { method: 'POST', headers, body });
+ * ```
+ */
 export function webhookHeaders(
   secrets: string | readonly string[],
   id: string,

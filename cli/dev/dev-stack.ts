@@ -13,6 +13,7 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { declareStackSettings } from '../../client/stack-settings';
+import type { AesGcmPayloadCodec } from '../../codec/aes-gcm-codec';
 import { generatePayloadKeysFile, payloadCodecFromEnv, payloadKeysFileEnv } from '../../codec/codec-config';
 import { ledgerConfigFromEnv, openLedger } from '../../ledger';
 import { DEFAULT_TASK_QUEUE } from '../../messages/action';
@@ -87,88 +88,39 @@ export async function startDevStack(opts: DevStackOptions = {}): Promise<DevStac
   const log = opts.log ?? (() => undefined);
   const dir = path.resolve(opts.dir ?? '.retrysafe');
   const namespace = opts.namespace ?? 'default';
-  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const operator = await ensureDemoOperator(dir);
-  const publicKeysFile = path.join(dir, APPROVAL_PUBLIC_KEYS_FILE_NAME);
-  await writeFile(
-    publicKeysFile,
-    `${JSON.stringify({ [operator.signingKey.keyId]: operator.signingKey.publicKey }, null, 2)}\n`,
-  );
-  const keysFile =
-    opts.encryption === false
-      ? undefined
-      : (await generatePayloadKeysFile(path.join(dir, LOCAL_PAYLOAD_KEYS_FILE_NAME))).path;
-  const ledgerUrl = `sqlite:${path.join(dir, LOCAL_LEDGER_FILE_NAME)}`;
-  // Made (or migrated) now, so that the tools for people can read it before any worker has started.
-  await (await openLedger(ledgerConfigFromEnv({ RETRYSAFE_LEDGER: ledgerUrl })!)).close();
-
-  // The Web UI decodes payloads through the approval service's /codec: its address is needed before the server.
-  const approvalsPort = opts.approvalsPort === 0 ? await getFreePort() : (opts.approvalsPort ?? DEFAULT_APPROVALS_PORT);
-  const uiPort = opts.uiPort === undefined ? 8233 : opts.uiPort;
-  const metricsPort = opts.metricsPort === 0 ? await getFreePort() : opts.metricsPort;
-  const metricsAddress = metricsPort === undefined || metricsPort === null ? undefined : `127.0.0.1:${metricsPort}`;
-  const server = await startDevServer({
-    dbFile: opts.dbFile ?? path.join(dir, 'temporal.sqlite'),
-    port: opts.port ?? 7233,
-    uiPort,
-    namespace,
-    ...(opts.toolsDir ? { toolsDir: opts.toolsDir } : {}),
-    ...(keysFile && uiPort !== null ? { uiCodecEndpoint: `http://127.0.0.1:${approvalsPort}/codec` } : {}),
-    log,
-  });
+  const state = await prepareStackState(dir, opts.encryption !== false);
+  const ports = await choosePorts(opts);
+  const server = await startStackDevServer(opts, { dir, namespace, state, ports, log });
+  // Stopped in the reverse order of their start: the last one started is the first one in the list.
   const cleanups: Array<() => Promise<unknown>> = [() => server.stop()];
+  const stopAll = async () => {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  };
   try {
     const connection = await Connection.connect({ address: server.address });
     cleanups.unshift(() => connection.close());
-    const keysEnv = keysFile ? payloadKeysFileEnv(keysFile) : {};
-    const codec = keysFile ? payloadCodecFromEnv(keysEnv) : undefined;
+    const codec = state.keysFile ? payloadCodecFromEnv(payloadKeysFileEnv(state.keysFile)) : undefined;
     const client = new Client({
       connection,
       namespace,
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
     });
-    const approvals = await startApprovalServer(
-      createApprovalSigner({
-        privateKeyHex: operator.signingKey.privateKey,
-        keyId: operator.signingKey.keyId,
-        operators: await loadOperatorsFile(operator.operatorsFile),
-        // An operator added while it runs counts at once: the service re-reads the file when it changes.
-        operatorsFile: operator.operatorsFile,
-        onReloadError: (message) => log(`approval service: ${message}`),
-      }),
-      {
-        port: approvalsPort,
-        // The session cookie belongs to 127.0.0.1, so the Web UI's origin is that one only.
-        ...(codec && server.uiUrl ? { codec: { codec, allowedOrigins: [new URL(server.uiUrl).origin] } } : {}),
-        temporal: { client, namespace, ...(server.uiUrl ? { webUiUrl: server.uiUrl } : {}) },
-      },
-    ).catch((err: unknown) => {
-      throw new Error(
-        `cannot start the approval service on port ${approvalsPort}: ${(err as Error).message}; another stack may be ` +
-          'running: pass --approvals-port 0 for any free port',
-      );
+    const approvals = await startStackApprovals(state.operator, ports.approvalsPort, {
+      server,
+      client,
+      namespace,
+      codec,
+      log,
     });
     cleanups.unshift(() => approvals.close());
 
     // Declared where every worker and client of this stack reads them: one that disagrees says so at start.
     await declareStackSettings(connection.workflowService, namespace, {
       ...(codec ? { payloadKeyIds: codec.keyIds.known } : {}),
-      approvalKeyIds: [operator.signingKey.keyId],
+      approvalKeyIds: [state.operator.signingKey.keyId],
       ledger: 'sqlite',
     });
-    const env: Record<string, string> = {
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_NAMESPACE: namespace,
-      RETRYSAFE_TASK_QUEUE: taskQueue,
-      ...(keysFile ? { RETRYSAFE_PAYLOAD_KEYS_FILE: keysFile } : {}),
-      RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE: publicKeysFile,
-      RETRYSAFE_OPERATORS_FILE: operator.operatorsFile,
-      RETRYSAFE_LEDGER: ledgerUrl,
-      RETRYSAFE_APPROVAL_URL: approvals.url,
-      ...(metricsAddress ? { RETRYSAFE_METRICS_ADDRESS: metricsAddress } : {}),
-      ...(server.uiUrl ? { RETRYSAFE_WEB_UI_URL: server.uiUrl } : {}),
-      ...(opts.extraEnv ?? {}),
-    };
+    const env = stackEnv(state, { server, approvals, namespace, ports, opts });
     const stackFile: StackFile = {
       pid: process.pid,
       startedAt: new Date().toISOString(),
@@ -176,26 +128,144 @@ export async function startDevStack(opts: DevStackOptions = {}): Promise<DevStac
       ...(server.uiUrl ? { webUiUrl: server.uiUrl } : {}),
       approvalsUrl: approvals.url,
     };
-    const forget = await writeStackFiles(dir, stackFile);
-    cleanups.unshift(forget);
+    cleanups.unshift(await writeStackFiles(dir, stackFile));
     let stopped: Promise<void> | undefined;
     return {
       dir,
       server,
       approvals,
       client,
-      operator,
+      operator: state.operator,
       env,
       settingsFile: path.join(dir, 'dev.env'),
-      ...(metricsAddress ? { metricsUrl: `http://${metricsAddress}/metrics` } : {}),
+      ...(ports.metricsAddress ? { metricsUrl: `http://${ports.metricsAddress}/metrics` } : {}),
       stackFile,
-      stop: () =>
-        (stopped ??= (async () => {
-          for (const cleanup of cleanups) await cleanup().catch(() => undefined);
-        })()),
+      stop: () => (stopped ??= stopAll()),
     };
   } catch (err) {
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    await stopAll();
     throw err;
   }
+}
+
+/** The stack's state in its folder: the operator and its keys, the payload keys, the ledger. */
+interface StackState {
+  operator: DemoOperator;
+  publicKeysFile: string;
+  /** The payload keys file; absent when payloads stay plain. */
+  keysFile?: string;
+  ledgerUrl: string;
+}
+
+/** Makes the stack's state in `dir` on its first start and keeps it on the next ones. */
+async function prepareStackState(dir: string, encryption: boolean): Promise<StackState> {
+  const operator = await ensureDemoOperator(dir);
+  const publicKeysFile = path.join(dir, APPROVAL_PUBLIC_KEYS_FILE_NAME);
+  await writeFile(
+    publicKeysFile,
+    `${JSON.stringify({ [operator.signingKey.keyId]: operator.signingKey.publicKey }, null, 2)}\n`,
+  );
+  const keysFile = encryption
+    ? (await generatePayloadKeysFile(path.join(dir, LOCAL_PAYLOAD_KEYS_FILE_NAME))).path
+    : undefined;
+  const ledgerUrl = `sqlite:${path.join(dir, LOCAL_LEDGER_FILE_NAME)}`;
+  // Made (or migrated) now, so that the tools for people can read it before any worker has started.
+  await (await openLedger(ledgerConfigFromEnv({ RETRYSAFE_LEDGER: ledgerUrl })!)).close();
+  return { operator, publicKeysFile, ...(keysFile ? { keysFile } : {}), ledgerUrl };
+}
+
+interface StackPorts {
+  approvalsPort: number;
+  uiPort: number | null;
+  /** `127.0.0.1:<port>` where the worker serves its metrics; absent for none. */
+  metricsAddress?: string;
+}
+
+/**
+ * The ports known before the dev server starts: the Web UI decodes payloads through the approval service's /codec,
+ * so that address is needed first. 0 takes a free port now.
+ */
+async function choosePorts(opts: DevStackOptions): Promise<StackPorts> {
+  const approvalsPort = opts.approvalsPort === 0 ? await getFreePort() : (opts.approvalsPort ?? DEFAULT_APPROVALS_PORT);
+  const uiPort = opts.uiPort === undefined ? 8233 : opts.uiPort;
+  const metricsPort = opts.metricsPort === 0 ? await getFreePort() : opts.metricsPort;
+  const metricsAddress = metricsPort === undefined || metricsPort === null ? undefined : `127.0.0.1:${metricsPort}`;
+  return { approvalsPort, uiPort, ...(metricsAddress ? { metricsAddress } : {}) };
+}
+
+/** The Temporal dev server with its SQLite file in the stack's folder; its Web UI decodes through /codec. */
+function startStackDevServer(
+  opts: DevStackOptions,
+  stack: { dir: string; namespace: string; state: StackState; ports: StackPorts; log: (line: string) => void },
+): Promise<DevServer> {
+  const { dir, namespace, state, ports, log } = stack;
+  return startDevServer({
+    dbFile: opts.dbFile ?? path.join(dir, 'temporal.sqlite'),
+    port: opts.port ?? 7233,
+    uiPort: ports.uiPort,
+    namespace,
+    ...(opts.toolsDir ? { toolsDir: opts.toolsDir } : {}),
+    ...(state.keysFile && ports.uiPort !== null
+      ? { uiCodecEndpoint: `http://127.0.0.1:${ports.approvalsPort}/codec` }
+      : {}),
+    log,
+  });
+}
+
+/** The approval service for the local operator, with the approval page and, when payloads are encrypted, /codec. */
+async function startStackApprovals(
+  operator: DemoOperator,
+  port: number,
+  stack: {
+    server: DevServer;
+    client: Client;
+    namespace: string;
+    codec: AesGcmPayloadCodec | undefined;
+    log: (line: string) => void;
+  },
+): Promise<ApprovalServer> {
+  const { server, client, namespace, codec, log } = stack;
+  const operators = await loadOperatorsFile(operator.operatorsFile);
+  return startApprovalServer(
+    createApprovalSigner({
+      privateKeyHex: operator.signingKey.privateKey,
+      keyId: operator.signingKey.keyId,
+      operators,
+      // An operator added while it runs counts at once: the service re-reads the file when it changes.
+      operatorsFile: operator.operatorsFile,
+      onReloadError: (message) => log(`approval service: ${message}`),
+    }),
+    {
+      port,
+      // The session cookie belongs to 127.0.0.1, so the Web UI's origin is that one only.
+      ...(codec && server.uiUrl ? { codec: { codec, allowedOrigins: [new URL(server.uiUrl).origin] } } : {}),
+      temporal: { client, namespace, ...(server.uiUrl ? { webUiUrl: server.uiUrl } : {}) },
+    },
+  ).catch((err: unknown) => {
+    throw new Error(
+      `cannot start the approval service on port ${port}: ${(err as Error).message}; another stack may be ` +
+        'running: pass --approvals-port 0 for any free port',
+    );
+  });
+}
+
+/** What a worker and a client of this stack need, as environment variables. */
+function stackEnv(
+  state: StackState,
+  stack: { server: DevServer; approvals: ApprovalServer; namespace: string; ports: StackPorts; opts: DevStackOptions },
+): Record<string, string> {
+  const { server, approvals, namespace, ports, opts } = stack;
+  return {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: namespace,
+    RETRYSAFE_TASK_QUEUE: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    ...(state.keysFile ? { RETRYSAFE_PAYLOAD_KEYS_FILE: state.keysFile } : {}),
+    RETRYSAFE_APPROVAL_PUBLIC_KEYS_FILE: state.publicKeysFile,
+    RETRYSAFE_OPERATORS_FILE: state.operator.operatorsFile,
+    RETRYSAFE_LEDGER: state.ledgerUrl,
+    RETRYSAFE_APPROVAL_URL: approvals.url,
+    ...(ports.metricsAddress ? { RETRYSAFE_METRICS_ADDRESS: ports.metricsAddress } : {}),
+    ...(server.uiUrl ? { RETRYSAFE_WEB_UI_URL: server.uiUrl } : {}),
+    ...(opts.extraEnv ?? {}),
+  };
 }
