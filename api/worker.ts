@@ -14,9 +14,9 @@ export { isSettingsError, retrysafeSettingsFromEnv } from '../workers/settings-f
 export type { PluginChoices, RetrysafeEnvSettings } from '../workers/settings-from-env';
 export { workerMain } from '../workers/run-worker';
 export type { WorkerSetup } from '../workers/run-worker';
-export { connectWorker } from '../workers/connection';
 export { createLogger } from '../workers/logger';
-export { installWorkerRuntime, prometheusMetricsExporter } from '../workers/runtime';
+// A Runtime the team installs: Runtime.install({ telemetryOptions: { metrics: prometheusMetricsExporter(…) } }).
+export { prometheusMetricsExporter } from '../workers/runtime';
 
 // The durable action ledger.
 export { ledgerChoiceFromEnv, ledgerConfigFromEnv, openLedger, PostgresLedger, SqliteLedger } from '../ledger';

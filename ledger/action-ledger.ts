@@ -146,22 +146,23 @@ export interface ClaimRecord {
   claimedAt: string;
 }
 
-/** One status change of an action, numbered by its index in the action's audit trail. */
-export interface StatusRecord {
+/** One entry of an action's audit log: a status change as recorded, numbered by its index in the action's trail. */
+export interface LedgerAuditEntry {
   key: string;
   seq: number;
   status: LedgerStatus;
   at: string;
   reason: string;
   by?: string;
+}
+
+/** One status change of an action as the engine writes it: its audit entry, and what only the row keeps. */
+export interface StatusRecord extends LedgerAuditEntry {
   providerRef?: string;
   outcome?: string;
   /** set for final statuses */
   settled?: boolean;
 }
-
-/** One entry of an action's audit log: the status change as recorded, without what only the row keeps. */
-export type LedgerAuditEntry = Pick<StatusRecord, 'key' | 'seq' | 'status' | 'at' | 'reason' | 'by'>;
 
 /** Which rows `history` returns: all conditions hold at once; `since`/`until` bound `claimedAt` (until exclusive). */
 export interface HistoryFilter {
@@ -186,21 +187,33 @@ export const MAX_HISTORY_LIMIT = 10_000;
  * The durable record of every action key, beside Temporal's history: the worker claims a key's row before its first
  * send, and a key the ledger knows as settled or unresolved is never sent again, even after its workflow is gone.
  * SQLite (one machine) or PostgreSQL (shared).
+ *
+ * A team opens it (`openLedger`), migrates it, reads it (`get`, `history`, `audit`, `alarms`, `openActionStats`),
+ * hands it to the worker and closes it. The row writes (claims, takeovers, statuses, alarms) are the engine's:
+ * tagged internal, they are left out of the published declarations (`stripInternal` in tsconfig.build.json; the
+ * tag in this comment would strip the whole interface), so no typed code outside the engine writes a row behind
+ * its holder's back. The object `openLedger` returns has them, and the engine reaches them through the very
+ * `ActionLedger` a team passes in.
  */
 export interface ActionLedger {
   readonly kind: 'sqlite' | 'postgres';
   /** Applies the schema migrations this database lacks; throws `LedgerSchemaError` when it is newer. */
   migrate(): Promise<{ from: number; to: number }>;
-  /** Inserts the row if the key is new; returns the stored row either way (compare its requestHash). */
+  /**
+   * Inserts the row if the key is new; returns the stored row either way (compare its requestHash).
+   * @internal the engine's write
+   */
   recordClaim(claim: ClaimRecord): Promise<LedgerRow>;
   /**
    * Claims the action's row for `holder` before it acts: inserts the row (epoch 1) if the key is new, otherwise
    * returns what stands there. Never moves a row held by another; see takeOver.
+   * @internal the engine's write
    */
   claimRow(claim: RowClaimRecord): Promise<RowClaim>;
   /**
    * Moves the row to `holder` if its epoch is still `epoch` (compare-and-swap), raising the epoch; the row as it
    * is now, or undefined when another took it first (read it again and decide again).
+   * @internal the engine's write
    */
   takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined>;
   /**
@@ -208,9 +221,13 @@ export interface ActionLedger {
    * for a key without a row is an error (`LedgerError` `UnknownAction`). With `holder`, a row held by
    * another refuses the write; an entry that takes a sequence number already taken by a different entry is
    * refused too. Both raise an alarm.
+   * @internal the engine's write
    */
   recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite>;
-  /** Records an alarm about `key` (the ledger raises its own; callers add what they find elsewhere). */
+  /**
+   * Records an alarm about `key` (the ledger raises its own; callers add what they find elsewhere).
+   * @internal the engine's write
+   */
   raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm>;
   /** Alarms, newest first: all of them, or one key's. */
   alarms(filter?: { key?: string; limit?: number }): Promise<LedgerAlarm[]>;

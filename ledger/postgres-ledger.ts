@@ -108,6 +108,7 @@ export class PostgresLedger implements ActionLedger {
     return postgresSchemaVersion(this.open());
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async recordClaim(claim: ClaimRecord): Promise<LedgerRow> {
     const c = checkedClaim(claim);
     const pool = this.open();
@@ -124,6 +125,7 @@ export class PostgresLedger implements ActionLedger {
     return row;
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
     const c = checkedRowClaim(claim);
     // A concurrent insert of the same key waits for the first to commit, then inserts nothing; the read sees it.
@@ -140,6 +142,7 @@ export class PostgresLedger implements ActionLedger {
     return { kind: row.holder === c.holder ? 'held' : 'other', row };
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined> {
     const lease = leaseUntil === undefined ? null : isoTime(leaseUntil, 'leaseUntil');
     const { rows } = await this.open().query<ActionRowRecord<Date>>(
@@ -151,6 +154,7 @@ export class PostgresLedger implements ActionLedger {
     return rows[0] ? toRow(rows[0], ISO) : undefined;
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite> {
     const u = checkedStatus(update);
     return this.transaction(async (client): Promise<StatusWrite> => {
@@ -195,6 +199,7 @@ export class PostgresLedger implements ActionLedger {
     });
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm> {
     const when = at === undefined ? new Date().toISOString() : isoTime(at, 'at');
     return this.checkout((client) => this.alarm(client, key, kind, detail, when));

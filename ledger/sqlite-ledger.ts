@@ -111,6 +111,7 @@ export class SqliteLedger implements ActionLedger {
     return sqliteSchemaVersion(this.open());
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async recordClaim(claim: ClaimRecord): Promise<LedgerRow> {
     const c = checkedClaim(claim);
     const db = this.open();
@@ -125,6 +126,7 @@ export class SqliteLedger implements ActionLedger {
     return row;
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
     const c = checkedRowClaim(claim);
     const values = rowClaimValues(c);
@@ -145,6 +147,7 @@ export class SqliteLedger implements ActionLedger {
     });
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async takeOver(key: string, epoch: number, holder: string, leaseUntil?: string): Promise<LedgerRow | undefined> {
     const lease = leaseUntil === undefined ? null : isoTime(leaseUntil, 'leaseUntil');
     const moved = this.open()
@@ -155,6 +158,7 @@ export class SqliteLedger implements ActionLedger {
     return Number(moved.changes) === 1 ? this.select(key) : undefined;
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async recordStatus(update: StatusRecord & { holder?: string }): Promise<StatusWrite> {
     const u = checkedStatus(update);
     const db = this.open();
@@ -194,6 +198,7 @@ export class SqliteLedger implements ActionLedger {
     });
   }
 
+  /** @internal the engine's write: see ActionLedger. */
   async raiseAlarm(key: string, kind: LedgerAlarmKind, detail: string, at?: string): Promise<LedgerAlarm> {
     return this.alarm(key, kind, detail, at === undefined ? new Date().toISOString() : isoTime(at, 'at'));
   }

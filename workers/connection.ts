@@ -1,12 +1,6 @@
-import { NativeConnection } from '@temporalio/worker';
-import { loadConnectConfig } from '../client/connect';
-
+/**
+ * The standard Temporal environment configuration (see client/connect.ts), as worker-side modules import it. A
+ * worker connects with `NativeConnection.connect(settings.connectionOptions)` from retrysafeSettingsFromEnv, or
+ * through workerMain.
+ */
 export { connectClient, loadConnectConfig } from '../client/connect';
-
-/** A worker's connection from the standard Temporal environment configuration (see client/connect.ts). */
-export async function connectWorker(
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ connection: NativeConnection; namespace: string }> {
-  const { connectionOptions, namespace } = loadConnectConfig(env);
-  return { connection: await NativeConnection.connect(connectionOptions), namespace };
-}

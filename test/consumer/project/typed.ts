@@ -4,7 +4,7 @@
  */
 import type { RetrysafeClient } from 'retrysafe';
 import { ActionRun, toolRefs, type ActionSnapshot } from 'retrysafe/workflow';
-import type { tools as teamTools } from './tools';
+import { postMessage, type tools as teamTools } from './tools';
 import type { announce } from './workflows';
 
 const tools = toolRefs<typeof teamTools>();
@@ -21,6 +21,12 @@ export async function typedActs(run: ActionRun): Promise<ActionSnapshot[]> {
     await run.act(tools['post-message'], { channel: 'launch' }),
     // @ts-expect-error a field the tool does not take
     await run.act(tools['post-message'], { channel: 'launch', text: 'hello', amountCents: 100 }),
+    // The value `defineTool` returned (where its module is workflow-safe) and its input: checks.
+    await run.act(postMessage, { channel: 'launch', text: 'hello' }, { step: 'announce-again' }),
+    // @ts-expect-error the defineTool value with a field of the wrong type
+    await run.act(postMessage, { channel: 'launch', text: 42 }),
+    // @ts-expect-error the defineTool value with a required field missing
+    await run.act(postMessage, { text: 'hello' }),
   ];
 }
 
