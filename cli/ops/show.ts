@@ -11,7 +11,7 @@ import { actionKeyArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } 
 import type { OpsCommand } from './context';
 import { EXIT, OpsError } from './errors';
 import { withReadableHolders } from './holders';
-import { renderFields, renderTable } from './table';
+import { renderFields, renderTable, type Column } from './table';
 
 const FLAGS = { json: { type: 'boolean' } } as const;
 
@@ -70,96 +70,81 @@ function unrecordedLine(n: number): string {
 }
 
 function renderRequests(a: ActionSnapshot): string {
-  const unrecorded = a.unrecordedSends
-    ? [
-        `  and ${unrecordedLine(a.unrecordedSends)}: an attempt died past \`dispatching\` (see the audit trail) ` +
-          'before it kept its request',
-      ]
-    : [];
-  const table = a.requests?.length
-    ? indent(
-        renderTable(
-          [
-            { header: 'at', value: (r) => r.at },
-            { header: 'dispatch', value: (r) => String(r.dispatch), align: 'right' },
-            { header: 'attempt', value: (r) => String(r.attempt), align: 'right' },
-            { header: 'kind', value: (r) => r.kind },
-            { header: 'answer', value: (r) => r.answer, maxWidth: 100 },
-          ],
-          a.requests,
-        ),
+  const heading = 'Provider requests (every attempt, with what the provider answered):';
+  const recorded = a.requests?.length
+    ? titledTable(
+        heading,
+        [
+          { header: 'at', value: (r) => r.at },
+          { header: 'dispatch', value: (r) => String(r.dispatch), align: 'right' },
+          { header: 'attempt', value: (r) => String(r.attempt), align: 'right' },
+          { header: 'kind', value: (r) => r.kind },
+          { header: 'answer', value: (r) => r.answer, maxWidth: 100 },
+        ],
+        a.requests,
       )
-    : `  (none recorded)`;
-  return ['Provider requests (every attempt, with what the provider answered):', table, ...unrecorded].join('\n');
+    : `${heading}\n  (none recorded)`;
+  if (!a.unrecordedSends) return recorded;
+  const died = 'an attempt died past `dispatching` (see the audit trail) before it kept its request';
+  return `${recorded}\n  and ${unrecordedLine(a.unrecordedSends)}: ${died}`;
 }
 
 function renderChecks(a: ActionSnapshot): string {
   if (a.checks.length === 0) return 'Reconciliation checks:\n  (none)';
-  return (
-    'Reconciliation checks:\n' +
-    indent(
-      renderTable(
-        [
-          { header: 'at', value: (c) => c.at },
-          { header: 'kind', value: (c) => c.kind },
-          { header: 'found', value: (c) => (c.found ? 'yes' : 'no') },
-          { header: 'trustworthy', value: (c) => (c.trustworthy ? 'yes' : 'no') },
-          { header: 'detail', value: (c) => c.detail ?? '-' },
-        ],
-        a.checks,
-      ),
-    )
+  return titledTable(
+    'Reconciliation checks:',
+    [
+      { header: 'at', value: (c) => c.at },
+      { header: 'kind', value: (c) => c.kind },
+      { header: 'found', value: (c) => (c.found ? 'yes' : 'no') },
+      { header: 'trustworthy', value: (c) => (c.trustworthy ? 'yes' : 'no') },
+      { header: 'detail', value: (c) => c.detail ?? '-' },
+    ],
+    a.checks,
   );
 }
 
 function renderConflicts(conflicts: NonNullable<ActionSnapshot['conflicts']>): string {
-  return (
-    'Conflicts (provider events that disagree with the action or each other; a person decides):\n' +
-    indent(
-      renderTable(
-        [
-          { header: 'at', value: (c) => c.at },
-          { header: 'event', value: (c) => `${c.type} ${c.eventId}` },
-          { header: 'says', value: (c) => `${c.outcome}${c.providerRef ? ` ${c.providerRef}` : ''}` },
-          { header: 'conflict', value: (c) => c.reason },
-        ],
-        conflicts,
-      ),
-    )
+  return titledTable(
+    'Conflicts (provider events that disagree with the action or each other; a person decides):',
+    [
+      { header: 'at', value: (c) => c.at },
+      { header: 'event', value: (c) => `${c.type} ${c.eventId}` },
+      { header: 'says', value: (c) => `${c.outcome}${c.providerRef ? ` ${c.providerRef}` : ''}` },
+      { header: 'conflict', value: (c) => c.reason },
+    ],
+    conflicts,
   );
 }
 
 function renderAuditTrail(a: ActionSnapshot): string {
-  return (
-    'Audit trail:\n' +
-    indent(
-      renderTable(
-        [
-          { header: 'at', value: (e) => e.at },
-          { header: 'from → to', value: (e) => `${e.from ?? '∅'} → ${e.to}` },
-          { header: 'reason', value: (e) => withReadableHolders(e.reason) },
-          { header: 'by', value: (e) => e.by ?? '-' },
-        ],
-        a.audit,
-      ),
-    )
+  return titledTable(
+    'Audit trail:',
+    [
+      { header: 'at', value: (e) => e.at },
+      { header: 'from → to', value: (e) => `${e.from ?? '∅'} → ${e.to}` },
+      { header: 'reason', value: (e) => withReadableHolders(e.reason) },
+      { header: 'by', value: (e) => e.by ?? '-' },
+    ],
+    a.audit,
   );
 }
 
 function renderAlarms(alarms: readonly LedgerAlarm[]): string {
-  return (
-    'Ledger alarms (writes the ledger refused because its row said otherwise; see ops alarms):\n' +
-    indent(
-      renderTable(
-        [
-          { header: 'at', value: (x) => x.at },
-          { header: 'kind', value: (x) => x.kind },
-          { header: 'detail', value: (x) => x.detail },
-        ],
-        alarms,
-      ),
-    )
+  return titledTable(
+    'Ledger alarms (writes the ledger refused because its row said otherwise; see ops alarms):',
+    [
+      { header: 'at', value: (x) => x.at },
+      { header: 'kind', value: (x) => x.kind },
+      { header: 'detail', value: (x) => x.detail },
+    ],
+    alarms,
   );
+}
+
+/** A heading and its table, indented under it. */
+function titledTable<Row>(heading: string, columns: readonly Column<Row>[], rows: readonly Row[]): string {
+  return `${heading}\n${indent(renderTable(columns, rows))}`;
 }
 
 /** The exact effect a person is asked to approve, and why the policy asked. */
