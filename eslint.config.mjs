@@ -171,7 +171,7 @@ export default tseslint.config(
   },
   {
     // Each function of the workflows and activities fits on a screen: a lifecycle reads as a sequence of phases, an
-    // activity as its steps, an HTTP surface as its routes. 60 lines of code; comments and blank lines are not
+    // activity as its steps, an HTTP surface as its routes, a command's output as its blocks. 60 lines of code; comments and blank lines are not
     // counted, so explaining costs nothing.
     files: [
       'workflows/**/*.ts',

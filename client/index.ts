@@ -12,6 +12,7 @@ import {
 import { claimAction, snapshotFromLedger } from '../transport/claim-action';
 import type { ActionLedger } from '../ledger';
 import { snapshotFromRun } from './recorded-acts';
+import { unrecordedRequests } from './unrecorded-requests';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { errorCodeOf, errorDetailsOf, RetrysafeError } from '../policies/errors';
 import { isFinal, type ActionStatus } from '../policies/action-status';
@@ -36,6 +37,7 @@ import {
   resolveUpdate,
   statusQuery,
   type ActionSnapshot,
+  type AuditEntry,
   type ProviderEvent,
 } from '../messages/action';
 import {
@@ -306,6 +308,7 @@ export class RetrysafeClient {
    * reference and audit trail come from there, whoever wrote them (a run's act, the action workflow, a crashed
    * holder's takeover). The process that handled it adds what the row does not keep: the requests sent and the
    * provider's answers, checks, evidence, the dry run, notes (the action workflow's state, or the run's recorded act).
+   * Dispatches on the row that the process kept no request of are counted in `unrecordedSends`.
    */
   async getAction(key: string): Promise<ActionSnapshot | undefined> {
     parseActionKey(key);
@@ -543,16 +546,26 @@ function quote(value: string): string {
 
 /**
  * The action as its row records it, with what the process adds: the row's status, provider reference and audit
- * trail, the process's notes (audit entries that change no status, which the row does not keep) merged in by time.
+ * trail, the process's notes (audit entries that change no status, which the row does not keep) merged in by time,
+ * and the requests the row shows possible that the process kept no record of (`unrecordedSends`).
  */
 export function withRecord(process: ActionSnapshot, record: ActionSnapshot): ActionSnapshot {
-  const notes = process.audit.filter((e) => e.from === e.to);
+  // A run's act reports the ledger's own trail: its `dispatching → dispatching` resend is on record, not a note.
+  const onRecord = new Set(record.audit.map(auditIdentity));
+  const notes = process.audit.filter((e) => e.from === e.to && !onRecord.has(auditIdentity(e)));
   const audit = [...record.audit, ...notes].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   const view: ActionSnapshot = { ...process, status: record.status, audit };
+  const unrecorded = unrecordedRequests(record.audit, process.requests);
+  if (unrecorded > 0) view.unrecordedSends = unrecorded;
+  else delete view.unrecordedSends;
   if (record.providerRef) view.providerRef = record.providerRef;
   if (record.status !== 'failed' && record.status !== process.status) delete view.error;
   if (record.status === 'failed' && !view.error)
     view.error = record.error ?? { code: 'Failed', message: record.summary };
   if (process.source === 'ledger' || process.status !== record.status) view.source = 'ledger';
   return view;
+}
+
+function auditIdentity(e: AuditEntry): string {
+  return `${e.at} ${e.to} ${e.reason}`;
 }

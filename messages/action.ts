@@ -96,6 +96,12 @@ export interface ActionSnapshot {
    * activity attempts that died before they could report (see `requests`).
    */
   sends: number;
+  /**
+   * Requests that may have reached the provider and left no record (`sends` does not count them): attempts the
+   * ledger row shows past `dispatching` whose requests were lost with them (client/unrecorded-requests.ts). Set by
+   * `RetrysafeClient.getAction` when it is not zero.
+   */
+  unrecordedSends?: number;
   dispatches: number;
   /** Every request the executor made, in order: which dispatch and attempt, and what the provider answered. */
   requests?: RecordedRequest[];

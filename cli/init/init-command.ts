@@ -1,8 +1,9 @@
 /**
  * `retrysafe init`: a working project in an empty folder or one `npm init -y` just made. It writes a tool, a fake
  * provider for it (so the first action succeeds with nothing else running), a worker with retrysafe's plugin, a client
- * that claims an action, a tsconfig and package scripts, then prints what to install and run. It overwrites nothing
- * unless told to (`--force`); package.json only gains the scripts it lacks.
+ * that claims an action, a tsconfig and package scripts, then prints what to install and run: commands that say what
+ * they do (`npx tsc -p .`, `node --env-file=.retrysafe/dev.env dist/worker.js`), which the scripts are shortcuts for.
+ * It overwrites nothing unless told to (`--force`); package.json only gains the scripts it lacks.
  *
  *   template/src/*.ts            → src/*.ts      (shipped as they are: the README shows the same files)
  *   template/tsconfig.template.json → tsconfig.json
@@ -54,20 +55,33 @@ export async function initProject(
   dir: string,
   opts: { force?: boolean; nodeVersion?: string } = {},
 ): Promise<InitResult> {
-  const files = await templateFiles();
-  const targets = files.map((from) => ({ from, to: targetName(from) }));
-  const existing = targets.filter((t) => t.to !== '.gitignore' && existsSync(path.join(dir, t.to))).map((t) => t.to);
-  if (existing.length > 0 && !opts.force) {
-    throw new InitRefused(
-      `${existing.join(', ')} already exist${existing.length === 1 ? 's' : ''} in ${dir}; nothing was written ` +
-        '(retrysafe init scaffolds an empty or fresh npm project; --force overwrites them)',
-    );
-  }
+  const targets = (await templateFiles()).map((from) => ({ from, to: targetName(from) }));
+  refuseToOverwrite(dir, targets, opts.force === true);
   const pkgFile = path.join(dir, 'package.json');
   const pkgText = existsSync(pkgFile) ? await readFile(pkgFile, 'utf8') : undefined;
-  let pkg: z.infer<typeof PackageJson>;
+  const pkg = parsePackageJson(dir, pkgText);
+  const written = await writeTemplate(dir, targets);
+  const scriptsAdded = await addScripts(pkgFile, pkg);
+  if (pkgText === undefined) written.push('package.json');
+  return { written, scriptsAdded, next: nextCommands(pkg, opts.nodeVersion ?? process.versions.node) };
+}
+
+type Target = { from: string; to: string };
+
+/** Throws InitRefused when a file init would write exists already (a .gitignore is added to, never replaced). */
+function refuseToOverwrite(dir: string, targets: readonly Target[], force: boolean): void {
+  const existing = targets.filter((t) => t.to !== '.gitignore' && existsSync(path.join(dir, t.to))).map((t) => t.to);
+  if (existing.length === 0 || force) return;
+  throw new InitRefused(
+    `${existing.join(', ')} already exist${existing.length === 1 ? 's' : ''} in ${dir}; nothing was written ` +
+      '(retrysafe init scaffolds an empty or fresh npm project; --force overwrites them)',
+  );
+}
+
+/** The project's package.json, or a new one named after the folder; InitRefused when it cannot be read. */
+function parsePackageJson(dir: string, pkgText: string | undefined): z.infer<typeof PackageJson> {
   try {
-    pkg = PackageJson.parse(
+    return PackageJson.parse(
       pkgText === undefined ? { name: packageName(dir), version: '1.0.0', private: true } : JSON.parse(pkgText),
     );
   } catch (err) {
@@ -75,7 +89,10 @@ export async function initProject(
     const where = issue ? `${issue.path.join('.')}: ${issue.message}` : (err as Error).message;
     throw new InitRefused(`package.json: ${where}; nothing was written`);
   }
+}
 
+/** Copies the template into `dir`; a .gitignore there only gains the lines it lacks. Answers what it wrote. */
+async function writeTemplate(dir: string, targets: readonly Target[]): Promise<string[]> {
   await mkdir(path.join(dir, 'src'), { recursive: true });
   const written: string[] = [];
   for (const { from, to } of targets) {
@@ -91,30 +108,48 @@ export async function initProject(
     }
     written.push(to);
   }
-  const scripts = { ...(pkg.scripts ?? {}) };
-  const scriptsAdded = Object.keys(INIT_SCRIPTS).filter((name) => scripts[name] === undefined);
-  for (const name of scriptsAdded) scripts[name] = INIT_SCRIPTS[name];
-  await writeFile(pkgFile, `${JSON.stringify({ ...pkg, scripts }, null, 2)}\n`);
-  if (pkgText === undefined) written.push('package.json');
+  return written;
+}
 
+/** Writes package.json with the scripts it lacks of INIT_SCRIPTS; answers their names. */
+async function addScripts(pkgFile: string, pkg: z.infer<typeof PackageJson>): Promise<string[]> {
+  const scripts = { ...(pkg.scripts ?? {}) };
+  const added = Object.keys(INIT_SCRIPTS).filter((name) => scripts[name] === undefined);
+  for (const name of added) scripts[name] = INIT_SCRIPTS[name];
+  await writeFile(pkgFile, `${JSON.stringify({ ...pkg, scripts }, null, 2)}\n`);
+  return added;
+}
+
+/**
+ * What to run next, each a command that says what it does (the package scripts init adds are shortcuts for the same):
+ * the installs the project lacks, the build, `retrysafe dev`, the worker and the client with the settings it wrote.
+ */
+function nextCommands(pkg: z.infer<typeof PackageJson>, nodeVersion: string): string[] {
   const has = (name: string) => pkg.dependencies?.[name] !== undefined || pkg.devDependencies?.[name] !== undefined;
   // Before Node.js 22.13 the SQLite ledger of `retrysafe dev` needs better-sqlite3; from then on node:sqlite.
-  const [major, minor] = (opts.nodeVersion ?? process.versions.node).split('.').map(Number);
+  const [major, minor] = nodeVersion.split('.').map(Number);
   const sqlite = major < 22 || (major === 22 && minor < 13) ? ['better-sqlite3'] : [];
   const missing = [...INIT_DEPENDENCIES, ...sqlite].filter((name) => !has(name));
   const missingDev = INIT_DEV_DEPENDENCIES.filter((name) => !has(name));
-  return {
-    written,
-    scriptsAdded,
-    next: [
-      ...(missing.length ? [`npm install ${missing.join(' ')}`] : []),
-      ...(missingDev.length ? [`npm install --save-dev ${missingDev.join(' ')}`] : []),
-      'npm run build',
-      'npx retrysafe dev                                  # keeps running: use a second terminal for the rest',
-      'npm run worker                                     # keeps running: a third terminal',
-      'npm run client -- launch-1 "We are live"           # claims the action and prints it once confirmed',
-    ],
-  };
+  return [
+    ...(missing.length ? [`npm install ${missing.join(' ')}`] : []),
+    ...(missingDev.length ? [`npm install --save-dev ${missingDev.join(' ')}`] : []),
+    ...NEXT_RUN_COMMANDS,
+  ];
+}
+
+/** Build, then each long-running command in its own terminal, then the first action (README.md shows the same). */
+export const NEXT_RUN_COMMANDS: readonly string[] = aligned([
+  [`npx ${INIT_SCRIPTS.build}`],
+  ['npx retrysafe dev', 'keeps running: a second terminal for the rest'],
+  [INIT_SCRIPTS.worker, 'keeps running: a third terminal'],
+  [`${INIT_SCRIPTS.client} launch-1 "We are live"`, 'the first action, printed once confirmed'],
+]);
+
+/** Commands with their comments lined up. */
+function aligned(lines: ReadonlyArray<readonly [string, string?]>): string[] {
+  const width = Math.max(...lines.map(([command]) => command.length));
+  return lines.map(([command, comment]) => (comment ? `${command.padEnd(width)}   # ${comment}` : command));
 }
 
 async function templateFiles(): Promise<string[]> {

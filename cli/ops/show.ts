@@ -10,7 +10,8 @@ import { maskForDisplay } from '../approvals/page/display-masking';
 import { actionKeyArg, expectPositionals, jsonSwitch, parseArgv, validateArgs } from './args';
 import type { OpsCommand } from './context';
 import { EXIT, OpsError } from './errors';
-import { renderFields, renderTable } from './table';
+import { withReadableHolders } from './holders';
+import { renderFields, renderTable, type Column } from './table';
 
 const FLAGS = { json: { type: 'boolean' } } as const;
 
@@ -24,96 +25,126 @@ export function parseShowArgs(argv: readonly string[]): { help: true } | ({ help
 
 export function renderAction(a: ActionSnapshot, alarms: readonly LedgerAlarm[] = []): string {
   const blocks = [
-    renderFields([
-      ['key', a.key],
-      ['status', a.status],
-      ['summary', a.summary],
-      ['operation', a.operation],
-      ['tenant', a.tenant],
-      ['request hash', a.requestHash],
-      ['owner', a.owner],
-      ['claimants', a.claimants.join(', ')],
-      ['provider ref', a.providerRef],
-      ['error', a.error ? `${a.error.code}: ${a.error.message}` : undefined],
-      ['sends', `${a.sends} request(s) sent to the provider over ${a.dispatches} dispatch(es)`],
-    ]),
+    renderOverview(a),
     ...(a.dryRun ? [renderDryRun(a.dryRun)] : []),
-    'Provider requests (every attempt, with what the provider answered):\n' +
-      (a.requests?.length
-        ? indent(
-            renderTable(
-              [
-                { header: 'at', value: (r) => r.at },
-                { header: 'dispatch', value: (r) => String(r.dispatch), align: 'right' },
-                { header: 'attempt', value: (r) => String(r.attempt), align: 'right' },
-                { header: 'kind', value: (r) => r.kind },
-                { header: 'answer', value: (r) => r.answer, maxWidth: 100 },
-              ],
-              a.requests,
-            ),
-          )
-        : '  (none)'),
-    'Reconciliation checks:\n' +
-      (a.checks.length === 0
-        ? '  (none)'
-        : indent(
-            renderTable(
-              [
-                { header: 'at', value: (c) => c.at },
-                { header: 'kind', value: (c) => c.kind },
-                { header: 'found', value: (c) => (c.found ? 'yes' : 'no') },
-                { header: 'trustworthy', value: (c) => (c.trustworthy ? 'yes' : 'no') },
-                { header: 'detail', value: (c) => c.detail ?? '-' },
-              ],
-              a.checks,
-            ),
-          )),
-    ...(a.conflicts?.length
-      ? [
-          'Conflicts (provider events that disagree with the action or each other; a person decides):\n' +
-            indent(
-              renderTable(
-                [
-                  { header: 'at', value: (c) => c.at },
-                  { header: 'event', value: (c) => `${c.type} ${c.eventId}` },
-                  { header: 'says', value: (c) => `${c.outcome}${c.providerRef ? ` ${c.providerRef}` : ''}` },
-                  { header: 'conflict', value: (c) => c.reason },
-                ],
-                a.conflicts,
-              ),
-            ),
-        ]
-      : []),
-    'Audit trail:\n' +
-      indent(
-        renderTable(
-          [
-            { header: 'at', value: (e) => e.at },
-            { header: 'from → to', value: (e) => `${e.from ?? '∅'} → ${e.to}` },
-            { header: 'reason', value: (e) => e.reason },
-            { header: 'by', value: (e) => e.by ?? '-' },
-          ],
-          a.audit,
-        ),
-      ),
-    ...(alarms.length
-      ? [
-          'Ledger alarms (writes the ledger refused because its row said otherwise; see ops alarms):\n' +
-            indent(
-              renderTable(
-                [
-                  { header: 'at', value: (x) => x.at },
-                  { header: 'kind', value: (x) => x.kind },
-                  { header: 'detail', value: (x) => x.detail },
-                ],
-                alarms,
-              ),
-            ),
-        ]
-      : []),
+    renderRequests(a),
+    renderChecks(a),
+    ...(a.conflicts?.length ? [renderConflicts(a.conflicts)] : []),
+    renderAuditTrail(a),
+    ...(alarms.length ? [renderAlarms(alarms)] : []),
     ...nextSteps(a),
   ];
   return blocks.join('\n\n');
+}
+
+/** What the action is, where it stands, and how many requests reached or may have reached the provider. */
+function renderOverview(a: ActionSnapshot): string {
+  return renderFields([
+    ['key', a.key],
+    ['status', a.status],
+    ['summary', a.summary],
+    ['operation', a.operation],
+    ['tenant', a.tenant],
+    ['request hash', a.requestHash],
+    ['owner', a.owner],
+    ['claimants', a.claimants.join(', ')],
+    ['provider ref', a.providerRef],
+    ['error', a.error ? `${a.error.code}: ${a.error.message}` : undefined],
+    ['sends', sendsLine(a)],
+  ]);
+}
+
+/**
+ * The requests sent, never fewer than may have reached the provider: those recorded, and those an attempt that died
+ * past `dispatching` may have made without a record (`unrecordedSends`), counted apart.
+ */
+export function sendsLine(a: Pick<ActionSnapshot, 'sends' | 'dispatches' | 'unrecordedSends'>): string {
+  const over = `over ${a.dispatches} dispatch(es)`;
+  const unrecorded = a.unrecordedSends ?? 0;
+  if (unrecorded === 0) return `${a.sends} request(s) sent to the provider ${over}`;
+  return `up to ${a.sends + unrecorded} request(s) to the provider ${over}: ${a.sends} recorded; ${unrecordedLine(unrecorded)}`;
+}
+
+function unrecordedLine(n: number): string {
+  return `${n} ${n === 1 ? 'request' : 'requests'} may have reached the provider, unrecorded`;
+}
+
+function renderRequests(a: ActionSnapshot): string {
+  const heading = 'Provider requests (every attempt, with what the provider answered):';
+  const recorded = a.requests?.length
+    ? titledTable(
+        heading,
+        [
+          { header: 'at', value: (r) => r.at },
+          { header: 'dispatch', value: (r) => String(r.dispatch), align: 'right' },
+          { header: 'attempt', value: (r) => String(r.attempt), align: 'right' },
+          { header: 'kind', value: (r) => r.kind },
+          { header: 'answer', value: (r) => r.answer, maxWidth: 100 },
+        ],
+        a.requests,
+      )
+    : `${heading}\n  (none recorded)`;
+  if (!a.unrecordedSends) return recorded;
+  const died = 'an attempt died past `dispatching` (see the audit trail) before it kept its request';
+  return `${recorded}\n  and ${unrecordedLine(a.unrecordedSends)}: ${died}`;
+}
+
+function renderChecks(a: ActionSnapshot): string {
+  if (a.checks.length === 0) return 'Reconciliation checks:\n  (none)';
+  return titledTable(
+    'Reconciliation checks:',
+    [
+      { header: 'at', value: (c) => c.at },
+      { header: 'kind', value: (c) => c.kind },
+      { header: 'found', value: (c) => (c.found ? 'yes' : 'no') },
+      { header: 'trustworthy', value: (c) => (c.trustworthy ? 'yes' : 'no') },
+      { header: 'detail', value: (c) => c.detail ?? '-' },
+    ],
+    a.checks,
+  );
+}
+
+function renderConflicts(conflicts: NonNullable<ActionSnapshot['conflicts']>): string {
+  return titledTable(
+    'Conflicts (provider events that disagree with the action or each other; a person decides):',
+    [
+      { header: 'at', value: (c) => c.at },
+      { header: 'event', value: (c) => `${c.type} ${c.eventId}` },
+      { header: 'says', value: (c) => `${c.outcome}${c.providerRef ? ` ${c.providerRef}` : ''}` },
+      { header: 'conflict', value: (c) => c.reason },
+    ],
+    conflicts,
+  );
+}
+
+function renderAuditTrail(a: ActionSnapshot): string {
+  return titledTable(
+    'Audit trail:',
+    [
+      { header: 'at', value: (e) => e.at },
+      { header: 'from → to', value: (e) => `${e.from ?? '∅'} → ${e.to}` },
+      { header: 'reason', value: (e) => withReadableHolders(e.reason) },
+      { header: 'by', value: (e) => e.by ?? '-' },
+    ],
+    a.audit,
+  );
+}
+
+function renderAlarms(alarms: readonly LedgerAlarm[]): string {
+  return titledTable(
+    'Ledger alarms (writes the ledger refused because its row said otherwise; see ops alarms):',
+    [
+      { header: 'at', value: (x) => x.at },
+      { header: 'kind', value: (x) => x.kind },
+      { header: 'detail', value: (x) => x.detail },
+    ],
+    alarms,
+  );
+}
+
+/** A heading and its table, indented under it. */
+function titledTable<Row>(heading: string, columns: readonly Column<Row>[], rows: readonly Row[]): string {
+  return `${heading}\n${indent(renderTable(columns, rows))}`;
 }
 
 /** The exact effect a person is asked to approve, and why the policy asked. */

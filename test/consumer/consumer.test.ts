@@ -390,8 +390,20 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
           const bin = path.join(initDir, 'node_modules/.bin/retrysafe');
           const init = inInit(bin, ['init']);
           assert.equal(init.status, 0, init.stderr);
-          assert.match(init.stdout, /^ {2}npm run client -- launch-1 "We are live"/m);
-          const build = inInit('npm', ['run', 'build']);
+          // It prints commands that say what they run, and this walk runs exactly those.
+          const envFile = '--env-file=.retrysafe/dev.env';
+          for (const printed of [
+            'npx tsc -p .',
+            'npx retrysafe dev',
+            `node ${envFile} dist/worker.js`,
+            `node ${envFile} dist/client.js launch-1 "We are live"`,
+          ])
+            assert.ok(
+              init.stdout.split('\n').some((l) => l.trim().startsWith(printed)),
+              `init prints ${printed}`,
+            );
+          assert.doesNotMatch(init.stdout, /npm run /);
+          const build = inInit('npx', ['tsc', '-p', '.']);
           assert.equal(build.status, 0, build.stdout + build.stderr);
 
           const started = (cmd: string, args: string[]) => {
@@ -404,15 +416,15 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
             ...'--port 0 --ui-port none --approvals-port 0 --metrics-port 0'.split(' '),
           ]);
           await lineFrom(dev, /Ctrl-C to stop/, 120_000);
-          await lineFrom(started('npm', ['run', 'worker']), /worker ready/, 120_000);
-          const claimed = inInit('npm', ['run', '--silent', 'client', '--', 'launch-1', 'We are live']);
+          await lineFrom(started('node', [envFile, 'dist/worker.js']), /worker ready/, 120_000);
+          const claimed = inInit('node', [envFile, 'dist/client.js', 'launch-1', 'We are live']);
           assert.equal(claimed.status, 0, claimed.stderr);
           assert.deepEqual(JSON.parse(claimed.stdout.trim().split('\n').at(-1)!), {
             key: 'post-message:v1:acme:launch-1',
             status: 'confirmed',
             providerRef: 'msg_1',
           });
-          const run = inInit('npm', ['run', '--silent', 'client', '--', 'launch-2', 'Second wave', '--run']);
+          const run = inInit('node', [envFile, 'dist/client.js', 'launch-2', 'Second wave', '--run']);
           assert.equal(run.status, 0, run.stderr);
           assert.deepEqual(JSON.parse(run.stdout.trim().split('\n').at(-1)!), {
             workflow: 'announce',

@@ -32,6 +32,16 @@ describe('retrysafe init', () => {
     assert.deepEqual(pkg.dependencies, { zod: '^4' }, 'the rest of package.json is kept');
     assert.equal(result.next[0], 'npm install retrysafe @temporalio/client @temporalio/worker @temporalio/workflow');
     assert.equal(result.next[1], 'npm install --save-dev typescript @types/node');
+    // Commands that say what they run, not the project's own scripts a reader would have to look up.
+    assert.deepEqual(
+      result.next.slice(2).map((line) => line.split(' # ')[0].trim()),
+      [
+        'npx tsc -p .',
+        'npx retrysafe dev',
+        'node --env-file=.retrysafe/dev.env dist/worker.js',
+        'node --env-file=.retrysafe/dev.env dist/client.js launch-1 "We are live"',
+      ],
+    );
     assert.equal((await readFile(path.join(dir, '.gitignore'), 'utf8')).split('\n').includes('.retrysafe/'), true);
   });
 

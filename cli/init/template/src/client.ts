@@ -2,8 +2,9 @@ import { connectClient, RetrysafeClient, runWorkflowId } from 'retrysafe';
 import { tools } from './tools';
 import { announce } from './workflows';
 
-// npm run client -- EVENT TEXT        claims the action post-message for EVENT and waits for its outcome
-// npm run client -- EVENT TEXT --run  starts the announce workflow for EVENT, whose step posts the message
+// node --env-file=.retrysafe/dev.env dist/client.js EVENT TEXT [--run]
+// claims the action post-message for EVENT and waits for its outcome; with --run it starts the announce workflow
+// for EVENT instead, whose step posts the message
 async function main(): Promise<void> {
   const [eventId = 'launch-1', text = 'We are live', how] = process.argv.slice(2);
   const { client, connection } = await connectClient(); // reads the same settings as the worker
