@@ -12,7 +12,6 @@ import { startStack, type Stack } from '../../scripts/lib/stack';
 import { acmeCharge } from '../support/intents';
 import { countForKey } from '../support/ledger';
 import { uniqueEvent } from '../support/renewal-input';
-import { waitForStatus } from '../support/wait';
 
 /**
  * Rows a run's act left behind when the run itself ended: the sweeper fails a row that says nothing was sent, hands a
