@@ -24,7 +24,15 @@ import type { DispatchOutcome } from '../messages/action';
 import type { Intent } from '../policies/tool-registry';
 import type { ApprovalToRecheck } from './before-send';
 import type { RecordLedgerInput } from './record-ledger';
-import { answerOf, keyHorizonMs, lookupOutcome, readableDuration, toolContext, withHeartbeat } from './provider-call';
+import {
+  answerOf,
+  beat,
+  keyHorizonMs,
+  lookupOutcome,
+  readableDuration,
+  toolContext,
+  withHeartbeat,
+} from './provider-call';
 
 const REJECTION_CODES: Record<RejectionReason, ErrorCode> = {
   declined: 'BusinessRejected',
@@ -220,7 +228,7 @@ export class DispatchAttempt {
     }
     requests.answered(request, answerOf(outcome));
     deps.metrics.providerRequest(tool.name, 'send', outcome.outcome, secondsSince(sentAtMs, deps.now));
-    ctx.heartbeat(this.heartbeatDetails());
+    beat(ctx, this.heartbeatDetails);
     deps.crash('after-commit', tool.name);
     return outcome;
   }

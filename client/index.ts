@@ -234,7 +234,8 @@ export class RetrysafeClient {
       // A closed run with this ID: attach to it (its result is the answer), after the input check below.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
-    await this.checkRunInput(workflowId, inputHash);
+    // An eager start created the run with this input; any other start may have attached to an existing one.
+    if (!eagerlyStarted) await this.checkRunInput(workflowId, inputHash);
     return Object.assign(this.client.workflow.getHandle(workflowId), { eagerlyStarted });
   }
 
