@@ -5,13 +5,14 @@ import type { ActionLedger, LedgerRow } from '../ledger';
 import { isFinal, type ActionStatus } from '../policies/action-status';
 import { decideAction } from '../policies/decision-table';
 import { RetrysafeError } from '../policies/errors';
-import { appendRequests, requestLogIn } from '../policies/provider-requests';
+import { appendRequests, LOST_ANSWER, type RequestLogDetails } from '../policies/provider-requests';
 import { policyForTenant, type TenantPolicyConfig } from '../policies/tenant-policy';
-import { CLAIM_START_TO_CLOSE, DISPATCH_START_TO_CLOSE, HEARTBEAT_INTERVAL_MS } from '../policies/timeouts';
+import { DISPATCH_START_TO_CLOSE } from '../policies/timeouts';
+import type { ToolRegistry } from '../policies/tool-registry';
 import type { ActionInput, ActionSnapshot, AuditEntry } from '../messages/action';
 import { reportedMove, reportedRequests } from '../messages/execution-report';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
-import { auditTrailOf, claimAction, snapshotFromLedger, within, type ClaimDeps } from './claim-action';
+import { auditTrailOf, snapshotFromLedger } from './claim-action';
 import type { CrashHook } from './crash-points';
 import { executionReport, type ExecuteInput, type ExecuteOutcome, type SendHooks } from './execute-action';
 import type { ExecutionReport } from '../messages/action';
@@ -23,27 +24,33 @@ import { claimRecordOf, recordStatusCounted, RUN_HOLDER_PREFIX, timedLedgerWrite
  * fence before each send, checks that it still holds the row.
  */
 export const ROW_LEASE_MS = msToNumber(DISPATCH_START_TO_CLOSE) + 5_000;
-/** How long a handover waits for the action workflow to answer its claim before the attempt gives up. */
-const HANDOVER_WAIT_MS = msToNumber(CLAIM_START_TO_CLOSE);
 
 export interface ActOnRecordInput {
   /** The action as the run prepared it; `owner` is the run's workflow ID. */
   action: ActionInput;
-  /** One per act: every attempt of the activity carries it, and only they may take the row from each other. */
-  token: string;
-}
-
-export interface ActOnRecordResult {
   /**
-   * The action now: settled by this act (`source: 'ledger'`), settled before, or the action workflow's answer after
-   * a handover (the run then waits for its notifications).
+   * One per act, from the run's seeded randomness: every execution of the act carries it (a retried attempt, and the
+   * same act run again with a workflow task after a crash), and only they may take the row from each other.
    */
-  snapshot: ActionSnapshot;
-  /** The holder this act settled the row as: the run's later writes to it (its settlement) are made as it. */
-  holder?: string;
+  token: string;
+  /**
+   * The run's history length when it scheduled this execution of the act. A local activity's attempts count from 1
+   * again when its workflow task runs again after a crash; the history has grown by then, so
+   * (generation, attempt) orders every execution of one act (docs/architecture.md, "Fencing the act").
+   */
+  generation: number;
 }
 
-export interface ActOnRecordDeps extends ClaimDeps {
+/**
+ * The act's verdict. `snapshot`: the action settled, by this act (`holder` says as whom; the run's later writes to the
+ * row, its settlement, are made as it) or before. `handOver`: someone must decide or wait (a person's confirmation,
+ * an unknown outcome, another holder); the run claims the action workflow and waits for its notifications.
+ */
+export type ActOnRecordResult = { snapshot: ActionSnapshot; holder?: string } | { handOver: string };
+
+export interface ActOnRecordDeps {
+  ledger: ActionLedger;
+  tools: ToolRegistry;
   execute: (input: ExecuteInput, hooks?: SendHooks) => Promise<ExecuteOutcome>;
   crash: CrashHook;
   tenantPolicies?: TenantPolicyConfig;
@@ -51,19 +58,21 @@ export interface ActOnRecordDeps extends ClaimDeps {
 }
 
 /**
- * The happy path of an action with the ledger's row as its record, in one activity of the run: no action workflow.
+ * The happy path of an action with the ledger's row as its record, in the run itself: no action workflow. The run
+ * calls it as a local activity (in its own workflow task), or as an activity for a tool whose calls run long.
  *
  *   check (intent, hash, key, policy: automatic, not an undo) ──else──▶ hand over
- *   claim the row (unique key; holder = run/token#attempt, lease) ─▶ another's, or unresolved ─▶ hand over
+ *   claim the row (unique key; holder = run/token#generation.attempt, lease) ─▶ another's, or unresolved ─▶ hand over
  *        │ same request hash, or IntentMismatch; settled ─▶ that outcome, nothing sent
  *   planned (seq 0) ─▶ [each send: dispatching, written as the holder: the fence] ─▶ executor (key, attempt rules)
  *        ─▶ confirmed | failed: the row settles ─▶ the outcome
  *        └▶ unknown: the row records it and is released ─▶ hand over (the action workflow reconciles)
  *
- * "Hand over" claims the action workflow (update-with-start, the run notified), which takes the row over by
- * compare-and-swap of its epoch once this act has let go of it or its lease ended: someone must decide or wait.
- * An attempt that dies is retried by Temporal; the next attempt takes the row from the dead one (same token) and,
- * when the row says `dispatching`, follows the executor's rules for a possibly sent request, never a blind resend.
+ * "Hand over" is the verdict `{ handOver: why }`: the run claims the action workflow (update-with-start, the run
+ * notified), which takes the row over by compare-and-swap of its epoch once this act has let go of it or its lease
+ * ended. An execution that dies is run again by Temporal (a retried attempt, or the run's workflow task again); it
+ * takes the row from the dead one (same token, an earlier generation or attempt) and, when the row says `dispatching`,
+ * follows the executor's rules for a possibly sent request, never a blind resend.
  */
 export function createActOnRecordActivity(deps: ActOnRecordDeps) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
@@ -77,76 +86,111 @@ async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRe
   const { action } = input;
   const { ledger } = deps;
   const why = needsAPerson(deps, action);
-  if (why) return { snapshot: await handOver(deps, input, why) };
+  if (why) return handOver(action, why);
   const taken = await takeRow(deps, ledger, input);
   if (!(taken instanceof RowHold)) return taken;
   const hold = taken;
   const toolName = deps.tools.get(action.intent.operation).name;
   deps.crash('after-row-claimed', toolName);
-  if (hold.status !== 'planned' && hold.status !== 'dispatching') {
-    return { snapshot: await handOver(deps, input, `the row is ${hold.status}`) };
-  }
+  if (hold.status !== 'planned' && hold.status !== 'dispatching') return handOver(action, `the row is ${hold.status}`);
   if (hold.isNew && !(await hold.write('planned', `intent persisted (hash ${action.requestHash.slice(0, 12)})`))) {
-    return { snapshot: await handOver(deps, input, 'the new row was taken before its first entry') };
+    return handOver(action, 'the new row was taken before its first entry');
   }
-  const sentBefore = hold.status !== 'planned';
+  const earlier = hold.status === 'planned' ? undefined : await hold.earlierDispatches();
   const report = await executionReport(() =>
     deps.execute(
       {
         key: action.key,
         intent: action.intent,
         requestHash: action.requestHash,
-        mode: 'first',
-        // `dispatching` is written before any send: a row still `planned` proves no earlier attempt sent.
-        ...(sentBefore ? {} : { earlierAttemptsUnsent: true }),
+        // `dispatching` is written before any send: a row still `planned` proves no earlier execution sent. One that
+        // says `dispatching` may have reached the provider, whatever this execution's attempt number.
+        ...(earlier ? { mode: 'maybe-sent', earlier } : { mode: 'first', earlierAttemptsUnsent: true }),
       },
       { beforeSend: () => hold.fence() },
     ),
   );
   deps.crash('before-row-settles', toolName);
-  return settle(deps, input, hold, report);
+  const verdict = await settle(deps, input, hold, report);
+  deps.crash('after-row-settled', toolName);
+  return verdict;
 }
 
 /**
- * Takes the action's row for this attempt: a new row, or one an earlier attempt of this act held (taken over at its
- * epoch). Anything else is answered here: a settled row's outcome, or a handover to the action workflow.
+ * Takes the action's row for this execution: a new row, or one an earlier execution of this act held (taken over at
+ * its epoch). Anything else is answered here: a settled row's outcome, or a handover to the action workflow.
  */
 async function takeRow(
   deps: Deps,
   ledger: ActionLedger,
   input: ActOnRecordInput,
 ): Promise<RowHold | ActOnRecordResult> {
-  const { action, token } = input;
-  const attempt = Context.current().info.attempt;
+  const { action } = input;
+  const mine = actHolder(input, Context.current().info.attempt);
   const { timed } = deps;
-  const holder = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#${attempt}`;
   const claimedAt = new Date().toISOString();
   const claim = await timed('claim', () =>
-    ledger.claimRow({ ...claimRecordOf({ ...action, claimedAt }), holder, leaseUntil: leaseFromNow() }),
+    ledger.claimRow({ ...claimRecordOf({ ...action, claimedAt }), holder: mine.holder, leaseUntil: leaseFromNow() }),
   );
   const row = claim.row;
   if (row.requestHash !== action.requestHash) throw mismatch(action, row.requestHash);
-  if (claim.kind !== 'other') return new RowHold(deps, ledger, action, holder, row, claim.kind === 'new');
-  if (isFinal(row.status)) return { snapshot: await snapshotFromLedger(ledger, row) };
-  // Only an earlier attempt of this act is taken from; anyone else's row goes to the action workflow.
-  const actPrefix = `${RUN_HOLDER_PREFIX}${action.owner}/${token}#`;
-  if (!row.holder?.startsWith(actPrefix)) {
-    return { snapshot: await handOver(deps, input, `the row is held by ${row.holder ?? 'an earlier workflow'}`) };
+  if (claim.kind !== 'other') return new RowHold(deps, ledger, action, mine.holder, row, claim.kind === 'new');
+  const theirs = row.holder ? executionOf(row.holder, input) : undefined;
+  if (isFinal(row.status)) {
+    // Settled by an earlier execution of this act that died before the run recorded its verdict: the run's later
+    // writes to the row are made as that holder.
+    const snapshot = await snapshotFromLedger(ledger, row);
+    return theirs && row.holder ? { snapshot, holder: row.holder } : { snapshot };
   }
-  // A later attempt holds it: this one was given up on (it stalled, or its worker froze) and must not act.
-  const holding = Number(row.holder.slice(actPrefix.length));
-  if (!(holding < attempt)) {
+  // Only an earlier execution of this act is taken from; anyone else's row goes to the action workflow.
+  if (!theirs) return handOver(action, `the row is held by ${row.holder ?? 'an earlier workflow'}`);
+  // A later execution holds it: this one was given up on (it stalled, or its worker froze) and must not act.
+  if (!isEarlier(theirs, mine)) {
     throw new Error(
-      `attempt ${holding} of this act holds the row of ${action.key}; attempt ${attempt} is stale and stops`,
+      `${row.holder} holds the row of ${action.key}; ${mine.holder} is not later, so it is stale and stops`,
     );
   }
-  const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, holder, leaseFromNow()));
-  if (!taken) return { snapshot: await handOver(deps, input, 'the row moved while this attempt took it over') };
-  return new RowHold(deps, ledger, action, holder, taken, false);
+  const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, mine.holder, leaseFromNow()));
+  if (!taken) return handOver(action, 'the row moved while this execution took it over');
+  return new RowHold(deps, ledger, action, mine.holder, taken, false);
+}
+
+/** One execution of an act: its place in the order of the act's executions. */
+export interface ActExecution {
+  generation: number;
+  attempt: number;
+}
+
+/** The holder an execution writes as: `run:<owner>/<token>#<generation>.<attempt>`. */
+export function actHolder(input: ActOnRecordInput, attempt: number): ActExecution & { holder: string } {
+  const { generation } = input;
+  return { generation, attempt, holder: `${actPrefix(input)}${generation}.${attempt}` };
+}
+
+/** The execution of this act a holder names, or undefined when the holder is not this act's. */
+export function executionOf(holder: string, input: ActOnRecordInput): ActExecution | undefined {
+  const prefix = actPrefix(input);
+  if (!holder.startsWith(prefix)) return undefined;
+  const m = /^(\d+)\.(\d+)$/.exec(holder.slice(prefix.length));
+  return m ? { generation: Number(m[1]), attempt: Number(m[2]) } : undefined;
+}
+
+/** Whether `a` ran before `b`: an earlier workflow task of the run, or an earlier attempt in the same one. */
+export function isEarlier(a: ActExecution, b: ActExecution): boolean {
+  return a.generation < b.generation || (a.generation === b.generation && a.attempt < b.attempt);
+}
+
+function actPrefix(input: ActOnRecordInput): string {
+  return `${RUN_HOLDER_PREFIX}${input.action.owner}/${input.token}#`;
 }
 
 /** The executor's verdict on the row: confirmed or failed settles it; unknown records it, lets go, hands over. */
-async function settle(deps: Deps, input: ActOnRecordInput, hold: RowHold, report: ExecutionReport) {
+async function settle(
+  deps: Deps,
+  input: ActOnRecordInput,
+  hold: RowHold,
+  report: ExecutionReport,
+): Promise<ActOnRecordResult> {
   const { action } = input;
   const move = reportedMove(report);
   const outcomeLine =
@@ -159,11 +203,11 @@ async function settle(deps: Deps, input: ActOnRecordInput, hold: RowHold, report
     ...(move.providerRef ? { providerRef: move.providerRef } : {}),
     ...(outcomeLine ? { outcome: outcomeLine } : {}),
   });
-  if (!recorded) return { snapshot: await handOver(deps, input, `the row was taken before it recorded ${move.to}`) };
+  if (!recorded) return handOver(action, `the row was taken before it recorded ${move.to}`);
   if (move.to === 'unknown') {
     // Let go of the row at once, so the action workflow takes it over now rather than when the lease ends.
     await hold.release();
-    return { snapshot: await handOver(deps, input, move.reason) };
+    return handOver(action, move.reason);
   }
   const snapshot: ActionSnapshot = {
     key: action.key,
@@ -180,7 +224,7 @@ async function settle(deps: Deps, input: ActOnRecordInput, hold: RowHold, report
     sends: 0,
     dispatches: 1,
     checks: [],
-    // A row taken from an earlier attempt holds that attempt's entries too: the ledger has the whole trail.
+    // A row taken from an earlier execution holds its entries too: the ledger has the whole trail.
     audit: await hold.auditTrail(),
     source: 'ledger',
   };
@@ -265,6 +309,19 @@ class RowHold {
     await this.takeOver(new Date().toISOString());
   }
 
+  /**
+   * What earlier executions of this act may have sent, from the row: each `dispatching` entry was written just before
+   * a send, so each is a request that may have reached the provider with its answer lost. A retried activity attempt
+   * has its predecessor's heartbeated request log instead; a local activity run again with its workflow task has this.
+   */
+  async earlierDispatches(): Promise<RequestLogDetails> {
+    const trail = await this.ledger.audit(this.action.key);
+    const requests = trail
+      .filter((e) => e.status === 'dispatching')
+      .map((e, i) => ({ kind: 'send' as const, attempt: i + 1, at: e.at, answer: LOST_ANSWER }));
+    return { requests, sends: requests.length };
+  }
+
   /** The act's entries; for a row taken from an earlier attempt, the ledger's whole trail. */
   async auditTrail(): Promise<AuditEntry[]> {
     return this.isNew ? this.audit : auditTrailOf(await this.ledger.audit(this.action.key));
@@ -295,31 +352,10 @@ function needsAPerson(deps: ActOnRecordDeps, action: ActionInput): string | unde
   return decision.mode === 'automatic' ? undefined : `the policy says ${decision.mode}`;
 }
 
-/**
- * The action workflow takes over: claimed with update-with-start, the run notified of every change. Its own ledger
- * claim decides from the row (settled, another's, or this act's to reconcile), and its answer is returned.
- */
-async function handOver(deps: ActOnRecordDeps, input: ActOnRecordInput, why: string): Promise<ActionSnapshot> {
-  const ctx = Context.current();
-  const { action } = input;
-  ctx.log.info('hand over to the action workflow', { key: action.key, why });
-  const carried = requestLogIn(ctx.info.heartbeatDetails);
-  const beat = setInterval(() => ctx.heartbeat(carried), HEARTBEAT_INTERVAL_MS);
-  try {
-    return await within(
-      claimAction(deps, {
-        action,
-        claim: { requestHash: action.requestHash, claimant: action.owner, notify: action.owner },
-      }),
-      HANDOVER_WAIT_MS,
-      `the action workflow of ${action.key} did not answer within ${HANDOVER_WAIT_MS} ms`,
-    );
-  } catch (err) {
-    if (err instanceof RetrysafeError) throw err.toFailure();
-    throw err;
-  } finally {
-    clearInterval(beat);
-  }
+/** The verdict that someone must decide or wait: the run claims the action workflow, which takes the row over. */
+function handOver(action: ActionInput, why: string): ActOnRecordResult {
+  Context.current().log.info('hand over to the action workflow', { key: action.key, why });
+  return { handOver: why };
 }
 
 function mismatch(action: ActionInput, other: string, what = 'the ledger holds'): ApplicationFailure {

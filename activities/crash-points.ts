@@ -9,11 +9,13 @@ export const CRASH_POINTS = [
   'before-lookup',
   'after-row-claimed',
   'before-row-settles',
+  'after-row-settled',
 ] as const;
 /**
  * A dangerous point: in the executor, before the provider is called, after it committed (before the reply is
  * recorded), or before a lookup; on the record-first path, once the run's act holds the action's ledger row (nothing
- * sent yet), and after the executor's verdict before the row records it.
+ * sent yet), after the executor's verdict before the row records it, and after the row settled before the run's
+ * workflow task records the act's verdict (the act runs again with that task and must find the settled row).
  */
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

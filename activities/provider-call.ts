@@ -16,7 +16,7 @@ export function toolContext(ctx: Context, key: string, details?: () => unknown):
   return {
     key,
     attempt: ctx.info.attempt,
-    heartbeat: () => ctx.heartbeat(details?.()),
+    heartbeat: () => beat(ctx, details),
     signal: ctx.cancellationSignal,
     log: { info: (m, meta) => ctx.log.info(m, { key, ...meta }), warn: (m, meta) => ctx.log.warn(m, { key, ...meta }) },
   };
@@ -27,13 +27,22 @@ export function toolContext(ctx: Context, key: string, details?: () => unknown):
  * details (the request log) go with every heartbeat, so the next attempt knows what this one sent.
  */
 export async function withHeartbeat<T>(ctx: Context, fn: () => Promise<T>, details?: () => unknown): Promise<T> {
-  ctx.heartbeat(details?.());
-  const timer = setInterval(() => ctx.heartbeat(details?.()), HEARTBEAT_INTERVAL_MS);
+  if (ctx.info.isLocal) return fn();
+  beat(ctx, details);
+  const timer = setInterval(() => beat(ctx, details), HEARTBEAT_INTERVAL_MS);
   try {
     return await fn();
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * One heartbeat with the request log. A local activity (a run's act in its own workflow task) has none: the SDK keeps
+ * its workflow task alive instead, and the server knows no such activity to beat for.
+ */
+export function beat(ctx: Context, details?: () => unknown): void {
+  if (!ctx.info.isLocal) ctx.heartbeat(details?.());
 }
 
 /** A duration for a reason: hours with one decimal from an hour on, else seconds. */

@@ -67,6 +67,19 @@ export const SENDING_ACTIVITY = {
   heartbeatTimeout: DISPATCH_HEARTBEAT_TIMEOUT,
   retry: DISPATCH_RETRY,
 } as const;
+/**
+ * A run's act in its own workflow task: a local activity with the sending activity's deadlines and retries, and no
+ * heartbeat (a local activity has none; the SDK keeps the workflow task alive while it runs). A worker that dies in it
+ * is noticed when the run's workflow task times out (WORKFLOW_TASK_TIMEOUT), and the act runs again with the task.
+ * Tools whose calls may run past about 2 s (`longCalls`) act as activities with SENDING_ACTIVITY instead: past 80 %
+ * of the task timeout the SDK heartbeats the task, a workflow task and three events each time, and a long call lost
+ * with its worker starts over, where an activity's next attempt resumes its heartbeated request log.
+ */
+export const LOCAL_ACT = {
+  startToCloseTimeout: DISPATCH_START_TO_CLOSE,
+  scheduleToCloseTimeout: DISPATCH_SCHEDULE_TO_CLOSE,
+  retry: DISPATCH_RETRY,
+} as const;
 /** Backoff for 429 / 5xx / resets inside one attempt: 250 ms doubling to 4 s, full jitter, at most 6 tries. */
 export const TRANSIENT_BACKOFF = { initialMs: 250, maxMs: 4_000, maxTries: 6 } as const;
 

@@ -156,6 +156,7 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
         ...(tool.keyRetentionMs !== undefined ? { keyRetentionMs: tool.keyRetentionMs } : {}),
         riskClass: tool.riskClassFor ? tool.riskClassFor(inputOf(intent)) : tool.riskClass,
         hasLookup: typeof tool.lookup === 'function',
+        ...(tool.longCalls ? { longCalls: true as const } : {}),
         ...(tool.compensation ? { compensationTool: tool.compensation.tool } : {}),
         ...(tool.amountField ? { amountField: tool.amountField } : {}),
         ...(tool.currencyField ? { currencyField: tool.currencyField } : {}),
@@ -221,6 +222,9 @@ function checkTool(tool: AnyTool, index: number): void {
   }
   if (!Number.isFinite(tool.readAfterWriteLagMs) || tool.readAfterWriteLagMs < 0) {
     throw toolError(name, 'readAfterWriteLagMs', 'must be a non-negative number of milliseconds');
+  }
+  if (tool.longCalls !== undefined && typeof tool.longCalls !== 'boolean') {
+    throw toolError(name, 'longCalls', 'must be true or false');
   }
   if (tool.keyRetentionMs !== undefined && !(tool.keyRetentionMs > 0)) {
     throw toolError(name, 'keyRetentionMs', 'must be a positive number of milliseconds');

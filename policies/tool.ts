@@ -102,6 +102,12 @@ export interface ToolDefinition<Name extends string = string, S extends z.ZodTyp
   readAfterWriteLagMs: number;
   /** How long the provider remembers an idempotency key, when it forgets; absent when it keeps keys for good. */
   keyRetentionMs?: number;
+  /**
+   * The provider's calls may take longer than about 2 s (a report, an export, a model call): a run then acts on this
+   * tool in an activity with heartbeats instead of a local activity in its own workflow task (docs/tools.md, "Long
+   * calls"). Default false.
+   */
+  longCalls?: boolean;
   riskClass: RiskClass;
   /** Refines the risk class per intent (a pre-approved template is routine, free text is not). */
   riskClassFor?(input: z.output<S>): RiskClass;
@@ -196,6 +202,8 @@ export interface ToolDescriptor {
   /** The class for this intent (after riskClassFor). */
   riskClass: RiskClass;
   hasLookup: boolean;
+  /** The run acts on this tool as an activity with heartbeats, not in its own workflow task. */
+  longCalls?: true;
   compensationTool?: string;
   amountField?: string;
   currencyField?: string;

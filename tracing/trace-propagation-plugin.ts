@@ -51,9 +51,10 @@ export function tracePropagationPlugin(): ClientPlugin & WorkerPlugin & BundlerP
           client: withClientInterceptor(interceptors.client),
           activity: [
             ...(interceptors.activity ?? []),
-            // Local activities are the engine's bookkeeping (ledger writes, policy loads): no span each.
+            // Local activities are the engine's bookkeeping (ledger writes, policy loads): no span each. The run's act
+            // is the exception: it sends to the provider, in the run's own workflow task.
             (ctx) =>
-              ctx.info.isLocal
+              ctx.info.isLocal && ctx.info.activityType !== 'actOnRecord'
                 ? {}
                 : {
                     inbound: new OpenTelemetryActivityInboundInterceptor(ctx),

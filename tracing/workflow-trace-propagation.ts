@@ -1,8 +1,8 @@
 /**
  * Workflow interceptors that carry a trace through a workflow without making spans in it: the trace context a
  * workflow was started or first claimed with (Temporal's `_tracer-data` header, written by the OpenTelemetry client
- * and activity interceptors) goes on every activity, child workflow and signal it sends (local activities are the engine's bookkeeping
- * and are not traced). The
+ * and activity interceptors) goes on every activity, local activity, child workflow and signal it sends (the worker
+ * makes a span only for the local activity that sends, the run's act; the others are the engine's bookkeeping). The
  * executor's activity span, and the provider request under it, are then children of the claim's span, in one trace,
  * at the cost of copying one header. Temporal's own workflow interceptors (`startTracing({ workflowSpans: true })`)
  * add a span for each workflow, update, signal and activity scheduled, exported through a sink: more to see, and
@@ -44,6 +44,8 @@ export const interceptors = (): WorkflowInterceptors => {
     outbound: [
       {
         scheduleActivity: (input, next) => next({ ...input, headers: carry(input.headers) }),
+        // The run's act is a local activity that sends to the provider: its request belongs to the run's trace.
+        scheduleLocalActivity: (input, next) => next({ ...input, headers: carry(input.headers) }),
         startChildWorkflowExecution: (input, next) => next({ ...input, headers: carry(input.headers) }),
         signalWorkflow: (input, next) => next({ ...input, headers: carry(input.headers) }),
       },

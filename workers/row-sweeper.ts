@@ -15,9 +15,9 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ActionLedger, LedgerRow } from '../ledger';
 import { RUN_HOLDER_PREFIX } from '../activities/record-ledger';
 import { claimAction, within } from '../transport/claim-action';
-import type { ActOnRecordInput } from '../activities/act-on-record';
+import type { ActionInput } from '../messages/action';
 import type { ToolRegistry } from '../policies/tool-registry';
-import { recordedActs } from '../client/recorded-acts';
+import { recordedRun } from '../client/recorded-acts';
 
 /** How many unsettled rows one sweep reads (newest claims first); the rest wait for the next sweep. */
 const SWEEP_BATCH = 500;
@@ -67,7 +67,7 @@ export async function sweepRows(deps: RowSweepDeps): Promise<RowSweep> {
         await deps.ledger.raiseAlarm(
           row.key,
           'abandoned',
-          `left ${row.status} by ${row.holder}; its run ${row.owner} is ${run === 'gone' ? 'gone, with its history' : 'closed, and its history holds no such act'}, so nothing can say what the intent was: ask the provider, then settle it by hand`,
+          `left ${row.status} by ${row.holder}; its run ${row.owner} is ${run === 'gone' ? 'gone, with its history' : 'closed, and its history holds neither the act nor its intent (a run ended while its act ran in its workflow task)'}, so nothing can say what the intent was: ask the provider, then settle it by hand`,
         );
         out.abandoned.push(row.key);
       }
@@ -76,7 +76,7 @@ export async function sweepRows(deps: RowSweepDeps): Promise<RowSweep> {
     await within(
       claimAction(
         { client: deps.client, taskQueue: deps.taskQueue, tools: deps.tools, ledger: deps.ledger },
-        { action: action.action, claim: { requestHash: row.requestHash, claimant: SWEEPER } },
+        { action, claim: { requestHash: row.requestHash, claimant: SWEEPER } },
       ),
       CLAIM_WAIT_MS,
       `the action workflow of ${row.key} did not answer the sweeper within ${CLAIM_WAIT_MS} ms`,
@@ -134,11 +134,25 @@ async function failUnsent(ledger: ActionLedger, row: LedgerRow, run: 'closed' | 
   return write.applied;
 }
 
-/** The act the run scheduled for this row (its holder names the act's token), from the run's history. */
-async function scheduledAction(client: Client, row: LedgerRow): Promise<ActOnRecordInput | undefined> {
-  const acts = await recordedActs(client, row.owner);
-  return acts.find(
+/**
+ * The action the run acted on for this row, from its history: an act scheduled as an activity carries it (its holder
+ * names the act's token); for an act in the run's own workflow task (a local activity, whose input is not recorded),
+ * the intent the run prepared with the row's request hash and operation, which is that action's intent.
+ */
+async function scheduledAction(client: Client, row: LedgerRow): Promise<ActionInput | undefined> {
+  const run = await recordedRun(client, row.owner);
+  const scheduled = run.acts.find(
     ({ input }) =>
-      input.action.key === row.key && row.holder?.startsWith(`${RUN_HOLDER_PREFIX}${row.owner}/${input.token}#`),
+      input?.action.key === row.key && row.holder?.startsWith(`${RUN_HOLDER_PREFIX}${row.owner}/${input.token}#`),
   )?.input;
+  if (scheduled) return scheduled.action;
+  const prepared = run.prepared.find((p) => p.requestHash === row.requestHash && p.intent.operation === row.operation);
+  if (!prepared) return undefined;
+  return {
+    key: row.key,
+    intent: prepared.intent,
+    requestHash: prepared.requestHash,
+    tenant: row.tenant,
+    owner: row.owner,
+  };
 }

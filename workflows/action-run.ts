@@ -46,6 +46,7 @@ import {
   CLAIM_START_TO_CLOSE,
   POLICY_START_TO_CLOSE,
   READ_START_TO_CLOSE,
+  LOCAL_ACT,
   SENDING_ACTIVITY,
 } from '../policies/timeouts';
 import type { z } from 'zod';
@@ -293,7 +294,7 @@ export class ActionRun {
     // with a person when it fails (nothing may try a second, different undo on its own).
     const claimed = options.compensation
       ? await this.claimOnly(action, claim, p.summary)
-      : await this.actOnRecord(action, claim, p.summary);
+      : await this.actOnRecord(action, claim, p);
     this.remember(claimed);
     const settled = () => {
       const status = this.actions.get(key)!.status;
@@ -307,32 +308,36 @@ export class ActionRun {
   }
 
   /**
-   * The record first: one activity takes the action's ledger row, sends with the key and settles the row, and no
-   * action workflow starts. When someone must decide or wait (a person's confirmation, an
-   * unknown outcome, another holder) the activity hands over to the action workflow and answers with its claim's
-   * answer; the run then waits for its notifications.
+   * The record first: the run's act takes the action's ledger row, sends with the key and settles the row, and no
+   * action workflow starts. It runs as a local activity in the run's own workflow task, or as an activity with
+   * heartbeats for a tool whose calls run long. When someone must decide or wait (a person's confirmation, an unknown
+   * outcome, another holder) its verdict is a handover: the run claims the action workflow and waits for its
+   * notifications.
    */
-  private async actOnRecord(action: ActionInput, claim: ClaimRequest, summary: string): Promise<ActionSnapshot> {
-    const { actOnRecord } = proxyActivities<Activities>({
-      ...SENDING_ACTIVITY,
-      summary: `act ${action.key}: ${summary}`,
-    });
+  private async actOnRecord(action: ActionInput, claim: ClaimRequest, p: PreparedAction): Promise<ActionSnapshot> {
+    const { actOnRecord } = p.tool.longCalls
+      ? proxyActivities<Activities>({ ...SENDING_ACTIVITY, summary: `act ${action.key}: ${p.summary}` })
+      : proxyLocalActivities<Activities>({ ...LOCAL_ACT, summary: `act ${action.key}: ${p.summary}` });
+    let verdict;
     try {
-      const { snapshot, holder } = await actOnRecord({ action, token: uuid4() });
-      if (holder) this.rowHolders.set(action.key, holder);
-      return snapshot;
+      // The token comes from the run's seeded randomness: the act run again with this task after a crash carries it
+      // too, and so may take the row from its dead predecessor (an earlier generation) at once.
+      verdict = await actOnRecord({ action, token: uuid4(), generation: workflowInfo().historyLength });
     } catch (err) {
       if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
         throw unwrap(err);
       }
-      // The activity gave up without a verdict: the action workflow takes the row over once its lease ends, and
+      // The act gave up without a verdict: the action workflow takes the row over once its lease ends, and
       // reconciles (a request may have reached the provider). The run claims it and waits for its outcome.
       log.warn('acting on the record ended without a verdict; the action workflow takes over', {
         key: action.key,
         error: (err as Error).message,
       });
-      return this.claimOnly(action, claim, summary);
+      return this.claimOnly(action, claim, p.summary);
     }
+    if ('handOver' in verdict) return this.claimOnly(action, claim, p.summary);
+    if (verdict.holder) this.rowHolders.set(action.key, verdict.holder);
+    return verdict.snapshot;
   }
 
   /**

@@ -18,7 +18,15 @@ import type { Approver } from '../chaos/approvals';
 import { waitForActionStatus } from '../chaos/observe';
 import { renewalInputFor } from '../chaos/scenario-renewal';
 import type { Measured } from './compare';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, OUTCOME_STATUSES, actionKeyForStep, runWorkflowId } from 'retrysafe';
+import {
+  DEFAULT_AUTO_APPROVE_BELOW_CENTS,
+  OUTCOME_STATUSES,
+  RetrysafeClient,
+  actionKeyForStep,
+  runWorkflowId,
+} from 'retrysafe';
+import type { ActionLedger } from 'retrysafe/worker';
+import { exampleRegistry } from '../../examples/tools';
 import { SA_STATUS } from '../../policies/search-attributes';
 
 /**
@@ -26,7 +34,10 @@ import { SA_STATUS } from '../../policies/search-attributes';
  * counterpart, each timed from the client's call to the answer it waits for.
  *   action   baselineChargeWorkflow (one activity)      vs retrysafeChargeWorkflow (one act(): claim, policy, dispatch)
  *   action-vs-fastest  baselineLocalChargeWorkflow (the charge as one local activity, started eagerly by a client on
- *            the in-process worker's connection: Temporal's fastest hand-written shape) vs the same retrysafe action
+ *            the in-process worker's connection: Temporal's fastest hand-written shape) vs the retrysafe action started
+ *            the same way (RetrysafeClient's `eagerStart`, the plugin on the in-process workers)
+ *   action-eager-vs-bare  baselineChargeWorkflow vs that eager retrysafe action: what an agent service with its own
+ *            worker gets against a hand-written activity workflow
  *   action-vs-two-workflows  baselineChildChargeWorkflow (a child workflow running the activity) vs the same
  *            retrysafe action: what is left once the second workflow per action is paid for on both sides
  *   signal   signal → result of a waiting workflow      vs signed approval → action resumed (update returns); the
@@ -48,7 +59,7 @@ export interface BenchContext {
    * Workers running in the bench's own process and a client on each one's connection, which eager start needs: the
    * server hands a workflow's first task back in the answer to its start, to a worker beside that client.
    */
-  eager?: { clients: Client[]; taskQueue: string };
+  eager?: { clients: Client[]; taskQueue: string; ledger: ActionLedger };
 }
 
 export type Pair = 'action' | 'signal' | 'update';
@@ -57,7 +68,8 @@ export type Pair = 'action' | 'signal' | 'update';
 export const COMPARISONS = [
   { name: 'action', bare: 'bare-activity', retrysafe: 'retrysafe-action' },
   // Against Temporal's fastest hand-written shape, whose workers run in the bench process and keep no ledger.
-  { name: 'action-vs-fastest', bare: 'bare-local-eager', retrysafe: 'retrysafe-action', measures: 'shape' },
+  { name: 'action-vs-fastest', bare: 'bare-local-eager', retrysafe: 'retrysafe-action-eager', measures: 'shape' },
+  { name: 'action-eager-vs-bare', bare: 'bare-activity', retrysafe: 'retrysafe-action-eager', measures: 'shape' },
   { name: 'action-vs-two-workflows', bare: 'bare-child-activity', retrysafe: 'retrysafe-action' },
   { name: 'signal', bare: 'bare-signal', retrysafe: 'retrysafe-confirmation' },
   { name: 'update', bare: 'bare-update', retrysafe: 'retrysafe-confirmation' },
@@ -201,6 +213,53 @@ function localEagerLeg(ctx: BenchContext): Leg {
   };
 }
 
+/**
+ * The retrysafe action started as an agent service with its own worker starts it: RetrysafeClient with `eagerStart`
+ * on the in-process workers' connections, the run's act in its first workflow task. Counted like the bare leg.
+ */
+function retrysafeEagerLeg(ctx: BenchContext): Leg {
+  const eagerStarts: EagerStarts = { requested: 0, eager: 0 };
+  let turn = 0;
+  return {
+    id: 'retrysafe-action-eager',
+    label: 'retrysafe action, eager start (RetrysafeClient eagerStart, plugin on the in-process workers)',
+    side: 'retrysafe',
+    inBenchProcess: true,
+    eagerStarts,
+    prepare: async (name) => {
+      const eager = ctx.eager;
+      if (!eager?.clients.length) throw new LegUnavailable('no workers in the bench process to start eagerly on');
+      const client = eager.clients[turn++ % eager.clients.length];
+      const retrysafe = new RetrysafeClient(client, {
+        taskQueue: eager.taskQueue,
+        tools: exampleRegistry(),
+        ledger: eager.ledger,
+        eagerStart: true,
+      });
+      const eventId = `${name}-eager`;
+      return () =>
+        timed(async () => {
+          const run = await retrysafe.startRun(retrysafeChargeWorkflow, {
+            tenant: 'bench',
+            eventId,
+            input: chargeFor(eventId),
+          });
+          eagerStarts.requested++;
+          if (run.eagerlyStarted) eagerStarts.eager++;
+          const r = await run.result();
+          if (r.status !== 'confirmed') throw new Error(`retrysafe action ${eventId} ended ${r.status}`);
+        });
+    },
+    workflows: (name) => {
+      const run = runWorkflowId('bench', `${name}-eager`);
+      return [
+        { role: 'run', workflowId: run },
+        { role: 'action', workflowId: actionKeyForStep(run, { operation: 'charge', version: 1 }), optional: true },
+      ];
+    },
+  };
+}
+
 export function benchLegs(ctx: BenchContext): Leg[] {
   const { client, taskQueue } = ctx;
   /** The retrysafe action leg on another queue's workers (`suffix` keeps its workflow IDs apart). */
@@ -286,6 +345,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
         }),
       workflows: actionWorkflows,
     },
+    retrysafeEagerLeg(ctx),
     {
       id: 'retrysafe-action-observed',
       label: `retrysafe action, workers exporting ${observedWhat(ctx.observe)}`,

@@ -10,6 +10,7 @@ import { DefaultLogger, IllegalStateError, NativeConnection, Runtime, Worker } f
 import { createBareCharge } from '../../examples/activities/bare-charge';
 import { ExampleClient } from '../../examples/client';
 import { exampleRegistry } from '../../examples/tools';
+import { sandboxUrlsFromEnv } from '../../examples/sandbox-env';
 import { createApprover } from '../chaos/approvals';
 import { startStack, type Stack } from '../lib/stack';
 import {
@@ -29,7 +30,7 @@ import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
 import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
-import { ledgerConfigFromEnv, openLedger } from 'retrysafe/worker';
+import { ledgerConfigFromEnv, openLedger, retrysafePlugin, type ActionLedger } from 'retrysafe/worker';
 import { getFreePort } from '../../cli/dev/free-port';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -112,6 +113,7 @@ const COLORS: Record<string, string> = {
   'bare-child-activity': '#17becf',
   'bare-local-eager': '#8c564b',
   'retrysafe-action': '#d62728',
+  'retrysafe-action-eager': '#ff7f0e',
   'retrysafe-action-observed': '#e377c2',
   'retrysafe-renewal': '#9467bd',
   'bare-signal': '#2ca02c',
@@ -167,8 +169,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   // process, on the client's own connection, can take it. Started only when a leg needs them.
   const eagerTaskQueue = `${taskQueue}-eager`;
   const inProcess =
-    !options.legs || options.legs.includes('bare-local-eager')
-      ? await startInProcessWorkers(stack, eagerTaskQueue, WORKERS)
+    !options.legs || options.legs.some((id) => EAGER_LEGS.includes(id))
+      ? await startInProcessWorkers(stack, eagerTaskQueue, WORKERS, ledger)
       : undefined;
   const ctx: BenchContext = {
     client: stack.client,
@@ -177,7 +179,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     approver,
     observedTaskQueue,
     observe,
-    ...(inProcess ? { eager: { clients: inProcess.clients, taskQueue: eagerTaskQueue } } : {}),
+    ...(inProcess ? { eager: { clients: inProcess.clients, taskQueue: eagerTaskQueue, ledger } } : {}),
   };
   const levels: Array<[string, number]> = [
     ['seq', 1],
@@ -196,12 +198,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const settingOf = (leg: Leg): LegSetting =>
     leg.inBenchProcess
       ? {
-          // None of the worker processes' settings: the bench process's workers take only the bare charge.
+          // None of the worker processes' settings: the bench process's workers run the bare charge and, with the
+          // plugin and the same ledger, retrysafe's run.
           server: `${stack.server.address} (${stack.server.namespace})`,
           taskQueue: eagerTaskQueue,
           workers: WORKERS,
           tuning: {},
-          ledger: false,
+          ledger: true,
           observed: false,
           inBenchProcess: true,
         }
@@ -300,15 +303,20 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
+/** The legs that start their workflows eagerly, on workers in the bench's own process. */
+const EAGER_LEGS = ['bare-local-eager', 'retrysafe-action-eager'];
+
 /**
  * `n` workers in this process, each on a NativeConnection of its own with a client on that same connection (what
  * requestEagerStart needs; the SDK allows one worker per task queue and connection), running the bare charge and
- * the example workflow bundle. The leg takes the clients in turn.
+ * the example workflow bundle with retrysafe's plugin (the example tools, the bench's ledger), as an agent service
+ * with its own worker does. The legs take the clients in turn.
  */
 async function startInProcessWorkers(
   stack: Stack,
   taskQueue: string,
   n: number,
+  ledger: ActionLedger,
 ): Promise<{ clients: Client[]; stop(): Promise<void> }> {
   // Warnings and errors of the in-process workers only, not each state change among the bench's progress lines.
   try {
@@ -337,6 +345,7 @@ async function startInProcessWorkers(
         activities: {
           bareCharge: createBareCharge({ paymentsUrl: stack.providers.payments.url, crash: () => undefined }),
         },
+        plugins: [retrysafePlugin({ tools: exampleRegistry(sandboxUrlsFromEnv(stack.workerEnv)), ledger })],
         ...dataConverter,
       });
       entry.running = entry.worker.run();

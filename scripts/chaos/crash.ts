@@ -16,6 +16,7 @@ const ARMED_MODES: readonly CrashMode[] = [
   'before-lookup',
   'after-row-claimed',
   'before-row-settles',
+  'after-row-settled',
 ];
 
 /** RETRYSAFE_CRASH_AT for the doomed worker, when the worker is to kill itself at a point. */

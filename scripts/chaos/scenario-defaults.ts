@@ -27,12 +27,13 @@ export const KEYED_CALL_MODES: ChaosScenario['modes'] = [
 
 /**
  * A run's keyed call: the points above, and the record-first path's own (the run's act holding the ledger row; the
- * verdict not yet on the row). Workers without the ledger never reach the latter; the harness then kills at the end.
+ * verdict not yet on the row; the row settled, the act's workflow task not yet recorded). Workers without the ledger never reach the latter; the harness then kills at the end.
  */
 export const RUN_CALL_MODES: ChaosScenario['modes'] = [
   ...KEYED_CALL_MODES,
   ['after-row-claimed', 2],
   ['before-row-settles', 3],
+  ['after-row-settled', 2],
   ['stalled-owner', 2],
 ];
 

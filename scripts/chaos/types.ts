@@ -20,9 +20,11 @@ import type { AnyTool } from 'retrysafe';
  *   before-lookup  an ambiguous failure sent the executor to look the effect up; it dies first
  *   gateway-error  the provider committed and answered 502 or 504 (a gateway gave up on its reply); the worker
  *                  dies right after hearing it
- * Two more are points of the record-first path, where a run acts on the action's ledger row (runs only):
+ * Four more are points of the record-first path, where a run acts on the action's ledger row (runs only):
  *   after-row-claimed   the run's act holds the row, nothing sent
  *   before-row-settles  the executor has its verdict (the provider committed); the worker dies before the row has it
+ *   after-row-settled   the row has the verdict; the worker dies before the run's workflow task records the act (a
+ *                       local activity: the act runs again with the task and must find the settled row)
  *   stalled-owner       the run's act holds the row and the worker stops (SIGSTOP) there past its heartbeat timeout,
  *                       so another attempt takes the row over; then it is continued (SIGCONT), runs into the row's
  *                       fence, and is killed
@@ -38,6 +40,7 @@ export const CRASH_MODES = [
   'random-time',
   'after-row-claimed',
   'before-row-settles',
+  'after-row-settled',
   'stalled-owner',
 ] as const;
 export type CrashMode = (typeof CRASH_MODES)[number];

@@ -4,7 +4,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActOnRecordActivity, type ActOnRecordResult } from '../../activities/act-on-record';
 import { createExecuteAction } from '../../activities/execute-action';
@@ -45,19 +44,26 @@ describe('acting on the record: attempts and the row', () => {
       sleep: async () => undefined,
     });
     const act = createActOnRecordActivity({
-      // A handover would claim the action workflow: these cases never reach it, and a client that is used fails.
-      client: {} as Client,
-      taskQueue: 'unused',
       tools,
       ledger: rowLedger,
       execute,
       crash: () => undefined,
     });
-    const run = (attempt: number) =>
-      new MockActivityEnvironment({ attempt }).run(act, { action, token: 'tok' }) as Promise<ActOnRecordResult>;
-    const holder = (attempt: number) => `run:${owner}/tok#${attempt}`;
-    /** The row as an earlier attempt left it: claimed, and moved to `status` when that is not `planned`. */
-    const leftBy = async (attempt: number, status: 'planned' | 'dispatching') => {
+    /** One execution: `attempt` of the act as scheduled in the run's workflow task at history length `generation`. */
+    const verdict = (attempt: number, generation = 7) =>
+      new MockActivityEnvironment({ attempt }).run(act, {
+        action,
+        token: 'tok',
+        generation,
+      }) as Promise<ActOnRecordResult>;
+    const run = async (attempt: number, generation = 7) => {
+      const v = await verdict(attempt, generation);
+      if (!('snapshot' in v)) throw new Error(`handed over: ${v.handOver}`);
+      return v;
+    };
+    const holder = (attempt: number, generation = 7) => `run:${owner}/tok#${generation}.${attempt}`;
+    /** The row as an earlier execution left it: claimed, and moved to `status` when that is not `planned`. */
+    const leftBy = async (attempt: number, status: 'planned' | 'dispatching' | 'confirmed', generation = 7) => {
       const claimedAt = new Date().toISOString();
       await ledger.claimRow({
         key: action.key,
@@ -67,29 +73,41 @@ describe('acting on the record: attempts and the row', () => {
         requestHash: action.requestHash,
         owner,
         claimedAt,
-        holder: holder(attempt),
+        holder: holder(attempt, generation),
         leaseUntil: new Date(Date.now() + 60_000).toISOString(),
       });
+      const by = holder(attempt, generation);
       await ledger.recordStatus({
         key: action.key,
         seq: 0,
         status: 'planned',
         at: claimedAt,
         reason: 'claimed',
-        holder: holder(attempt),
+        holder: by,
       });
-      if (status === 'dispatching') {
+      if (status === 'planned') return;
+      await ledger.recordStatus({
+        key: action.key,
+        seq: 1,
+        status: 'dispatching',
+        at: claimedAt,
+        reason: 'sent?',
+        holder: by,
+      });
+      if (status === 'confirmed') {
         await ledger.recordStatus({
           key: action.key,
-          seq: 1,
+          seq: 2,
           status,
           at: claimedAt,
-          reason: 'sent?',
-          holder: holder(attempt),
+          reason: 'the provider committed',
+          holder: by,
+          providerRef: 'earlier-ref',
+          settled: true,
         });
       }
     };
-    return { action, calls, run, holder, leftBy };
+    return { action, calls, run, verdict, holder, leftBy };
   }
 
   it('settles a new row in one attempt: planned, dispatching, confirmed, held by that attempt', async () => {
@@ -133,8 +151,8 @@ describe('acting on the record: attempts and the row', () => {
   it('never resends a key-less request over a row left dispatching: the row goes unknown, nothing is sent', async () => {
     const t = setup('none', []);
     await t.leftBy(1, 'dispatching');
-    // Unknown hands over to the action workflow, which this test has no client for: the attempt fails there.
-    await assert.rejects(t.run(2));
+    const v = await t.verdict(2);
+    assert.ok('handOver' in v, 'unknown: the run hands the row to the action workflow');
     assert.equal(t.calls.execute, 0);
     const row = await ledger.get(t.action.key);
     assert.equal(row?.status, 'unknown');
@@ -144,7 +162,7 @@ describe('acting on the record: attempts and the row', () => {
   it('stops a stale attempt: a later attempt of the act holds the row, so nothing is sent and nothing moves', async () => {
     const t = setup('idempotency-key', [committed('ch-2')]);
     await t.leftBy(3, 'dispatching');
-    await assert.rejects(t.run(2), /attempt 3 of this act holds the row .* attempt 2 is stale/);
+    await assert.rejects(t.run(2), /tok#7\.3 holds the row .*tok#7\.2 is not later, so it is stale/);
     assert.equal(t.calls.execute, 0);
     assert.deepEqual(
       [(await ledger.get(t.action.key))?.holder, (await ledger.get(t.action.key))?.seq],
@@ -193,5 +211,52 @@ describe('acting on the record: attempts and the row', () => {
     assert.equal(t.calls.execute, 0, 'nothing was sent without its dispatching entry');
     const row = await ledger.get(t.action.key);
     assert.equal(row?.status, 'planned', 'the row still proves that nothing was sent');
+  });
+
+  describe('an act run again with its workflow task (a local activity after a crash: attempt 1 again, a later generation)', () => {
+    it('takes the row from the dead generation and, without a key, sends nothing over dispatching', async () => {
+      const t = setup('none', []);
+      await t.leftBy(1, 'dispatching', 7);
+      const v = await t.verdict(1, 12);
+      assert.ok('handOver' in v, `unknown hands over, got ${JSON.stringify(v)}`);
+      assert.equal(t.calls.execute, 0, 'attempt 1 again is not a first send: the row says dispatching');
+      const row = await ledger.get(t.action.key);
+      assert.deepEqual([row?.status, row?.holder], ['unknown', t.holder(1, 12)]);
+    });
+
+    it("resends with the key and counts the dead generation's possible send, its answer lost", async () => {
+      const t = setup('idempotency-key', [committed('ch-g', undefined, true)]);
+      await t.leftBy(1, 'dispatching', 7);
+      const { snapshot, holder } = await t.run(1, 12);
+      assert.equal(snapshot.status, 'confirmed');
+      assert.equal(holder, t.holder(1, 12));
+      assert.equal(t.calls.execute, 1);
+      assert.equal(snapshot.sends, 2, 'the dead generation may have sent once, this one sent once');
+      assert.deepEqual(
+        snapshot.requests?.map((r) => [r.kind, r.attempt, r.answer.split(':')[0]]),
+        [
+          ['send', 1, 'no answer recorded'],
+          ['send', 2, snapshot.requests?.[1]?.answer.split(':')[0]],
+        ],
+      );
+    });
+
+    it('answers with the settled row and its holder when the dead generation settled it: nothing is sent', async () => {
+      const t = setup('none', [committed('never')]);
+      await t.leftBy(1, 'confirmed', 7);
+      const { snapshot, holder } = await t.run(1, 12);
+      assert.equal(snapshot.status, 'confirmed');
+      assert.equal(snapshot.providerRef, 'earlier-ref');
+      assert.equal(holder, t.holder(1, 7), "the run's later writes (an undo) are made as the settling holder");
+      assert.equal(t.calls.execute, 0);
+    });
+
+    it('stops an execution of an earlier generation, whatever its attempt, once a later one holds the row', async () => {
+      const t = setup('idempotency-key', [committed('ch-late')]);
+      await t.leftBy(1, 'dispatching', 12);
+      await assert.rejects(t.run(4, 7), /tok#12\.1 holds the row .*tok#7\.4 is not later/);
+      assert.equal(t.calls.execute, 0);
+      assert.equal((await ledger.get(t.action.key))?.holder, t.holder(1, 12));
+    });
   });
 });

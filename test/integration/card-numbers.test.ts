@@ -9,7 +9,7 @@ import { RetrysafeError, errorCodeOf } from '../../policies/errors';
 import { canonicalJson } from '../../policies/request-hash';
 import type { Intent } from '../../policies/tool-registry';
 import type { FulfillmentResult } from '../../examples/workflows/fulfillment-agent';
-import { recordedActs } from '../../client/recorded-acts';
+import { recordedRun } from '../../client/recorded-acts';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import type { ActionSnapshot } from '../../messages/action';
@@ -169,12 +169,20 @@ describe('card numbers in free text, on the real dev server', () => {
     const emailKey = result.emailKey!;
     const snapshot = await stack.retrysafe.getAction(emailKey);
     assert.equal(snapshot?.status, 'confirmed');
-    // The run acted on the email's ledger row itself (no action workflow): what it sent is its act's recorded input.
-    const act = (await recordedActs(stack.client, run.workflowId)).find((a) => a.input.action.key === emailKey);
-    const sentIntent = act?.input.action.intent as { subject: string; body: string } | undefined;
+    // The run acted on the email's ledger row itself (no action workflow): what it sent is the intent it prepared
+    // with the row's request hash (its act, a local activity, records its verdict, not its input).
+    const recorded = await recordedRun(stack.client, run.workflowId);
+    const act = recorded.acts.find((a) => a.result && 'snapshot' in a.result && a.result.snapshot.key === emailKey);
+    assert.ok(act, 'the act is in the run history');
+    const prepared = recorded.prepared.find((p) => p.requestHash === snapshot?.requestHash);
+    const sentIntent = prepared?.intent as { subject: string; body: string } | undefined;
     assert.equal(sentIntent?.subject, 'Order •••• 5100 is on its way');
     assert.match(sentIntent?.body ?? '', /order •••• 5100 has been handed/);
-    const seen = [JSON.stringify(act), JSON.stringify(snapshot), JSON.stringify(await stack.ledger!.get(emailKey))];
+    const seen = [
+      JSON.stringify(recorded),
+      JSON.stringify(snapshot),
+      JSON.stringify(await stack.ledger!.get(emailKey)),
+    ];
     assert.deepEqual(
       holdsAny(seen.join('\n'), [RUN_MASKED]),
       [],

@@ -15,7 +15,7 @@ import { waitForStatus } from '../support/wait';
 
 /**
  * The ledger's row is the action's record on the happy path: a run's act takes the row, sends with the key and
- * settles the row in one activity, and no action workflow starts. The action workflow starts only when someone must
+ * settles the row in one local activity of the run's own workflow task, and no action workflow starts. The action workflow starts only when someone must
  * wait or decide: a second claimant while the run sends (it waits for the row and shares the outcome), or an outcome
  * nobody knows (it takes the row over and reconciles, never resending blindly). Effects are counted at the provider.
  */
@@ -51,7 +51,7 @@ describe('the record first: a run acts on the ledger row, an action workflow onl
     }
   }
 
-  it('charges once in one activity of the run: no action workflow, the row settled, found by its key', async () => {
+  it("charges once in the run's own workflow task: no action workflow, the row settled, found by its key", async () => {
     const eventId = uniqueEvent('record-first');
     const runId = runWorkflowId('acme', eventId);
     const key = actionKeyForStep(runId, { operation: 'charge', version: 1 });
@@ -68,7 +68,7 @@ describe('the record first: a run acts on the ledger row, an action workflow onl
     assert.equal(row?.status, 'confirmed');
     assert.equal(row?.providerRef, result.chargeId);
     assert.equal(row?.owner, runId);
-    assert.match(row?.holder ?? '', new RegExp(`^run:${runId}/[0-9a-f-]+#1$`), 'the run act holds the row');
+    assert.match(row?.holder ?? '', new RegExp(`^run:${runId}/[0-9a-f-]+#\\d+\\.1$`), 'the run act holds the row');
     const audit = await stack.ledger!.audit(key);
     assert.deepEqual(
       audit.map((e) => [e.seq, e.status]),
@@ -85,15 +85,15 @@ describe('the record first: a run acts on the ledger row, an action workflow onl
     assert.equal(shown?.source, 'ledger');
     assert.equal(shown?.owner, runId);
 
-    // The run's own history: one activity, named by the key; at most 15 events and 3 workflow tasks.
+    // The run's own history: no activity task, the act a local activity in the run's first workflow task; at most 10
+    // events (start, one task, the prepare and act markers, the key's search attribute, completion) and 1 task.
     const history = await stack.client.workflow.getHandle(runId).fetchHistory();
     const events = history.events ?? [];
     const tasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
-    const activities = events.filter((e) => e.activityTaskScheduledEventAttributes);
-    assert.equal(activities.length, 1);
-    assert.equal(activities[0].activityTaskScheduledEventAttributes?.activityType?.name, 'actOnRecord');
-    assert.ok(events.length <= 15, `the run took ${events.length} events`);
-    assert.ok(tasks <= 3, `the run took ${tasks} workflow tasks`);
+    assert.equal(events.filter((e) => e.activityTaskScheduledEventAttributes).length, 0);
+    assert.equal(events.filter((e) => e.markerRecordedEventAttributes).length, 2, 'prepare and act');
+    assert.ok(events.length <= 10, `the run took ${events.length} events`);
+    assert.equal(tasks, 1, `the run took ${tasks} workflow tasks`);
   });
 
   it('a second claimant while the run sends waits for the row, then shares its outcome', async () => {

@@ -174,7 +174,7 @@ describe('tracing an action from the client to the provider', () => {
         `${String(send.attributes['retrysafe.tool'])} in the run's trace`,
       );
     }
-    // The run acted on each action's ledger row in an activity of its own, inside the run's trace.
+    // The run acted on each action's ledger row in its own workflow task (a local activity), inside the run's trace.
     assert.ok(
       all.some((s) => s.name === 'RunActivity:actOnRecord' && s.spanContext().traceId === traceId),
       "the run's acts are activity spans of its trace",

@@ -98,7 +98,8 @@ describe("the bench's baselines", () => {
     ['c10', 10],
   ];
   const spawned = setting({ ledger: true });
-  // Temporal's fastest shape: its workers in the bench process, no ledger, none of the worker processes' settings.
+  // Temporal's fastest shape: its workers in the bench process (with the plugin and the ledger for retrysafe's eager
+  // leg), none of the worker processes' settings.
   const inProcess = setting({ taskQueue: 'bench-eager', tuning: {}, inBenchProcess: true });
   const leg = (id: string, side: 'bare' | 'retrysafe', s: LegSetting, seq: number, c10: number): LegReport => ({
     id,
@@ -130,6 +131,7 @@ describe("the bench's baselines", () => {
           leg('bare-activity', 'bare', spawned, 100, 200),
           leg('bare-local-eager', 'bare', inProcess, 50, 80),
           leg('retrysafe-action', 'retrysafe', spawned, 110, 240),
+          leg('retrysafe-action-eager', 'retrysafe', inProcess, 110, 240),
         ]),
       ),
     ) as { ratios: Record<string, Record<string, RoundRatios>>; legs: Array<Record<string, unknown>> };
@@ -140,6 +142,7 @@ describe("the bench's baselines", () => {
     assert.equal(json.ratios['action-vs-fastest'].c10.median.p50, 3);
     assert.deepEqual(json.ratios['action-vs-fastest'].seq.spread.p50, [2.2, 2.2]);
     assert.equal(json.ratios['action-vs-fastest'].c10.rounds, 2);
+    assert.equal(json.ratios['action-eager-vs-bare'].seq.median.p50, 1.1, 'the eager action against the bare activity');
     assert.ok(
       json.legs.every((l) => !('samples' in l)),
       'samples stay in the chart',
@@ -153,6 +156,7 @@ describe("the bench's baselines", () => {
         leg('bare-activity', 'bare', spawned, 100, 200),
         eager,
         leg('retrysafe-action', 'retrysafe', spawned, 110, 240),
+        leg('retrysafe-action-eager', 'retrysafe', inProcess, 110, 240),
       ]),
     );
     const starting = (prefix: string) => lines.filter((l) => l.startsWith(prefix));
@@ -176,7 +180,7 @@ describe("the bench's baselines", () => {
       pairRatios(
         [
           leg('bare-local-eager', 'bare', { ...inProcess, workers: 1 }, 50, 80),
-          leg('retrysafe-action', 'retrysafe', spawned, 110, 240),
+          leg('retrysafe-action-eager', 'retrysafe', inProcess, 110, 240),
         ],
         levels,
       ),
@@ -187,7 +191,7 @@ describe("the bench's baselines", () => {
   it('name the fastest-shape comparison by its legs, and fail the leg whose starts were none of them eager', () => {
     assert.deepEqual(
       COMPARISONS.find((c) => c.name === 'action-vs-fastest'),
-      { name: 'action-vs-fastest', bare: 'bare-local-eager', retrysafe: 'retrysafe-action', measures: 'shape' },
+      { name: 'action-vs-fastest', bare: 'bare-local-eager', retrysafe: 'retrysafe-action-eager', measures: 'shape' },
     );
     assert.throws(() => assertEager('bare-local-eager', { requested: 10, eager: 0 }), /none of 10 starts was eager/);
     assert.doesNotThrow(() => assertEager('bare-local-eager', { requested: 10, eager: 3 }));

@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
@@ -53,20 +52,26 @@ function keylessTool(actor: Actor) {
   return { tools, intent, requestHash: tools.hash(intent) };
 }
 
-export function runAct(world: World, actor: Actor, attempt: number): Promise<unknown> {
+export function runAct(
+  world: World,
+  actor: Actor,
+  execution: { generation: number; attempt: number },
+): Promise<unknown> {
   const { tools, intent, requestHash } = keylessTool(actor);
   const ledger = actor.ledger;
+  // A handover is the act's verdict: the run would claim the action workflow, which the model launches on its own.
   const act = createActOnRecordActivity({
-    // A handover claims the action workflow through the client: here it has none, and the act ends there.
-    client: {} as Client,
-    taskQueue: 'model',
     tools,
     ledger,
     execute: createExecuteAction({ tools, ledger, crash: () => undefined, sleep: async () => undefined }),
     crash: () => undefined,
   });
   const action = { key: world.key, intent, requestHash, tenant: 'acme', owner: OWNER };
-  return new MockActivityEnvironment({ attempt }, { logger: QUIET }).run(act, { action, token: 'tok' });
+  return new MockActivityEnvironment({ attempt: execution.attempt }, { logger: QUIET }).run(act, {
+    action,
+    token: 'tok',
+    generation: execution.generation,
+  });
 }
 
 export async function runWorkflow(world: World, actor: Actor, runId: string): Promise<void> {

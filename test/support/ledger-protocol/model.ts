@@ -5,7 +5,8 @@ import { runAct, runSweeper, runWorkflow } from './actors';
 import { World, type ActorPlan } from './world';
 
 /**
- * The ledger protocol's model-based test: fast-check draws a list of commands (run acts' attempts, action workflow
+ * The ledger protocol's model-based test: fast-check draws a list of commands (run acts' executions: a retried
+ * attempt, or the act run again with a later workflow task as a local activity is after a crash; action workflow
  * runs and their replays, sweeps, the clock moving past the lease), each actor with the step it dies at and whether
  * the provider's replies to it are lost, and a scheduler that orders every step of every actor. The property, on the
  * ledger and on the key-less provider once every actor has ended:
@@ -27,15 +28,18 @@ type Setup = { model: Model; real: World };
 type Command = fc.AsyncCommand<Model, World>;
 
 class LaunchAct implements Command {
-  constructor(readonly plan: ActorPlan) {}
+  constructor(
+    readonly plan: ActorPlan,
+    readonly rerun: boolean,
+  ) {}
   check = (m: Readonly<Model>) => m.acts < 4;
   async run(m: Model, world: World) {
     m.acts += 1;
-    const attempt = world.nextAttempt();
-    const actor = world.actor(`act#${attempt}`, this.plan);
-    void world.launch(actor, () => runAct(world, actor, attempt));
+    const execution = world.nextExecution(this.rerun);
+    const actor = world.actor(`act#${execution.generation}.${execution.attempt}`, this.plan);
+    void world.launch(actor, () => runAct(world, actor, execution));
   }
-  toString = () => `act(${planText(this.plan)})`;
+  toString = () => `act(${planText(this.plan)}${this.rerun ? ', with a new workflow task' : ''})`;
 }
 
 class LaunchWorkflow implements Command {
@@ -102,7 +106,7 @@ const plan: fc.Arbitrary<ActorPlan> = fc.record({
 
 export const protocolCommands = fc.commands(
   [
-    plan.map((p) => new LaunchAct(p)),
+    fc.tuple(plan, fc.boolean()).map(([p, rerun]) => new LaunchAct(p, rerun)),
     fc.tuple(plan, fc.boolean()).map(([p, replay]) => new LaunchWorkflow(p, replay)),
     plan.map((p) => new Sweep(p)),
     fc.constant(new LeaseRunsOut()),

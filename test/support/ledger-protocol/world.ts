@@ -87,6 +87,7 @@ export class World {
   readonly running: Array<Promise<void>> = [];
   /** Each action workflow run's claim, as its history records it once the local activity completed. */
   readonly history = new Map<string, LedgerClaim>();
+  private generation = 1;
   private attempts = 0;
   private workflows = 0;
 
@@ -97,8 +98,16 @@ export class World {
     readonly clock: { advance(ms: number): void },
   ) {}
 
-  nextAttempt(): number {
-    return ++this.attempts;
+  /**
+   * The next execution of the run's act: its next attempt in the same workflow task, or (`rerun`) the act run again
+   * with the run's next workflow task, as a local activity is after a crash: attempt 1 of a later generation.
+   */
+  nextExecution(rerun: boolean): { generation: number; attempt: number } {
+    if (rerun && this.attempts > 0) {
+      this.generation += 3;
+      this.attempts = 0;
+    }
+    return { generation: this.generation, attempt: ++this.attempts };
   }
 
   nextWorkflow(): number {

@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { CrashPoint } from '../../activities/crash-points';
+import { retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
+import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
+import { startStack, type Stack } from '../../scripts/lib/stack';
+import { acmeCharge } from '../support/intents';
+import { countForKey, countWhere } from '../support/ledger';
+import { renewalInput, uniqueEvent } from '../support/renewal-input';
+import { waitForStatus } from '../support/wait';
+
+/**
+ * A run acts on an action's ledger row in its own workflow task: a local activity, no activity task, no action
+ * workflow. A local activity is run again with its workflow task when its worker dies, its attempts counting from 1
+ * again; the row's holder names the run's history length as the execution's generation, so the execution run again
+ * takes the row from the dead one and follows the row (planned: send; dispatching: the key or nothing; settled: the
+ * answer). The worker is SIGKILLed inside the local activity at each point, and effects are counted at the provider.
+ */
+describe("the run's act in its own workflow task, killed inside it", () => {
+  let stack: Stack;
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-act-in-task-'));
+    stack = await startStack({
+      providerKinds: ['payments', 'inventory', 'shipping', 'email'],
+      ledger: `sqlite:${path.join(dir, 'ledger.sqlite')}`,
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function workflowExists(id: string): Promise<boolean> {
+    try {
+      await stack.client.workflow.getHandle(id).describe();
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** Each case brings its own workers; none outlives it. */
+  const stopWorkers = () => Promise.all(stack.workers.filter((w) => w.alive()).map((w) => w.stop()));
+
+  const generationOf = (holder: string | undefined) => Number(/#(\d+)\.\d+$/.exec(holder ?? '')?.[1]);
+
+  it('confirms a charge in the run alone: a local activity marker, no activity task, a handful of events', async () => {
+    await stack.startWorker({ name: 'steady' });
+    try {
+      const eventId = uniqueEvent('in-task');
+      const runId = runWorkflowId('acme', eventId);
+      const key = actionKeyForStep(runId, { operation: 'charge', version: 1 });
+      const { operation: _op, ...input } = acmeCharge(eventId, 1_990);
+      const result = await stack.client.workflow.execute(retrysafeChargeWorkflow, {
+        workflowId: runId,
+        taskQueue: stack.taskQueue,
+        args: [input],
+      });
+      assert.equal(result.status, 'confirmed');
+      const events = (await stack.client.workflow.getHandle(runId).fetchHistory()).events ?? [];
+      assert.equal(events.filter((e) => e.activityTaskScheduledEventAttributes).length, 0, 'no activity task');
+      assert.ok(
+        events.some((e) => e.markerRecordedEventAttributes),
+        'the act is a local activity marker',
+      );
+      assert.equal(await workflowExists(key), false, 'no action workflow');
+      assert.match((await stack.ledger!.get(key))?.holder ?? '', new RegExp(`^run:${runId}/[0-9a-f-]+#\\d+\\.1$`));
+      assert.equal(countForKey(await stack.providers.payments.ledger(), key).records, 1);
+    } finally {
+      await stopWorkers();
+    }
+  });
+
+  const points: Array<[CrashPoint, string]> = [
+    ['after-row-claimed', 'nothing was sent: the row says planned, and the act run again sends once'],
+    ['before-row-settles', 'the provider committed: the act run again resends with the same key and gets it back'],
+    ['after-row-settled', 'the row settled: the act run again answers from it and sends nothing'],
+  ];
+  for (const [point, what] of points) {
+    it(`charges once when the worker dies at ${point}: ${what}`, async () => {
+      const doomed = await stack.startWorker({ name: 'doomed', crashAt: `${point}:charge` });
+      const eventId = uniqueEvent(point);
+      const runId = runWorkflowId('acme', eventId);
+      const key = actionKeyForStep(runId, { operation: 'charge', version: 1 });
+      const { operation: _op, ...input } = acmeCharge(eventId, 2_490);
+      const run = await stack.client.workflow.start(retrysafeChargeWorkflow, {
+        workflowId: runId,
+        taskQueue: stack.taskQueue,
+        args: [input],
+      });
+      assert.equal((await doomed.exited).signal, 'SIGKILL');
+      const killedRow = await stack.ledger!.get(key);
+      await stack.startWorker({ name: 'successor' });
+      try {
+        const result = await run.result();
+        assert.equal(result.status, 'confirmed');
+        const counts = countForKey(await stack.providers.payments.ledger(), key);
+        assert.equal(counts.records, 1, 'exactly one charge at the provider');
+        assert.equal(counts.committed, 1);
+        const row = await stack.ledger!.get(key);
+        assert.equal(row?.status, 'confirmed');
+        assert.equal(row?.providerRef, result.chargeId);
+        assert.equal(await workflowExists(key), false, 'recovered in the run: no handover to an action workflow');
+        const audit = (await stack.ledger!.audit(key)).map((e) => e.status);
+        if (point === 'after-row-settled') {
+          assert.equal(killedRow?.status, 'confirmed', 'the dead execution had settled the row');
+          assert.equal(row?.holder, killedRow?.holder, 'nothing took the settled row');
+          assert.equal(counts.requests, 1, 'the act run again sent nothing');
+        } else {
+          assert.ok(
+            generationOf(row?.holder) > generationOf(killedRow?.holder),
+            `the execution run again (${row?.holder}) took the row from the dead one (${killedRow?.holder})`,
+          );
+        }
+        if (point === 'after-row-claimed') {
+          assert.equal(killedRow?.status, 'planned');
+          assert.equal(counts.requests, 1, 'nothing was sent before the crash; one send after');
+          // The dead execution died before its first entry; the one run again dispatched once.
+          assert.deepEqual(
+            audit.filter((s) => s !== 'planned'),
+            ['dispatching', 'confirmed'],
+          );
+        }
+        if (point === 'before-row-settles') {
+          assert.equal(killedRow?.status, 'dispatching');
+          assert.equal(counts.replayed, 1, 'the resend carried the key and got the original charge back');
+          assert.deepEqual(audit, ['planned', 'dispatching', 'dispatching', 'confirmed']);
+          const shown = await stack.retrysafe.getAction(key);
+          assert.equal(shown?.sends, counts.requests, `sends ${shown?.sends}, provider requests ${counts.requests}`);
+        }
+      } finally {
+        await stopWorkers();
+      }
+    });
+  }
+
+  it('sends a key-less email once when the worker dies before the row has its verdict: unknown, never resent', async () => {
+    const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'before-row-settles:send-email' });
+    const eventId = uniqueEvent('in-task-email');
+    const run = await stack.retrysafe.startRenewal(renewalInput(eventId, { customerEmail: 'sam@example.com' }));
+    const receiptKey = actionKeyForStep(run.workflowId, { operation: 'send-email', version: 1, stepId: 'receipt' });
+    assert.equal((await doomed.exited).signal, 'SIGKILL');
+    await stack.startWorker({ name: 'successor' });
+    try {
+      const review = await waitForStatus(stack.retrysafe, receiptKey, 'needs_review', { timeoutMs: 90_000 });
+      assert.equal(review.status, 'needs_review');
+      const sent = countWhere(await stack.providers.email.ledger(), 'messages', (m) => m.reference === receiptKey);
+      assert.equal(sent, 1, 'the email the dead execution sent, and no second one');
+      const audit = (await stack.ledger!.audit(receiptKey)).map((e) => e.status);
+      assert.deepEqual(audit.slice(0, 3), ['planned', 'dispatching', 'unknown'], audit.join(' → '));
+    } finally {
+      await stopWorkers();
+    }
+  });
+});

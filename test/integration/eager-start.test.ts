@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { RetrysafeClient } from '../../client';
+import { exampleRegistry } from '../../examples/tools';
+import { retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
+import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
+import { startStack, type Stack } from '../../scripts/lib/stack';
+import { retrysafePlugin } from '../../workers/plugin';
+import { acmeCharge } from '../support/intents';
+import { countForKey } from '../support/ledger';
+import { uniqueEvent } from '../support/renewal-input';
+
+/**
+ * An agent service with its own worker: the RetrysafeClient is built on the worker's NativeConnection with
+ * `eagerStart`, so the server hands a run's first workflow task to that worker in its answer to the start, and the
+ * run's act (a local activity) runs in it. One option on the client, nothing else to arrange. A client on another
+ * connection, or without the option, starts runs as before.
+ */
+describe('eager start of runs on a worker in the same process', () => {
+  let stack: Stack;
+  let connection: NativeConnection;
+  let worker: Worker;
+  let running: Promise<void>;
+  const taskQueue = `eager-${process.pid}`;
+
+  before(async () => {
+    stack = await startStack({ providerKinds: ['payments'] });
+    connection = await NativeConnection.connect({ address: stack.server.address });
+    const tools = exampleRegistry({ payments: stack.providers.payments.url });
+    worker = await Worker.create({
+      connection,
+      namespace: stack.server.namespace,
+      taskQueue,
+      workflowsPath: require.resolve('../../examples/workflows'),
+      plugins: [retrysafePlugin({ tools, ledger: stack.ledger })],
+    });
+    running = worker.run();
+  });
+  after(async () => {
+    worker?.shutdown();
+    await running;
+    await connection?.close();
+    await stack?.stop();
+  });
+
+  async function chargeRun(eagerStart: boolean) {
+    const client = new Client({ connection, namespace: stack.server.namespace });
+    const retrysafe = new RetrysafeClient(client, {
+      taskQueue,
+      tools: exampleRegistry(),
+      ledger: stack.ledger,
+      eagerStart,
+    });
+    const eventId = uniqueEvent(eagerStart ? 'eager' : 'polled');
+    const { operation: _op, ...input } = acmeCharge(eventId, 990);
+    const run = await retrysafe.startRun(retrysafeChargeWorkflow, { tenant: 'acme', eventId, input });
+    const result = await run.result();
+    const key = actionKeyForStep(runWorkflowId('acme', eventId), { operation: 'charge', version: 1 });
+    const events = (await run.fetchHistory()).events ?? [];
+    return { run, result, key, events };
+  }
+
+  it('starts a run eagerly when asked: its act runs in the first task, one charge, one workflow task', async () => {
+    const { run, result, key, events } = await chargeRun(true);
+    assert.equal(run.eagerlyStarted, true, 'the server handed the first task to this process');
+    assert.equal(result.status, 'confirmed');
+    assert.equal(countForKey(await stack.providers.payments.ledger(), key).records, 1);
+    assert.equal(events.filter((e) => e.workflowTaskCompletedEventAttributes).length, 1);
+  });
+
+  it('starts as before without the option', async () => {
+    const { run, result } = await chargeRun(false);
+    assert.equal(run.eagerlyStarted, false);
+    assert.equal(result.status, 'confirmed');
+  });
+});
