@@ -40,7 +40,14 @@ export { HEARTBEAT_INTERVAL_MS, PROVIDER_REQUEST_TIMEOUT_MS } from '../policies/
 
 // ── the client ──
 export { RetrysafeClient } from '../client';
-export type { ActionFilter, ActionListing, RetrysafeClientOptions, RunWorkflow, StartRunOptions } from '../client';
+export type {
+  ActionFilter,
+  ActionListing,
+  RetrysafeClientOptions,
+  RunWorkflow,
+  StartedRun,
+  StartRunOptions,
+} from '../client';
 export { connectClient } from '../client/connect';
 
 // ── keys, hashes, errors ──

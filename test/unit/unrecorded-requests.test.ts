@@ -106,6 +106,10 @@ describe('ops show: holders in reasons', () => {
       ),
       "dispatched by the run's act (run:acme:evt-1, attempt 2); the row said unknown",
     );
+    assert.equal(
+      withReadableHolders('held by run:run:acme:evt-2/9058691d-0549-47b3-b5ac-e145a3bce1e4#12.1'),
+      'held by run:acme:evt-2, attempt 1 (task at event 12)',
+    );
     assert.equal(withReadableHolders('taken by action:0f3c'), 'taken by action:0f3c');
   });
 });
