@@ -21,5 +21,6 @@ export function toolsTable(registry: ToolRegistry): string {
   return [head, head.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
 }
 
-export const TOOLS_TABLE_START = '<!-- tools-table:start (derived from the example registry: scripts/tools-table.ts) -->';
+export const TOOLS_TABLE_START =
+  '<!-- tools-table:start (derived from the example registry: scripts/tools-table.ts) -->';
 export const TOOLS_TABLE_END = '<!-- tools-table:end -->';
