@@ -90,12 +90,11 @@ export function formatBench(r: BenchReport): string[] {
         'signals or updates are in flight: only the sequential p50 compares like with like',
     );
   }
-  const hb = r.recovery.heartbeatTimeoutMs;
   for (const side of ['retrysafe', 'bare'] as const) {
     const x = r.recovery[side];
     if (!x) continue;
     out.push(
-      `recovery ${side}: SIGKILL → confirmed p50 ${x.p50} ms (×${x.p50OverHeartbeat} the ${hb} ms heartbeat timeout), ` +
+      `recovery ${side}: SIGKILL → confirmed p50 ${x.p50} ms (×${x.p50OverBound} the ${x.boundMs} ms ${x.bound}), ` +
         `max ${x.max} ms over ${x.samples.length}; duplicate charges in ${x.duplicates} of ${x.samples.length}`,
     );
   }

@@ -13,8 +13,9 @@ import type { ActionLedger } from 'retrysafe/worker';
 /**
  * Recovery time: the provider commits a charge and holds the reply, the harness SIGKILLs whichever worker
  * holds that provider call, and the clock runs until the charge is confirmed (retrysafe: the action's
- * status; bare: the workflow's result) by the surviving worker. Bounded below by the heartbeat timeout,
- * plus the retry interval and the dead worker's sticky queue timeout.
+ * status; bare: the workflow's result) by the surviving worker. Bounded below, for the bare activity, by the
+ * heartbeat timeout plus the retry interval; for retrysafe, whose act runs in the run's workflow task (a local
+ * activity), by that task's timeout, after which the task and the act run again on the surviving worker.
  */
 export interface RecoverySample {
   side: 'retrysafe' | 'bare';
@@ -147,17 +148,38 @@ async function pendingActivitiesOf(client: Client, workflowId: string) {
 
 async function waitForHolder(client: Client, workflowIds: string[], pool: WorkerPool): Promise<WorkerProcess> {
   const deadline = Date.now() + WAIT_MS;
+  const alive = (identity: string | null | undefined) => {
+    const pid = Number(String(identity ?? '').split('@')[0]);
+    return pool.workers.find((w) => w.pid === pid && w.alive());
+  };
   while (Date.now() < deadline) {
     for (const workflowId of workflowIds) {
       for (const a of await pendingActivitiesOf(client, workflowId)) {
-        const pid = Number(String(a.lastWorkerIdentity ?? '').split('@')[0]);
-        const worker = pool.workers.find((w) => w.pid === pid && w.alive());
+        const worker = alive(a.lastWorkerIdentity);
         if (worker) return worker;
       }
+      // A run's act is a local activity: it runs in the workflow task the worker started and has not completed.
+      const worker = alive(await workflowTaskHolder(client, workflowId));
+      if (worker) return worker;
     }
     await sleep(POLL_MS);
   }
-  throw new Error(`no worker of the pool holds an activity of ${workflowIds.join(' or ')}`);
+  throw new Error(`no worker of the pool holds an activity or a workflow task of ${workflowIds.join(' or ')}`);
+}
+
+/** The identity of the worker that started the workflow's open workflow task, read from its history; none when closed. */
+async function workflowTaskHolder(client: Client, workflowId: string): Promise<string | undefined> {
+  const history = await client.workflow
+    .getHandle(workflowId)
+    .fetchHistory()
+    .catch(() => undefined);
+  let holder: string | undefined;
+  for (const e of history?.events ?? []) {
+    if (e.workflowTaskStartedEventAttributes) holder = e.workflowTaskStartedEventAttributes.identity ?? undefined;
+    if (e.workflowTaskCompletedEventAttributes || e.workflowTaskFailedEventAttributes) holder = undefined;
+    if (e.workflowTaskTimedOutEventAttributes) holder = undefined;
+  }
+  return holder;
 }
 
 /**

@@ -29,7 +29,7 @@ import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './
 import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
-import { DISPATCH_HEARTBEAT_TIMEOUT } from '../../policies/timeouts';
+import { DISPATCH_HEARTBEAT_TIMEOUT, WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
 import { ledgerConfigFromEnv, openLedger, retrysafePlugin, type ActionLedger } from 'retrysafe/worker';
 import { getFreePort } from '../../cli/dev/free-port';
 
@@ -86,6 +86,8 @@ export interface BenchReport {
   ratios: Record<string, Record<string, RoundRatios | { refused: string }>>;
   recovery: {
     heartbeatTimeoutMs: number;
+    /** The run's workflow task timeout: what bounds retrysafe's recovery, its act being a local activity. */
+    workflowTaskTimeoutMs: number;
     retrysafe?: RecoveryStats;
     bare?: RecoveryStats;
   };
@@ -99,8 +101,14 @@ export interface RecoveryStats {
   samples: number[];
   p50: number;
   max: number;
-  /** p50 ÷ heartbeat timeout. */
-  p50OverHeartbeat: number;
+  /**
+   * What notices the dead worker: the run's workflow task timeout for retrysafe (the act runs in that task, a local
+   * activity), the activity's heartbeat timeout for the bare workflow.
+   */
+  bound: 'workflow task timeout' | 'heartbeat timeout';
+  boundMs: number;
+  /** p50 ÷ the bound. */
+  p50OverBound: number;
   /** Orders that ended with more than one charge at the provider. */
   duplicates: number;
 }
@@ -260,7 +268,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       }
       legs.push(report);
     }
-    const recovery: BenchReport['recovery'] = { heartbeatTimeoutMs: msToNumber(DISPATCH_HEARTBEAT_TIMEOUT) };
+    const recovery: BenchReport['recovery'] = {
+      heartbeatTimeoutMs: msToNumber(DISPATCH_HEARTBEAT_TIMEOUT),
+      workflowTaskTimeoutMs: msToNumber(WORKFLOW_TASK_TIMEOUT),
+    };
     for (const side of ['retrysafe', 'bare'] as const) {
       const samples: RecoverySample[] = [];
       for (let i = 0; i < options.recoveries; i++) {
@@ -274,7 +285,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         samples.push(sample);
         log(`  recovery ${side} #${i + 1}: ${Math.round(sample.ms)} ms, ${sample.charges} charge(s) at the provider`);
       }
-      if (samples.length) recovery[side] = recoveryStats(samples, recovery.heartbeatTimeoutMs);
+      if (samples.length) {
+        recovery[side] =
+          side === 'retrysafe'
+            ? recoveryStats(samples, 'workflow task timeout', recovery.workflowTaskTimeoutMs)
+            : recoveryStats(samples, 'heartbeat timeout', recovery.heartbeatTimeoutMs);
+      }
     }
 
     const chart = await writeChart(tag, legs, levels, options);
@@ -487,14 +503,16 @@ export function pairRatios(legs: readonly LegReport[], levels: ReadonlyArray<[st
   return out;
 }
 
-function recoveryStats(samples: RecoverySample[], heartbeatMs: number): RecoveryStats {
+function recoveryStats(samples: RecoverySample[], bound: RecoveryStats['bound'], boundMs: number): RecoveryStats {
   const ms = samples.map((s) => Math.round(s.ms));
   const s = summarize(ms, 1);
   return {
     samples: ms,
     p50: s.p50,
     max: s.max,
-    p50OverHeartbeat: Math.round((s.p50 / heartbeatMs) * 100) / 100,
+    bound,
+    boundMs,
+    p50OverBound: Math.round((s.p50 / boundMs) * 100) / 100,
     duplicates: samples.filter((x) => x.charges > 1).length,
   };
 }

@@ -118,7 +118,7 @@ describe("the bench's baselines", () => {
     legs,
     skipped: [],
     ratios: pairRatios(legs, levels),
-    recovery: { heartbeatTimeoutMs: 2_000 },
+    recovery: { heartbeatTimeoutMs: 2_000, workflowTaskTimeoutMs: 3_000 },
     chart: '.out/bench/latency.svg',
     durationMs: 1,
     observe: 'both',
