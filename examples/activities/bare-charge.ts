@@ -48,10 +48,14 @@ export function createBareCharge(deps: BareChargeDeps) {
     const key = `bare-${newKey()}`;
     deps.crash('before-send', 'charge');
     // Heartbeats while the provider holds the request, so the baseline is killed by crashes, not by its own timeout.
-    const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    // As a local activity (the fastest shape) it has no heartbeat: its workflow task is kept alive by the SDK.
+    const beat = () => {
+      if (!ctx.info.isLocal) ctx.heartbeat();
+    };
+    const timer = setInterval(beat, HEARTBEAT_INTERVAL_MS);
     let res;
     try {
-      ctx.heartbeat();
+      beat();
       res = await providerRequest({
         baseUrl: deps.paymentsUrl,
         method: 'POST',
