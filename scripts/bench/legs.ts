@@ -177,13 +177,23 @@ const timed = async (fn: () => Promise<void>): Promise<number> => {
   return performance.now() - t0;
 };
 
+/** The in-process workers' clients, each worker in turn through the client on its connection. */
+function eagerClients(ctx: BenchContext) {
+  let turn = 0;
+  return () => {
+    const eager = ctx.eager;
+    if (!eager?.clients.length) throw new LegUnavailable('no workers in the bench process to start eagerly on');
+    return { eager, client: eager.clients[turn++ % eager.clients.length] };
+  };
+}
+
 /**
  * The bare charge as one local activity, started with requestEagerStart on the in-process workers' client: counted,
  * start by start, in `eagerStarts`.
  */
 function localEagerLeg(ctx: BenchContext): Leg {
   const eagerStarts: EagerStarts = { requested: 0, eager: 0 };
-  let turn = 0;
+  const nextClient = eagerClients(ctx);
   return {
     id: 'bare-local-eager',
     label: 'bare local activity, eager start (baselineLocalChargeWorkflow)',
@@ -192,10 +202,7 @@ function localEagerLeg(ctx: BenchContext): Leg {
     inBenchProcess: true,
     eagerStarts,
     prepare: async (name) => {
-      const eager = ctx.eager;
-      if (!eager?.clients.length) throw new LegUnavailable('no workers in the bench process to start eagerly on');
-      // Each worker in turn, through the client on its connection.
-      const client = eager.clients[turn++ % eager.clients.length];
+      const { eager, client } = nextClient();
       return () =>
         timed(async () => {
           const handle = await client.workflow.start(baselineLocalChargeWorkflow, {
@@ -219,7 +226,7 @@ function localEagerLeg(ctx: BenchContext): Leg {
  */
 function retrysafeEagerLeg(ctx: BenchContext): Leg {
   const eagerStarts: EagerStarts = { requested: 0, eager: 0 };
-  let turn = 0;
+  const nextClient = eagerClients(ctx);
   return {
     id: 'retrysafe-action-eager',
     label: 'retrysafe action, eager start (RetrysafeClient eagerStart, plugin on the in-process workers)',
@@ -227,9 +234,7 @@ function retrysafeEagerLeg(ctx: BenchContext): Leg {
     inBenchProcess: true,
     eagerStarts,
     prepare: async (name) => {
-      const eager = ctx.eager;
-      if (!eager?.clients.length) throw new LegUnavailable('no workers in the bench process to start eagerly on');
-      const client = eager.clients[turn++ % eager.clients.length];
+      const { eager, client } = nextClient();
       const retrysafe = new RetrysafeClient(client, {
         taskQueue: eager.taskQueue,
         tools: exampleRegistry(),

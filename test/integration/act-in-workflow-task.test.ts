@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { CrashPoint } from '../../activities/crash-points';
 import { retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
@@ -12,6 +11,7 @@ import { acmeCharge } from '../support/intents';
 import { countForKey, countWhere } from '../support/ledger';
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
 import { waitForStatus } from '../support/wait';
+import { workflowExists } from '../support/workflow-exists';
 
 /**
  * A run acts on an action's ledger row in its own workflow task: a local activity, no activity task, no action
@@ -35,16 +35,6 @@ describe("the run's act in its own workflow task, killed inside it", () => {
     await stack?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
-
-  async function workflowExists(id: string): Promise<boolean> {
-    try {
-      await stack.client.workflow.getHandle(id).describe();
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
-  }
 
   /** Each case brings its own workers; none outlives it. */
   const stopWorkers = () => Promise.all(stack.workers.filter((w) => w.alive()).map((w) => w.stop()));
@@ -70,7 +60,7 @@ describe("the run's act in its own workflow task, killed inside it", () => {
         events.some((e) => e.markerRecordedEventAttributes),
         'the act is a local activity marker',
       );
-      assert.equal(await workflowExists(key), false, 'no action workflow');
+      assert.equal(await workflowExists(stack.client, key), false, 'no action workflow');
       assert.match((await stack.ledger!.get(key))?.holder ?? '', new RegExp(`^run:${runId}/[0-9a-f-]+#\\d+\\.1$`));
       assert.equal(countForKey(await stack.providers.payments.ledger(), key).records, 1);
     } finally {
@@ -107,7 +97,11 @@ describe("the run's act in its own workflow task, killed inside it", () => {
         const row = await stack.ledger!.get(key);
         assert.equal(row?.status, 'confirmed');
         assert.equal(row?.providerRef, result.chargeId);
-        assert.equal(await workflowExists(key), false, 'recovered in the run: no handover to an action workflow');
+        assert.equal(
+          await workflowExists(stack.client, key),
+          false,
+          'recovered in the run: no handover to an action workflow',
+        );
         const audit = (await stack.ledger!.audit(key)).map((e) => e.status);
         if (point === 'after-row-settled') {
           assert.equal(killedRow?.status, 'confirmed', 'the dead execution had settled the row');

@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
 import { startStack, type Stack } from '../../scripts/lib/stack';
@@ -12,6 +11,7 @@ import { acmeCharge } from '../support/intents';
 import { countForKey, countWhere } from '../support/ledger';
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
 import { waitForStatus } from '../support/wait';
+import { workflowExists } from '../support/workflow-exists';
 
 /**
  * The ledger's row is the action's record on the happy path: a run's act takes the row, sends with the key and
@@ -41,16 +41,6 @@ describe('the record first: a run acts on the ledger row, an action workflow onl
     return input;
   };
 
-  async function workflowExists(id: string): Promise<boolean> {
-    try {
-      await stack.client.workflow.getHandle(id).describe();
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
-  }
-
   it("charges once in the run's own workflow task: no action workflow, the row settled, found by its key", async () => {
     const eventId = uniqueEvent('record-first');
     const runId = runWorkflowId('acme', eventId);
@@ -61,7 +51,7 @@ describe('the record first: a run acts on the ledger row, an action workflow onl
       args: [chargeInput(eventId)],
     });
     assert.equal(result.status, 'confirmed');
-    assert.equal(await workflowExists(key), false, 'no action workflow started');
+    assert.equal(await workflowExists(stack.client, key), false, 'no action workflow started');
     assert.equal(countForKey(await stack.providers.payments.ledger(), key).committed, 1);
 
     const row = await stack.ledger!.get(key);
@@ -145,7 +135,7 @@ describe('the record first: a run acts on the ledger row, an action workflow onl
     assert.equal(emails, 1, 'the email was sent once and never again');
     // The charge before it took the short path: no workflow of its own.
     const chargeKey = actionKeyForStep(run.workflowId, { operation: 'charge', version: 1 });
-    assert.equal(await workflowExists(chargeKey), false);
+    assert.equal(await workflowExists(stack.client, chargeKey), false);
     assert.equal((await stack.ledger!.get(chargeKey))?.status, 'confirmed');
     await run.terminate('test done');
   });
