@@ -5,7 +5,7 @@ import type { ActionLedger, LedgerRow } from '../ledger';
 import { isFinal, type ActionStatus } from '../policies/action-status';
 import { decideAction } from '../policies/decision-table';
 import { RetrysafeError } from '../policies/errors';
-import { appendRequests, LOST_ANSWER, type RequestLogDetails } from '../policies/provider-requests';
+import { appendRequests } from '../policies/provider-requests';
 import { policyForTenant, type TenantPolicyConfig } from '../policies/tenant-policy';
 import { DISPATCH_START_TO_CLOSE } from '../policies/timeouts';
 import type { ToolRegistry } from '../policies/tool-registry';
@@ -96,7 +96,6 @@ async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRe
   if (hold.isNew && !(await hold.write('planned', `intent persisted (hash ${action.requestHash.slice(0, 12)})`))) {
     return handOver(action, 'the new row was taken before its first entry');
   }
-  const earlier = hold.status === 'planned' ? undefined : await hold.earlierDispatches();
   const report = await executionReport(() =>
     deps.execute(
       {
@@ -104,8 +103,9 @@ async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRe
         intent: action.intent,
         requestHash: action.requestHash,
         // `dispatching` is written before any send: a row still `planned` proves no earlier execution sent. One that
-        // says `dispatching` may have reached the provider, whatever this execution's attempt number.
-        ...(earlier ? { mode: 'maybe-sent', earlier } : { mode: 'first', earlierAttemptsUnsent: true }),
+        // says `dispatching` may have reached the provider, whatever this execution's attempt number. What it may
+        // have sent is not in this execution's request log: the row's audit trail shows it (`unrecordedSends`).
+        ...(hold.status === 'planned' ? { mode: 'first', earlierAttemptsUnsent: true } : { mode: 'maybe-sent' }),
       },
       { beforeSend: () => hold.fence() },
     ),
@@ -307,19 +307,6 @@ class RowHold {
   /** Lets go of the row now (its lease ends at once). */
   async release(): Promise<void> {
     await this.takeOver(new Date().toISOString());
-  }
-
-  /**
-   * What earlier executions of this act may have sent, from the row: each `dispatching` entry was written just before
-   * a send, so each is a request that may have reached the provider with its answer lost. A retried activity attempt
-   * has its predecessor's heartbeated request log instead; a local activity run again with its workflow task has this.
-   */
-  async earlierDispatches(): Promise<RequestLogDetails> {
-    const trail = await this.ledger.audit(this.action.key);
-    const requests = trail
-      .filter((e) => e.status === 'dispatching')
-      .map((e, i) => ({ kind: 'send' as const, attempt: i + 1, at: e.at, answer: LOST_ANSWER }));
-    return { requests, sends: requests.length };
   }
 
   /** The act's entries; for a row taken from an earlier attempt, the ledger's whole trail. */

@@ -18,7 +18,6 @@ import { secondsSince } from '../metrics/instruments';
 import { withProviderSpan } from '../tracing/provider-span';
 import type { CrashHook } from './crash-points';
 import type { RequestLog } from './request-log';
-import type { RequestLogDetails } from '../policies/provider-requests';
 import { outcomeOfError } from '../transport/http';
 import type { DispatchOutcome } from '../messages/action';
 import type { Intent } from '../policies/tool-registry';
@@ -60,11 +59,6 @@ export interface ExecuteInput {
    * good as the first.
    */
   earlierAttemptsUnsent?: boolean;
-  /**
-   * What earlier executions of this dispatch may have sent, when no heartbeat carries it: a run's act run again as a
-   * local activity (its attempts count from 1 again) reads it from its row's `dispatching` entries.
-   */
-  earlier?: RequestLogDetails;
   /**
    * The signed approval this dispatch acts on (an action workflow's confirmation): checked once more against the
    * worker's trust and policy while nothing of this dispatch was sent (before-send.ts). Only with `record`.

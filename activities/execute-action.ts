@@ -91,7 +91,7 @@ async function executeAction(
   const ctx = Context.current();
   const { tool, toolInput } = verifiedInput(before.tools, input);
   deps.metrics.executorAttempt(tool.name);
-  const requests = RequestLog.resume(ctx, deps.now, input.earlier);
+  const requests = RequestLog.resume(ctx, deps.now);
   const attempt = await settled(ctx, before, input, () => requests.details());
   let ended = false;
   try {

@@ -33,15 +33,11 @@ export class RequestLog {
   }
 
   /**
-   * The log of this activity attempt, continuing the one the previous attempt heartbeated, or else `earlier` (what a
-   * local activity, which has no heartbeats, learned from the action's row). The attempt is numbered after the last
-   * one in the log it continues: a local activity's attempts count from 1 again when its workflow task runs again.
+   * The log of this activity attempt, continuing the one the previous attempt heartbeated (a local activity, a run's
+   * act, has none: what an execution that died may have sent is on the action's row, as a `dispatching` entry).
    */
-  static resume(ctx: Context, now: () => number = Date.now, earlier?: RequestLogDetails): RequestLog {
-    const beaten = requestLogIn(ctx.info.heartbeatDetails);
-    const previous = beaten.requests.length > 0 || !earlier ? beaten : requestLogIn(earlier);
-    const last = Math.max(0, ...previous.requests.map((r) => r.attempt));
-    return new RequestLog(Math.max(ctx.info.attempt, last + 1), previous, now);
+  static resume(ctx: Context, now: () => number = Date.now): RequestLog {
+    return new RequestLog(ctx.info.attempt, requestLogIn(ctx.info.heartbeatDetails), now);
   }
 
   /** Records a request about to be made; give its answer with `answered`. */
