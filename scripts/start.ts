@@ -183,8 +183,8 @@ async function main(): Promise<void> {
   if (outcome.actionUrl) say(`  action in the Web UI: ${outcome.actionUrl}`);
   if (outcome.runUrl) say(`  run in the Web UI:    ${outcome.runUrl}`);
   if (!outcome.actionUrl) {
-    say(`  the run acted on the charge's ledger row itself (its activity actOnRecord, named by the key); no action`);
-    say(`  workflow was needed. retrysafe ops show ${outcome.actionKey} reads it.`);
+    say(`  the run acted on the charge's ledger row itself, in its own workflow task (the local activity actOnRecord,`);
+    say(`  named by the key); no action workflow was needed. retrysafe ops show ${outcome.actionKey} reads it.`);
   }
   // A first run charges once; a rerun of the same event on the same database attaches and sends nothing
   // (the in-memory sandbox providers start empty, so they hold no charge then).
