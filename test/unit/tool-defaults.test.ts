@@ -72,4 +72,20 @@ describe('a tool with only what decides its safety', () => {
       (err: unknown) => errorDetailsOf(err)?.field === 'dedupe',
     );
   });
+
+  it("is acted on in the run's workflow task unless it declares long calls; the registry names a bad value", () => {
+    const intent = { operation: 'create-invoice', customer: 'cus_1', amountCents: 990 };
+    const short = createToolRegistry([minimal]);
+    assert.equal(short.describe(short.parseIntent(intent)).longCalls, undefined);
+    const long = createToolRegistry([{ ...minimal, longCalls: true }]);
+    assert.equal(long.describe(long.parseIntent(intent)).longCalls, true);
+    assert.throws(
+      () => createToolRegistry([{ ...minimal, longCalls: 'yes' as unknown as boolean }]),
+      (err: unknown) => {
+        assert.equal(errorDetailsOf(err)?.field, 'longCalls');
+        assert.match((err as Error).message, /longCalls must be true or false/);
+        return true;
+      },
+    );
+  });
 });
