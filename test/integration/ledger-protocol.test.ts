@@ -1,4 +1,4 @@
-import { describeLedgerProtocol } from '../support/ledger-protocol/suite';
+import { assertLedgerProtocolHolds } from '../support/ledger-protocol/suite';
 
 /**
  * The ledger protocol, checked as a model by fast-check on both back ends (test/support/ledger-protocol/model.ts):
@@ -6,4 +6,4 @@ import { describeLedgerProtocol } from '../support/ledger-protocol/suite';
  * send twice to a key-less provider and leave a row that says what the provider holds. A few hundred runs here;
  * `npm run test:long` runs 10,000 (RETRYSAFE_LEDGER_PROTOCOL_RUNS), and a failure prints the seed that replays it.
  */
-describeLedgerProtocol(200);
+assertLedgerProtocolHolds(200);

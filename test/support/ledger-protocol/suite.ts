@@ -6,8 +6,11 @@ import { PostgresLedger, SqliteLedger, type ActionLedger } from '../../../ledger
 import { startPostgres, type PostgresServer } from '../postgres';
 import { assertProtocol, protocolRunOptions } from './model';
 
-/** The model's suite on both back ends, `defaultRuns` runs each unless RETRYSAFE_LEDGER_PROTOCOL_RUNS says. */
-export function describeLedgerProtocol(defaultRuns: number): void {
+/**
+ * Registers the model's tests on both back ends, each asserting the protocol (`assertProtocol`, fast-check) over
+ * `defaultRuns` runs unless RETRYSAFE_LEDGER_PROTOCOL_RUNS says; a failure names the seed that replays it.
+ */
+export function assertLedgerProtocolHolds(defaultRuns: number): void {
   const options = protocolRunOptions(defaultRuns);
   describe('the ledger protocol, as a model', () => {
     let dir: string;
