@@ -156,19 +156,19 @@ async function takeRow(
 }
 
 /** One execution of an act: its place in the order of the act's executions. */
-export interface ActExecution {
+interface ActExecution {
   generation: number;
   attempt: number;
 }
 
 /** The holder an execution writes as: `run:<owner>/<token>#<generation>.<attempt>`. */
-export function actHolder(input: ActOnRecordInput, attempt: number): ActExecution & { holder: string } {
+function actHolder(input: ActOnRecordInput, attempt: number): ActExecution & { holder: string } {
   const { generation } = input;
   return { generation, attempt, holder: `${actPrefix(input)}${generation}.${attempt}` };
 }
 
 /** The execution of this act a holder names, or undefined when the holder is not this act's. */
-export function executionOf(holder: string, input: ActOnRecordInput): ActExecution | undefined {
+function executionOf(holder: string, input: ActOnRecordInput): ActExecution | undefined {
   const prefix = actPrefix(input);
   if (!holder.startsWith(prefix)) return undefined;
   const m = /^(\d+)\.(\d+)$/.exec(holder.slice(prefix.length));
@@ -176,7 +176,7 @@ export function executionOf(holder: string, input: ActOnRecordInput): ActExecuti
 }
 
 /** Whether `a` ran before `b`: an earlier workflow task of the run, or an earlier attempt in the same one. */
-export function isEarlier(a: ActExecution, b: ActExecution): boolean {
+function isEarlier(a: ActExecution, b: ActExecution): boolean {
   return a.generation < b.generation || (a.generation === b.generation && a.attempt < b.attempt);
 }
 

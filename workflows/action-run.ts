@@ -29,6 +29,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import type { ActOnRecordResult } from '../activities/act-on-record';
 import type { PreparedAction } from '../activities/prepare-action';
 import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
@@ -318,7 +319,7 @@ export class ActionRun {
     const { actOnRecord } = p.tool.longCalls
       ? proxyActivities<Activities>({ ...SENDING_ACTIVITY, summary: `act ${action.key}: ${p.summary}` })
       : proxyLocalActivities<Activities>({ ...LOCAL_ACT, summary: `act ${action.key}: ${p.summary}` });
-    let verdict;
+    let verdict: ActOnRecordResult;
     try {
       // The token comes from the run's seeded randomness: the act run again with this task after a crash carries it
       // too, and so may take the row from its dead predecessor (an earlier generation) at once.
