@@ -8,17 +8,15 @@ import { scenarioByName } from '../../scripts/chaos/registry';
 import { runChaos } from '../../scripts/chaos/run';
 import { CRASH_MODES } from '../../scripts/chaos/types';
 import { startStack, type Stack } from '../../scripts/lib/stack';
+import { BASELINE_RUN, baselineModes, SHORT_RUN } from '../support/short-chaos-run';
 
-/**
- * A short chaos run on the real stack, as `npm run chaos` does it: two crashes in each of the six scenarios.
- * Seed 15's twelve iterations draw all nine crash modes (the record-first path's three fall on the runs: renewal
- * and multi-agent), lost email replies, and dev-server restarts in three of the four batches.
- */
-const SEED = 15;
-const SCENARIOS = ['renewal', 'unknown-lookup', 'email-no-key', 'saga-compensation', 'approval', 'multi-agent'];
-const RESTART_RATE = 0.2;
-const CRASHES = 12;
-const CONCURRENCY = 3;
+const {
+  seed: SEED,
+  scenarios: SCENARIOS,
+  restartRate: RESTART_RATE,
+  crashes: CRASHES,
+  concurrency: CONCURRENCY,
+} = SHORT_RUN;
 
 describe('chaos harness on the real dev server, providers and worker processes', () => {
   let stack: Stack;
@@ -39,7 +37,7 @@ describe('chaos harness on the real dev server, providers and worker processes',
     const report = await runChaos({
       crashes: CRASHES,
       seed: SEED,
-      scenarios: SCENARIOS,
+      scenarios: [...SCENARIOS],
       concurrency: CONCURRENCY,
       restartRate: RESTART_RATE,
       stack,
@@ -79,7 +77,7 @@ describe('chaos harness on the real dev server, providers and worker processes',
     const report = await runChaos({
       crashes: CRASHES,
       seed: SEED,
-      scenarios: SCENARIOS,
+      scenarios: [...SCENARIOS],
       concurrency: 1,
       restartRate: 0,
       stack,
@@ -91,28 +89,23 @@ describe('chaos harness on the real dev server, providers and worker processes',
   });
 
   it('sees the duplicates a bare Temporal activity makes under the same after-commit and gateway-error crashes', async () => {
-    // With these three scenarios, iterations 12 and 114 are renewals: the worker dies right after the provider
-    // committed the charge, with its answer (12) or after it answered 502/504 to a commit (114).
-    const scenarios = ['renewal', 'unknown-lookup', 'email-no-key'];
-    const indices = [12, 114];
-    assert.deepEqual(
-      indices.map((i) => planIteration(SEED, i, scenarioByName('renewal')!, { restartRate: RESTART_RATE }).crash.mode),
-      ['after-commit', 'gateway-error'],
-    );
+    // Renewals killed right after the provider committed the charge: with its answer, and after a 502/504 reply.
+    const { scenarios, indices, modes } = BASELINE_RUN;
+    assert.deepEqual(baselineModes(), modes);
     const report = await runChaos({
-      crashes: 115,
+      crashes: Math.max(...indices) + 1,
       seed: SEED,
-      scenarios,
+      scenarios: [...scenarios],
       concurrency: 1,
       restartRate: 0,
-      only: indices,
+      only: [...indices],
       baseline: true,
       stack,
     });
     assert.equal(report.retrysafe.totals.crashes, 2);
     assert.equal(report.retrysafe.totals.duplicates, 0);
     assert.equal(report.baseline?.totals.crashes, 2);
-    for (const mode of ['after-commit', 'gateway-error'] as const) {
+    for (const mode of modes) {
       const byMode = report.baseline?.scenarios.renewal?.byMode[mode];
       assert.ok((byMode?.duplicates ?? 0) >= 1, `${mode}: a fresh key per attempt charges twice`);
     }
