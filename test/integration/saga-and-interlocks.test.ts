@@ -4,21 +4,19 @@ import { formatActionKey } from '../../policies/action-key';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
-import type { FulfillmentResult } from '../../examples/workflows/fulfillment-agent';
 import type { RenewalResult } from '../../examples/workflows/renewal';
-import type { RunStatus } from '../../messages/run';
 import { decisionKit } from '../support/decisions';
 import { countForKey } from '../support/ledger';
 
 const kit = decisionKit();
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
-import { sleep, waitForStatus, waitUntil } from '../support/wait';
+import { sleep, waitForStatus } from '../support/wait';
 
 const key = (operation: string, eventId: string) => formatActionKey({ operation, version: 1, tenant: 'acme', eventId });
 const committedFor = (ledger: Ledger, k: string) =>
   ledger.requests.filter((r) => r.idempotencyKey === k && r.outcome === 'committed').length;
 
-describe('sagas with keyed compensations and interlocks between agents', () => {
+describe('sagas with keyed compensations', () => {
   let stack: Stack;
   let worker: WorkerProcess;
 
@@ -108,61 +106,4 @@ describe('sagas with keyed compensations and interlocks between agents', () => {
     );
     await clearFaults();
   });
-
-  it('holds the fulfillment announcement while the charge is unknown, and announces once it is confirmed', async () => {
-    await ensureWorker();
-    await clearFaults();
-    const input = renewalInput(uniqueEvent('interlock'));
-    const chargeKey = key('charge', input.eventId);
-    // The charge commits, then the payments provider dies before answering and before any webhook: the
-    // outcome is unknown, and with the provider gone no lookup can settle it.
-    await stack.providers.payments.configure({ webhookUrl: null });
-    await stack.providers.payments.setFaults([{ op: 'charges.create', kind: 'hold-after-commit', delayMs: 5_000 }]);
-    await stack.retrysafe.startRenewal(input);
-    const fulfillment = await stack.retrysafe.startFulfillment({
-      tenant: 'acme',
-      eventId: input.eventId,
-      upstreamKey: chargeKey,
-      customerEmail: 'buyer@example.com',
-      orderId: input.orderId,
-    });
-    await stack.providers.payments.waitForInflight((s) => s.committedButUnanswered >= 1, 30_000);
-    const chargeId = (await stack.providers.payments.ledger()).records.charges?.find(
-      (c) => (c as { idempotencyKey?: string }).idempotencyKey === chargeKey,
-    )?.id;
-    assert.ok(chargeId, 'the provider committed the charge');
-    process.kill(stack.providers.payments.pid, 'SIGKILL');
-
-    await waitForStatus(stack.retrysafe, chargeKey, ['unknown', 'needs_review']);
-    const waiting = (await fulfillment.query('retrysafe.runStatus')) as RunStatus;
-    assert.equal(waiting.waitingOn, chargeKey, 'the fulfillment agent says what it waits for');
-    await waitUntil('the waiting run to be listed', async () =>
-      (await stack.retrysafe.listWaitingRuns()).some(
-        (r) => r.workflowId === fulfillment.workflowId && r.waitingOn === chargeKey,
-      ),
-    );
-    assert.equal(countEmails(await stack.providers.email.ledger()), 0, 'no announcement while the charge is unknown');
-
-    const review = await waitForStatus(stack.retrysafe, chargeKey, ['needs_review'], { timeoutMs: 90_000 });
-    assert.ok(
-      review.checks.some((c) => !c.trustworthy),
-      'failed lookups are recorded as untrustworthy checks',
-    );
-    assert.equal(countEmails(await stack.providers.email.ledger()), 0, 'still no announcement in needs_review');
-
-    await stack.retrysafe.resolveAction(
-      kit.sign('resolve', chargeKey, {
-        requestHash: review.requestHash,
-        params: { outcome: 'confirmed', reason: 'charge seen in the payments dashboard', providerRef: chargeId! },
-      }),
-    );
-    const announced = (await fulfillment.result()) as FulfillmentResult;
-    assert.equal(announced.announced, true);
-    assert.equal(announced.upstreamStatus, 'confirmed');
-    assert.equal(countEmails(await stack.providers.email.ledger()), 1, 'one announcement after confirmation');
-  });
 });
-
-function countEmails(ledger: Ledger): number {
-  return (ledger.records.messages ?? []).length;
-}
