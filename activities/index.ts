@@ -16,6 +16,7 @@ import { createLookupAction } from './lookup-action';
 import { createPlanActivity } from './planners/plan-activity';
 import type { Planner } from './planners/planner';
 import { createPrepareAction } from './prepare-action';
+import { createPrepareAndAct } from './prepare-and-act';
 import { createWatchAction } from './watch-action';
 import type { RetrysafeMetrics } from '../metrics/instruments';
 
@@ -58,22 +59,25 @@ export function createActivities(deps: ActivityDeps) {
     tools: deps.tools,
     ledger: deps.ledger,
   };
+  const actOnRecord = createActOnRecordActivity({
+    ...claimDeps,
+    execute: executeAction,
+    crash: deps.crash ?? noCrashes,
+    ...(deps.tenantPolicies ? { tenantPolicies: deps.tenantPolicies } : {}),
+    ...metrics,
+  });
+  const prepare = createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies });
   return {
     executeAction,
     lookupAction: createLookupAction({ tools: deps.tools, ...metrics }),
     claimAction: createClaimActionActivity(claimDeps),
-    actOnRecord: createActOnRecordActivity({
-      ...claimDeps,
-      execute: executeAction,
-      crash: deps.crash ?? noCrashes,
-      ...(deps.tenantPolicies ? { tenantPolicies: deps.tenantPolicies } : {}),
-      ...metrics,
-    }),
+    actOnRecord,
+    prepareAndAct: createPrepareAndAct({ prepareAction: prepare.prepareAction, actOnRecord }),
     ...createSettleRecord({ ledger: deps.ledger, ...metrics }),
     ...policy,
     ...createRecordLedger({ ledger: deps.ledger, ...metrics }),
     watchAction: createWatchAction({ client: deps.client, ledger: deps.ledger }),
-    ...createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies }),
+    ...prepare,
     planNextAction: deps.planner
       ? createPlanActivity({ planner: deps.planner, tools: deps.tools })
       : async (): Promise<never> => {

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { ActOnRecordInput, ActOnRecordResult } from '../activities/act-on-record';
 import type { PreparedAction } from '../activities/prepare-action';
+import type { PrepareAndActResult } from '../activities/prepare-and-act';
 import type { ActionSnapshot } from '../messages/action';
 import { SA_ACTION_KEYS } from '../policies/search-attributes';
 
@@ -20,7 +21,7 @@ export interface RecordedAct {
 export interface RunRecord {
   /** Its acts on ledger rows, oldest first. */
   acts: RecordedAct[];
-  /** The intents it prepared (normalized, with their request hashes), oldest first: `prepareAction`'s results. */
+  /** The intents it prepared (normalized, with their request hashes), oldest first: `prepareAction`'s and `prepareAndAct`'s. */
   prepared: PreparedAction[];
 }
 
@@ -66,6 +67,10 @@ export async function recordedRun(client: Client, runId: string): Promise<RunRec
       out.acts.push({ result: await decodeFromPayloadsAtIndex<ActOnRecordResult>(converter, 0, result) });
     } else if (type === 'prepareAction') {
       out.prepared.push(await decodeFromPayloadsAtIndex<PreparedAction>(converter, 0, result));
+    } else if (type === 'prepareAndAct') {
+      const both = await decodeFromPayloadsAtIndex<PrepareAndActResult>(converter, 0, result);
+      out.prepared.push(both.prepared);
+      if (both.acted) out.acts.push({ result: both.acted.verdict });
     }
   }
   return out;

@@ -137,3 +137,33 @@ export function actionKeyForStep(runId: string, step: { operation: string; versi
   const { tenant, eventId } = parseRunWorkflowId(runId);
   return formatActionKey({ operation: step.operation, version: step.version, tenant, eventId, stepId: step.stepId });
 }
+
+/** One key a run gave a step, with the request hash it was given for. */
+export interface StepRevision {
+  key: string;
+  requestHash: string;
+}
+
+/**
+ * The key a run gives an intent at one of its steps, from the step's earlier revisions: the same request hash keeps
+ * its key; a different one is a re-plan, keyed `<step>-r<n>`, which the run may take only once the step's previous
+ * action is resolved. The run's workflow code and its act (which derives the key before it takes the row) both use it.
+ */
+export function keyAtStep(
+  runId: string,
+  tool: { name: string; version: number },
+  step: string,
+  revisions: readonly StepRevision[],
+  requestHash: string,
+): { key: string; revisionOf?: StepRevision; replans?: StepRevision } {
+  const same = revisions.find((r) => r.requestHash === requestHash);
+  if (same) return { key: same.key, revisionOf: same };
+  const stepId = revisions.length === 0 ? step : `${step}-r${revisions.length + 1}`;
+  const key = actionKeyForStep(runId, {
+    operation: tool.name,
+    version: tool.version,
+    stepId: stepId === tool.name ? undefined : stepId,
+  });
+  const previous = revisions[revisions.length - 1];
+  return previous ? { key, replans: previous } : { key };
+}

@@ -17,6 +17,9 @@ import type { BundlerPlugin, ReplayWorkerOptions, WorkerOptions, WorkerPlugin } 
 const WORKFLOW_MODULE = require.resolve('./workflow-trace-propagation');
 
 /** Client and worker interceptors that trace, with the workflows carrying the trace context through. */
+/** The local activities that act on a ledger row, and so send to a provider. */
+const ACTS = ['actOnRecord', 'prepareAndAct'];
+
 export function tracePropagationPlugin(): ClientPlugin & WorkerPlugin & BundlerPlugin {
   const withClientInterceptor = (interceptors: ClientInterceptors = {}): ClientInterceptors => {
     const workflow = interceptors.workflow ?? [];
@@ -54,7 +57,7 @@ export function tracePropagationPlugin(): ClientPlugin & WorkerPlugin & BundlerP
             // Local activities are the engine's bookkeeping (ledger writes, policy loads): no span each. The run's act
             // is the exception: it sends to the provider, in the run's own workflow task.
             (ctx) =>
-              ctx.info.isLocal && ctx.info.activityType !== 'actOnRecord'
+              ctx.info.isLocal && !ACTS.includes(ctx.info.activityType)
                 ? {}
                 : {
                     inbound: new OpenTelemetryActivityInboundInterceptor(ctx),

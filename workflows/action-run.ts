@@ -31,7 +31,7 @@ import {
 import type { createActivities } from '../activities';
 import type { ActOnRecordResult } from '../activities/act-on-record';
 import type { PreparedAction } from '../activities/prepare-action';
-import { actionKeyForStep, parseActionKey, runWorkflowId } from '../policies/action-key';
+import { actionKeyForStep, keyAtStep, parseActionKey, runWorkflowId } from '../policies/action-key';
 import { RetrysafeError } from '../policies/errors';
 import {
   actionKeysWithinLimit,
@@ -265,15 +265,20 @@ export class ActionRun {
    * `intent` (`{ operation, ...input }`, validated by the worker's registry) as {@link ActionRun.act} does.
    */
   async actIntent(intent: Intent, options: ActOptions = {}, prepared?: PreparedAction): Promise<ActionSnapshot> {
-    const p = prepared ?? (await this.prepare(intent));
+    // The common case prepares and acts in one local activity; it leaves a re-plan, a long call, an undo and an act
+    // that ended without a verdict to the steps below.
+    const fast = prepared || options.compensation ? undefined : await this.prepareAndAct(intent, options);
+    const p = prepared ?? fast?.prepared ?? (await this.prepare(intent));
     const step = options.step ?? p.tool.name;
     const revisions = this.steps.get(step) ?? [];
-    const same = revisions.find((r) => r.requestHash === p.requestHash);
-    const key = same?.key ?? this.keyFor(p, revisions.length === 0 ? step : `${step}-r${revisions.length + 1}`);
-    if (!same) {
-      const previous = revisions[revisions.length - 1];
+    const at = keyAtStep(this.runId, p.tool, step, revisions, p.requestHash);
+    const { key } = at;
+    if (fast?.acted && fast.acted.key !== key) {
+      throw ApplicationFailure.nonRetryable(`the act keyed ${fast.acted.key}, the run ${key}`, 'KeyDerivationMismatch');
+    }
+    if (!at.revisionOf) {
       this.steps.set(step, [...revisions, { key, requestHash: p.requestHash }]);
-      if (previous) await this.guardReplan(previous.key, key, p.requestHash);
+      if (at.replans) await this.guardReplan(at.replans.key, key, p.requestHash);
     }
     if (p.tool.compensationTool && !options.compensation && !this.compensations.some((c) => c.forKey === key)) {
       this.compensations.push({ forKey: key, prepared: p });
@@ -293,9 +298,11 @@ export class ActionRun {
     const claim = { requestHash: p.requestHash, claimant: self, notify: self };
     // The run acts on the action's ledger row itself; an undo is claimed for its action workflow, which decides
     // with a person when it fails (nothing may try a second, different undo on its own).
-    const claimed = options.compensation
-      ? await this.claimOnly(action, claim, p.summary)
-      : await this.actOnRecord(action, claim, p);
+    const claimed = fast?.acted
+      ? await this.followVerdict(action, claim, p, fast.acted.verdict)
+      : options.compensation
+        ? await this.claimOnly(action, claim, p.summary)
+        : await this.actOnRecord(action, claim, p);
     this.remember(claimed);
     const settled = () => {
       const status = this.actions.get(key)!.status;
@@ -336,9 +343,55 @@ export class ActionRun {
       });
       return this.claimOnly(action, claim, p.summary);
     }
+    return this.followVerdict(action, claim, p, verdict);
+  }
+
+  /** The act's verdict: its outcome (and the holder that settled the row), or the action workflow claimed. */
+  private async followVerdict(
+    action: ActionInput,
+    claim: ClaimRequest,
+    p: PreparedAction,
+    verdict: ActOnRecordResult,
+  ): Promise<ActionSnapshot> {
     if ('handOver' in verdict) return this.claimOnly(action, claim, p.summary);
     if (verdict.holder) this.rowHolders.set(action.key, verdict.holder);
     return verdict.snapshot;
+  }
+
+  /**
+   * Prepares the intent and acts on it in one local activity: the act derives the key as the run does (`keyAtStep`), from
+   * the step's revisions the run passes it. It prepares without acting for a tool with long calls (its act is an
+   * activity) and for a re-plan (the run first waits for the step's previous action); and when it fails without a
+   * verdict, the run prepares apart and acts again (a new token: the row's holder hands the action over).
+   */
+  private async prepareAndAct(
+    intent: Intent,
+    options: ActOptions,
+  ): Promise<{ prepared: PreparedAction; acted?: { key: string; verdict: ActOnRecordResult } } | undefined> {
+    const step = options.step ?? String(intent.operation);
+    const { prepareAndAct } = proxyLocalActivities<Activities>({ ...LOCAL_ACT, summary: `act ${step}` });
+    try {
+      const result = await prepareAndAct({
+        intent,
+        tenant: this.tenant,
+        runId: this.runId,
+        ...(options.step ? { step: options.step } : {}),
+        revisions: { [step]: this.steps.get(step) ?? [] },
+        owner: workflowInfo().workflowId,
+        token: uuid4(),
+        generation: workflowInfo().historyLength,
+      });
+      return result;
+    } catch (err) {
+      if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+        throw unwrap(err);
+      }
+      log.warn('preparing and acting ended without a verdict; the run acts again, apart', {
+        step,
+        error: (err as Error).message,
+      });
+      return undefined;
+    }
   }
 
   /**

@@ -176,7 +176,7 @@ describe('tracing an action from the client to the provider', () => {
     }
     // The run acted on each action's ledger row in its own workflow task (a local activity), inside the run's trace.
     assert.ok(
-      all.some((s) => s.name === 'RunActivity:actOnRecord' && s.spanContext().traceId === traceId),
+      all.some((s) => s.name === 'RunActivity:prepareAndAct' && s.spanContext().traceId === traceId),
       "the run's acts are activity spans of its trace",
     );
   });

@@ -113,8 +113,8 @@ describe('replay of recorded histories', () => {
     };
     const activities = (name: string) =>
       byName(name).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    // The run acts in its own workflow task: each act a local activity (its marker names it), no activity task, and no
-    // claim of an action workflow on the happy path.
+    // The run acts in its own workflow task: each action one local activity that prepares and acts (its marker names
+    // it), no activity task, and no claim of an action workflow on the happy path.
     const localActivities = (name: string) =>
       byName(name).flatMap((e) => {
         const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
@@ -122,10 +122,12 @@ describe('replay of recorded histories', () => {
         return type?.activity_type ?? [];
       });
     assert.deepEqual(activities('renewal-renewed'), []);
-    assert.deepEqual(
-      localActivities('renewal-renewed').filter((a) => a === 'actOnRecord'),
-      ['actOnRecord', 'actOnRecord', 'actOnRecord', 'actOnRecord'],
-    );
+    assert.deepEqual(localActivities('renewal-renewed'), [
+      'prepareAndAct',
+      'prepareAndAct',
+      'prepareAndAct',
+      'prepareAndAct',
+    ]);
     assert.ok(activities('renewal-compensated').includes('claimAction'), 'each undo has its workflow');
     assert.ok(activities('agent-run-done').includes('planNextAction'), 'the agent run plans through its activity');
     const localResults = (name: string) =>
