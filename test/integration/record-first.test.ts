@@ -75,14 +75,14 @@ describe('the record first: a run acts on the ledger row, an action workflow onl
     assert.equal(shown?.source, 'ledger');
     assert.equal(shown?.owner, runId);
 
-    // The run's own history: no activity task, the act a local activity in the run's first workflow task; at most 10
-    // events (start, one task, the prepare and act markers, the key's search attribute, completion) and 1 task.
+    // The run's own history: no activity task, the act a local activity in the run's first workflow task; at most 9
+    // events (start, one task, the prepare-and-act marker, the key's search attribute, completion) and 1 task.
     const history = await stack.client.workflow.getHandle(runId).fetchHistory();
     const events = history.events ?? [];
     const tasks = events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
     assert.equal(events.filter((e) => e.activityTaskScheduledEventAttributes).length, 0);
-    assert.equal(events.filter((e) => e.markerRecordedEventAttributes).length, 2, 'prepare and act');
-    assert.ok(events.length <= 10, `the run took ${events.length} events`);
+    assert.equal(events.filter((e) => e.markerRecordedEventAttributes).length, 1, 'prepare and act, one marker');
+    assert.ok(events.length <= 9, `the run took ${events.length} events`);
     assert.equal(tasks, 1, `the run took ${tasks} workflow tasks`);
   });
 
