@@ -21,16 +21,24 @@ export type { FaultKind, FaultPlan, FaultRecord };
 
 /** Kinds the harness cannot inject properly yet, and what is missing for each. */
 export const REFUSED: Partial<Record<FaultKind, string>> = {
-  'ledger-partition':
-    "the chaos run's ledger is a SQLite file beside its workers, so there is no network path to cut; it needs the " +
-    'workers to reach the ledger on PostgreSQL through toxiproxy, which the harness does not set up yet',
   'clock-skew':
     'a worker whose lease clock runs seconds off needs libfaketime (not installed here) or a clock offset the ' +
     'worker takes from its environment (the engine has none)',
 };
 
-/** Kinds that go through toxiproxy: the run starts one, and each lane's workers reach providers and Temporal by it. */
-const NETWORK_KINDS: readonly FaultKind[] = ['provider-reset', 'provider-timeout', 'temporal-partition'];
+/**
+ * Kinds that go through toxiproxy: the run starts one, and each lane's workers reach providers, Temporal and (on
+ * PostgreSQL) the ledger by it.
+ */
+const NETWORK_KINDS: readonly FaultKind[] = [
+  'provider-reset',
+  'provider-timeout',
+  'temporal-partition',
+  'ledger-partition',
+];
+
+/** Kinds that need the run's ledger on PostgreSQL (a network path to cut), not a SQLite file. */
+export const needsPostgresLedger = (kinds: readonly FaultKind[]) => kinds.includes('ledger-partition');
 
 /** The held reply gives each fault its moment: long enough for a server restart to happen inside it. */
 const HOLD_MS: Record<string, readonly [number, number]> = {
@@ -99,7 +107,7 @@ export function withFault(plan: IterationPlan, seed: number, kinds: readonly Fau
 
 function durationOf(kind: FaultKind, rng: Rng): Pick<FaultPlan, 'durationMs'> {
   if (kind === 'worker-pause') return { durationMs: ROW_LEASE_MS + rng.int(...PAUSE_PAST_LEASE_MS) };
-  if (kind === 'temporal-partition') return { durationMs: rng.int(...PARTITION_MS) };
+  if (kind === 'temporal-partition' || kind === 'ledger-partition') return { durationMs: rng.int(...PARTITION_MS) };
   if (kind === 'provider-timeout') return { durationMs: rng.int(...WITHHELD_MS) };
   return {};
 }
@@ -108,10 +116,14 @@ export function describeFault(f: FaultPlan): string {
   return `${f.kind}${f.durationMs ? ` ${f.durationMs}ms` : ''}`;
 }
 
-/** A lane's proxies: one per provider kind and one to the Temporal frontend; its workers reach them instead. */
+/**
+ * A lane's proxies: one per provider kind, one to the Temporal frontend and, when the run's ledger is on PostgreSQL,
+ * one to it; its workers reach them instead.
+ */
 export interface LaneProxies {
   providers: Partial<Record<ProviderKind, ToxicProxy>>;
   temporal: ToxicProxy;
+  ledger?: ToxicProxy;
 }
 
 /** Puts toxiproxy between every lane's workers and its providers and Temporal (the lane's env points at the proxies). */
@@ -130,7 +142,15 @@ export async function proxyLanes(
     }
     const temporal = await toxiproxy.proxy(`lane-${lane.index}-temporal`, stack.server.address);
     lane.env.TEMPORAL_ADDRESS = `${temporal.host}:${temporal.port}`;
-    byLane.set(lane.index, { providers, temporal });
+    const ledgerUrl = stack.workerEnv.RETRYSAFE_LEDGER?.startsWith('postgres') ? stack.workerEnv.RETRYSAFE_LEDGER : '';
+    let ledger: ToxicProxy | undefined;
+    if (ledgerUrl) {
+      const url = new URL(ledgerUrl);
+      ledger = await toxiproxy.proxy(`lane-${lane.index}-ledger`, url.host);
+      url.host = `${ledger.host}:${ledger.port}`;
+      lane.env.RETRYSAFE_LEDGER = url.toString();
+    }
+    byLane.set(lane.index, { providers, temporal, ...(ledger ? { ledger } : {}) });
   }
   return byLane;
 }
@@ -192,11 +212,14 @@ export async function armFault(input: InjectInput): Promise<(settled: Promise<vo
         process.kill(input.worker.pid, 'SIGCONT');
         return at;
       }
-      case 'temporal-partition': {
-        await proxies!.temporal.cut();
+      case 'temporal-partition':
+      case 'ledger-partition': {
+        const proxy = kind === 'temporal-partition' ? proxies!.temporal : proxies!.ledger;
+        if (!proxy) return record(false, 'the lane reaches no PostgreSQL ledger through toxiproxy');
+        await proxy.cut();
         await sleep(plan.fault.durationMs ?? 0);
-        await proxies!.temporal.heal();
-        return at;
+        await proxy.heal();
+        return { ...at, healedAtMs: Date.now() - input.startedAtMs };
       }
       default:
         // server-restart: the batch restarts the server once every iteration of it has reached its moment.

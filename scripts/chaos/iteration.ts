@@ -201,6 +201,9 @@ export class Iteration {
             'work had settled, so it tested nothing (kills take turns: try a lower --concurrency)',
         );
       }
+      if (this.fault?.healedAtMs !== undefined && this.settledAtMs !== undefined) {
+        this.fault.settledAfterHealMs = this.settledAtMs - this.fault.healedAtMs;
+      }
       const ledger = this.setup.stack.ledger;
       // The rows are checked against the sandbox providers' records; a real server keeps its own.
       if (ledger && this.setup.variant === 'retrysafe' && !this.setup.scenario.realServer) {

@@ -45,6 +45,8 @@ export interface KindCounts {
   duplicates: number;
   lost: number;
   unexplained: number;
+  /** A partition kind's: from each heal until the iteration's work settled, in ms, in iteration order. */
+  settledAfterHealMs?: number[];
 }
 
 export interface VariantReport {
@@ -145,6 +147,8 @@ export function addResult(c: Counts, r: IterationResult): void {
     const k = (c.byFault[r.plan.fault.kind] ??= { ...empty(), injected: 0 });
     add(k);
     if (gotItsKill(r)) k.injected = (k.injected ?? 0) + 1;
+    const afterHeal = r.fault?.settledAfterHealMs;
+    if (afterHeal !== undefined) (k.settledAfterHealMs ??= []).push(afterHeal);
   }
 }
 
@@ -332,6 +336,7 @@ export function formatByFault(report: ChaosReport): string {
     'unexplained',
     'baseline iterations',
     'baseline dup',
+    'settled after heal p50/max',
   ];
   const rows = FAULT_KINDS.flatMap((kind) => {
     const r = report.retrysafe.totals.byFault[kind];
@@ -347,6 +352,7 @@ export function formatByFault(report: ChaosReport): string {
         r.unexplained,
         b?.iterations ?? '-',
         b?.duplicates ?? '-',
+        afterHeal(r.settledAfterHealMs),
       ].map(String),
     ];
   });
@@ -354,4 +360,11 @@ export function formatByFault(report: ChaosReport): string {
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** `p50/max ms` of the times from a heal to the work settled; `-` for a kind without a partition. */
+function afterHeal(ms: readonly number[] | undefined): string {
+  if (!ms?.length) return '-';
+  const sorted = [...ms].sort((a, b) => a - b);
+  return `${sorted[Math.floor((sorted.length - 1) / 2)]}/${sorted[sorted.length - 1]} ms`;
 }

@@ -11,7 +11,8 @@ import { SCENARIOS, scenarioByName } from './registry';
 import { ClusterFaults } from './cluster-faults';
 import { failureOf, isFailure, summarize, summarizeClusterKills, type ChaosReport } from './report';
 import { restartServerAndCheckWorkers } from './server-restart';
-import { needsToxiproxy, proxyLanes, type FaultKind, type LaneProxies } from './faults';
+import { needsPostgresLedger, needsToxiproxy, proxyLanes, type FaultKind, type LaneProxies } from './faults';
+import { startPostgres } from '../lib/postgres-server';
 import { startToxiproxy, type ToxiproxyServer } from '../lib/toxiproxy-server';
 import type { ChaosScenario, IterationResult, Variant } from './types';
 
@@ -85,6 +86,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     `chaos: seed ${seed}, ${plans.length} iteration(s) on the ${target}, concurrency ${options.concurrency}, logs in ${path.relative(ROOT, logDir)}`,
   );
 
+  // A ledger partition needs a network path to cut: the run keeps its ledger on a PostgreSQL of its own, which every
+  // lane's workers reach through toxiproxy.
+  const ledgerServer =
+    !options.stack && target !== 'cluster' && options.faults && needsPostgresLedger(options.faults)
+      ? await startPostgres({ log: (m) => log(`  ${m}`), maxConnections: 300 })
+      : undefined;
+  if (ledgerServer) log(`  ledger on PostgreSQL ${ledgerServer.host}:${ledgerServer.port} (ledger-partition)`);
   const stack =
     options.stack ??
     (await startStack({
@@ -93,7 +101,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       // On the cluster the ledger shares the cluster's PostgreSQL, which iterations kill with an immediate shutdown.
       ...(target === 'cluster'
         ? { ledgerOnClusterPostgres: true }
-        : { ledger: `sqlite:${path.join(logDir, 'ledger.sqlite')}` }),
+        : {
+            ledger: ledgerServer
+              ? await ledgerServer.createDatabase('retrysafe_ledger')
+              : `sqlite:${path.join(logDir, 'ledger.sqlite')}`,
+          }),
     }));
   if (target === 'cluster' && !stack.cluster) throw new Error('chaos: --target cluster needs a stack on the cluster');
   const clusterFaults = target === 'cluster' ? new ClusterFaults(stack.cluster!) : undefined;
@@ -189,6 +201,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.allSettled([...servers.values()].map((server) => server.stop()));
     await toxiproxy?.stop();
     if (!options.stack) await stack.stop();
+    await ledgerServer?.stop();
   }
 
   const retrysafeResults = results.filter((r) => r.variant === 'retrysafe');

@@ -261,9 +261,11 @@ export interface IterationResult {
  *   provider-timeout    toxiproxy withholds the reply, then closes the connection without it (timeout downstream)
  *                       (both toxics are on the provider's proxy only from the held reply until it went out)
  *   temporal-partition  toxiproxy cuts the lane's workers off the Temporal frontend for seconds, then heals
+ *   ledger-partition    toxiproxy cuts the lane's workers off the ledger (PostgreSQL: the run keeps its ledger there
+ *                       when this kind is drawn) for seconds, then heals: the reply comes back into the cut
  *   server-restart      the Temporal server restarts while the reply is held (the batch's workers reconnect)
  *
- * Two kinds are refused, with what they lack: ledger-partition and clock-skew (see REFUSED).
+ * One kind is refused, with what it lacks: clock-skew (see REFUSED).
  */
 export const FAULT_KINDS = [
   'worker-kill',
@@ -282,7 +284,7 @@ export interface FaultPlan {
   kind: FaultKind;
   /** How long the provider holds its committed reply (the fault's moment). */
   holdMs?: number;
-  /** worker-pause: how long the worker stays stopped; temporal-partition: how long the cut lasts. */
+  /** worker-pause: how long the worker stays stopped; temporal- and ledger-partition: how long the cut lasts. */
   durationMs?: number;
 }
 
@@ -293,5 +295,9 @@ export interface FaultRecord {
   injected: boolean;
   /** Milliseconds from the start of the work to the injection. */
   atMs: number;
+  /** A partition's: milliseconds from the start of the work to the heal. */
+  healedAtMs?: number;
+  /** A partition's: from the heal until the work settled (negative when it settled during the cut). */
+  settledAfterHealMs?: number;
   detail?: string;
 }

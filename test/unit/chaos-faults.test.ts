@@ -57,7 +57,8 @@ describe('chaos --faults', () => {
       'worker-pause',
       'provider-reset',
     ]);
-    assert.throws(() => parseFaultKinds(['ledger-partition']), /ledger-partition is not supported: .*PostgreSQL/);
+    assert.deepEqual(parseFaultKinds(['ledger-partition']), ['ledger-partition']);
+    assert.ok(SUPPORTED.includes('ledger-partition'), 'all draws ledger partitions');
     assert.throws(() => parseFaultKinds(['clock-skew']), /clock-skew is not supported: .*libfaketime/);
     assert.throws(() => parseFaultKinds(['cosmic-ray']), /unknown fault kind "cosmic-ray"/);
     assert.deepEqual(parseChaosArgs(['--faults', 'all']).faults, SUPPORTED);
@@ -121,7 +122,7 @@ describe('chaos --faults', () => {
     assert.equal(baselineDup, 12);
     assert.match(
       formatTable(report),
-      /^fault +iterations +injected +dup +lost +unexplained +baseline iterations +baseline dup$/m,
+      /^fault +iterations +injected +dup +lost +unexplained +baseline iterations +baseline dup +settled after heal p50\/max$/m,
     );
     const injected = Object.values(json.byFault!).reduce((n, k) => n + (k.injected ?? 0), 0);
     assert.equal(injected, 24, 'every fault of these iterations struck');
@@ -134,6 +135,37 @@ describe('chaos --faults', () => {
         `${kind}: a fault that missed is not injected`,
       );
     }
+  });
+
+  it('times each partition from its heal to the work settled, per kind: p50 and max in the table, the samples in --json', () => {
+    const healed = [900, 300, -50, 1200].map((settledAfterHealMs, i) => {
+      const r = result(i, 'retrysafe');
+      const kind = i % 2 === 0 ? 'ledger-partition' : 'temporal-partition';
+      return {
+        ...r,
+        plan: { ...r.plan, fault: { kind } },
+        fault: { kind, injected: true, atMs: 10, settledAfterHealMs },
+      };
+    }) as IterationResult[];
+    const byFault = summarize(healed).totals.byFault;
+    assert.deepEqual(byFault['ledger-partition']?.settledAfterHealMs, [900, -50]);
+    assert.deepEqual(byFault['temporal-partition']?.settledAfterHealMs, [300, 1200]);
+    const report = {
+      seed: 7,
+      target: 'dev-server',
+      crashesRequested: 4,
+      concurrency: 1,
+      durationMs: 1,
+      serverRestarts: 0,
+      workersReplacedAfterRestart: 0,
+      retrysafe: summarize(healed),
+      failures: [],
+      rerun: 'npm run chaos -- --seed 7',
+      logDir: '.out/chaos/x',
+      iterations: healed,
+    } satisfies ChaosReport;
+    assert.match(formatTable(report), /^ledger-partition .* -50\/900 ms$/m);
+    assert.match(formatTable(report), /^temporal-partition .* 300\/1200 ms$/m);
   });
 });
 
