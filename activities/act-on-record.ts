@@ -14,6 +14,7 @@ import { reportedMove, reportedRequests } from '../messages/execution-report';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
 import { auditTrailOf, snapshotFromLedger } from './claim-action';
 import type { CrashHook } from './crash-points';
+import { systemLeaseClock, type LeaseClock } from './lease-clock';
 import { executionReport, type ExecuteInput, type ExecuteOutcome, type SendHooks } from './execute-action';
 import type { ExecutionReport } from '../messages/action';
 import { claimRecordOf, recordStatusCounted, RUN_HOLDER_PREFIX, timedLedgerWrite } from './record-ledger';
@@ -50,6 +51,8 @@ export type ActOnRecordResult = { snapshot: ActionSnapshot; holder?: string } | 
 
 export interface ActOnRecordDeps {
   ledger: ActionLedger;
+  /** The clock the act's leases are written by; the machine's by default. */
+  leaseClock?: LeaseClock;
   tools: ToolRegistry;
   execute: (input: ExecuteInput, hooks?: SendHooks) => Promise<ExecuteOutcome>;
   crash: CrashHook;
@@ -76,11 +79,21 @@ export interface ActOnRecordDeps {
  */
 export function createActOnRecordActivity(deps: ActOnRecordDeps) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
-  const withTimedWrites = { ...deps, metrics, timed: timedLedgerWrite(metrics) };
+  const withTimedWrites = {
+    ...deps,
+    metrics,
+    timed: timedLedgerWrite(metrics),
+    leaseFromNow: leaseFrom(deps.leaseClock ?? systemLeaseClock),
+  };
   return (input: ActOnRecordInput) => actOnRecord(withTimedWrites, input);
 }
 
-type Deps = ActOnRecordDeps & { metrics: RetrysafeMetrics; timed: ReturnType<typeof timedLedgerWrite> };
+type Deps = ActOnRecordDeps & {
+  metrics: RetrysafeMetrics;
+  timed: ReturnType<typeof timedLedgerWrite>;
+  /** When a lease taken now ends, by the act's lease clock. */
+  leaseFromNow: () => string;
+};
 
 async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRecordResult> {
   const { action } = input;
@@ -130,7 +143,11 @@ async function takeRow(
   const { timed } = deps;
   const claimedAt = new Date().toISOString();
   const claim = await timed('claim', () =>
-    ledger.claimRow({ ...claimRecordOf({ ...action, claimedAt }), holder: mine.holder, leaseUntil: leaseFromNow() }),
+    ledger.claimRow({
+      ...claimRecordOf({ ...action, claimedAt }),
+      holder: mine.holder,
+      leaseUntil: deps.leaseFromNow(),
+    }),
   );
   const row = claim.row;
   if (row.requestHash !== action.requestHash) throw mismatch(action, row.requestHash);
@@ -150,7 +167,7 @@ async function takeRow(
       `${row.holder} holds the row of ${action.key}; ${mine.holder} is not later, so it is stale and stops`,
     );
   }
-  const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, mine.holder, leaseFromNow()));
+  const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, mine.holder, deps.leaseFromNow()));
   if (!taken) return handOver(action, 'the row moved while this execution took it over');
   return new RowHold(deps, ledger, action, mine.holder, taken, false);
 }
@@ -232,8 +249,8 @@ async function settle(
   return { holder: hold.holder, snapshot };
 }
 
-function leaseFromNow(): string {
-  return new Date(Date.now() + ROW_LEASE_MS).toISOString();
+function leaseFrom(clock: LeaseClock): () => string {
+  return () => new Date(clock() + ROW_LEASE_MS).toISOString();
 }
 
 /**
@@ -293,7 +310,7 @@ class RowHold {
       const reason = this.status === 'planned' ? 'dispatch, by the run' : 'resend with the same key, by the run';
       if (await this.write('dispatching', reason)) return;
     } else {
-      const again = await this.takeOver(leaseFromNow());
+      const again = await this.takeOver(this.deps.leaseFromNow());
       if (again) {
         this.epoch = again.epoch;
         return;

@@ -10,6 +10,7 @@ import { createSettleRecord } from './settle-record';
 import { createRecordLedger } from './record-ledger';
 import type { CrashHook } from './crash-points';
 import { noCrashes } from './crash-points';
+import type { LeaseClock } from './lease-clock';
 import { createExecuteAction } from './execute-action';
 import { createLoadActionPolicy } from './load-action-policy';
 import { createLookupAction } from './lookup-action';
@@ -27,6 +28,8 @@ export interface ActivityDeps {
   /** The tools this worker runs (createToolRegistry). */
   tools: ToolRegistry;
   crash?: CrashHook;
+  /** The clock row leases are written and judged by (activities/lease-clock.ts); the machine's by default. */
+  leaseClock?: LeaseClock;
   tenantPolicies?: TenantPolicyConfig;
   trustedApprovalKeys?: Record<string, string>;
   /** Operators' tenants and roles (the operators file), for signed decisions. */
@@ -64,6 +67,7 @@ export function createActivities(deps: ActivityDeps) {
     execute: executeAction,
     crash: deps.crash ?? noCrashes,
     ...(deps.tenantPolicies ? { tenantPolicies: deps.tenantPolicies } : {}),
+    ...(deps.leaseClock ? { leaseClock: deps.leaseClock } : {}),
     ...metrics,
   });
   const prepare = createPrepareAction({ tools: deps.tools, tenantPolicies: deps.tenantPolicies });
@@ -75,7 +79,11 @@ export function createActivities(deps: ActivityDeps) {
     prepareAndAct: createPrepareAndAct({ prepareAction: prepare.prepareAction, actOnRecord }),
     ...createSettleRecord({ ledger: deps.ledger, ...metrics }),
     ...policy,
-    ...createRecordLedger({ ledger: deps.ledger, ...metrics }),
+    ...createRecordLedger({
+      ledger: deps.ledger,
+      ...metrics,
+      ...(deps.leaseClock ? { leaseClock: deps.leaseClock } : {}),
+    }),
     watchAction: createWatchAction({ client: deps.client, ledger: deps.ledger }),
     ...prepare,
     planNextAction: deps.planner

@@ -1,4 +1,5 @@
 import type { ActionLedger, ClaimRecord, LedgerRow, StatusRecord } from '../ledger';
+import { systemLeaseClock, type LeaseClock } from './lease-clock';
 import { isFinal } from '../policies/action-status';
 import { parseActionKey } from '../policies/action-key';
 import type { ActionStatus } from '../policies/action-status';
@@ -107,8 +108,13 @@ export function recordEntry(ledger: ActionLedger, metrics: RetrysafeMetrics, inp
   return recordStatusCounted(ledger, metrics, input.tenant, { key: input.key, ...input.status, holder: input.holder });
 }
 
-export function createRecordLedger(deps: { ledger: ActionLedger; metrics?: RetrysafeMetrics }) {
+export function createRecordLedger(deps: {
+  ledger: ActionLedger;
+  metrics?: RetrysafeMetrics;
+  leaseClock?: LeaseClock;
+}) {
   const metrics = deps.metrics ?? noRetrysafeMetrics;
+  const leaseNow = deps.leaseClock ?? systemLeaseClock;
   const timed = timedLedgerWrite(metrics);
 
   async function recordLedger(input: RecordLedgerInput): Promise<void> {
@@ -124,7 +130,7 @@ export function createRecordLedger(deps: { ledger: ActionLedger; metrics?: Retry
       if (isFinal(row.status)) return { kind: 'settled', snapshot: await snapshotFromLedger(ledger, row) };
       const byRun = row.holder?.startsWith(RUN_HOLDER_PREFIX) === true;
       // A run's act holds the row while its lease runs: it is sending now, and nothing may act beside it.
-      if (byRun && row.leaseUntil && Date.parse(row.leaseUntil) > Date.now()) {
+      if (byRun && row.leaseUntil && Date.parse(row.leaseUntil) > leaseNow()) {
         return { kind: 'busy', holder: row.holder!, leaseUntil: row.leaseUntil };
       }
       const taken = await timed('takeover', () => ledger.takeOver(input.key, row.epoch, input.holder));

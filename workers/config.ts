@@ -42,6 +42,11 @@ export const WorkerEnv = z.object({
   RETRYSAFE_TRACING: z.enum(TRACING_MODES).default('off'),
   /** How often, in ms, the worker reads the ledger for its open-action gauges; 10000 by default. */
   RETRYSAFE_METRICS_POLL_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
+  /**
+   * Fault injection: the worker writes and judges row leases as if its clock ran this many ms ahead (negative:
+   * behind). Only when a row may be taken over moves; no write or send trusts a clock (activities/lease-clock.ts).
+   */
+  RETRYSAFE_LEASE_CLOCK_OFFSET_MS: z.coerce.number().int().min(-3_600_000).max(3_600_000).optional(),
 });
 
 /** The engine's worker settings, parsed from the environment (see WorkerEnv). */
@@ -60,6 +65,8 @@ export interface WorkerConfig {
   ledgerPollMs?: number;
   /** RETRYSAFE_TRACING; runWorkerProcess starts it (tracing/tracing-from-env.ts). */
   tracing?: TracingMode;
+  /** RETRYSAFE_LEASE_CLOCK_OFFSET_MS: fault injection only. */
+  leaseClockOffsetMs?: number;
 }
 
 /** A worker setting is invalid; the message names the variable. A worker exits 2 on it. */
@@ -125,6 +132,7 @@ export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     ...(e.RETRYSAFE_METRICS_ADDRESS ? { metricsAddress: e.RETRYSAFE_METRICS_ADDRESS } : {}),
     ...(escalationWindows ? { escalationWindows } : {}),
     ...(e.RETRYSAFE_METRICS_POLL_MS ? { ledgerPollMs: e.RETRYSAFE_METRICS_POLL_MS } : {}),
+    ...(e.RETRYSAFE_LEASE_CLOCK_OFFSET_MS ? { leaseClockOffsetMs: e.RETRYSAFE_LEASE_CLOCK_OFFSET_MS } : {}),
     ...(e.RETRYSAFE_TRACING !== 'off' ? { tracing: e.RETRYSAFE_TRACING } : {}),
     operatorScopes,
     ...(e.RETRYSAFE_OPERATORS_FILE ? { operatorsFile: e.RETRYSAFE_OPERATORS_FILE } : {}),

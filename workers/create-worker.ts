@@ -95,6 +95,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
         trustedApprovalKeys: opts.config.trustedApprovalKeys,
         operatorScopes: opts.operatorScopes ?? opts.config.operatorScopes,
         crashAt: opts.config.crashAt,
+        ...(opts.config.leaseClockOffsetMs ? { leaseClockOffsetMs: opts.config.leaseClockOffsetMs } : {}),
         metrics: metricsOptionsOf(opts.config),
         ...(opts.onCrash ? { onCrash: opts.onCrash } : {}),
         ...(opts.tenantPolicies ? { tenantPolicies: opts.tenantPolicies } : {}),

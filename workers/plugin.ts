@@ -21,6 +21,7 @@ import {
 } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { killAt, type CrashPoint, type CrashSpec } from '../activities/crash-points';
+import { offsetLeaseClock } from '../activities/lease-clock';
 import type { Planner } from '../activities/planners/planner';
 import { checkStackSettings, payloadKeyIdsOf } from '../client/stack-settings';
 import type { ActionLedger } from '../ledger';
@@ -63,6 +64,11 @@ export interface RetrysafePluginOptions {
   /** Called just before a crash point SIGKILLs the worker. */
   onCrash?: (point: CrashPoint, operation: string) => void;
   /**
+   * Fault injection: this worker writes and judges row leases as if its clock ran this many ms ahead (negative:
+   * behind), so it takes rows over early or late; every write and send stays fenced by the row's epoch.
+   */
+  leaseClockOffsetMs?: number;
+  /**
    * retrysafe's metrics (metrics/instruments.ts) go to the Temporal Runtime's meter, so they are exported wherever
    * the process's `Runtime.install({ telemetryOptions: { metrics } })` sends Temporal's own, and nowhere when it
    * sends none. With a ledger, the worker also reads it every `ledgerPollMs` for the open-action gauges. `false`
@@ -88,7 +94,7 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
   if (ledger === undefined || typeof ledger === 'string') {
     throw new TypeError(
       `retrysafePlugin: \`ledger\` must be an ActionLedger (openLedger(ledgerChoiceFromEnv())), not ${String(ledger)}: ` +
-        'each action\'s ledger row is its only record. RETRYSAFE_LEDGER=sqlite:<file> for workers on one machine, ' +
+        "each action's ledger row is its only record. RETRYSAFE_LEDGER=sqlite:<file> for workers on one machine, " +
         'postgres://user@host:port/database for several',
     );
   }
@@ -125,6 +131,7 @@ export function retrysafePlugin(options: RetrysafePluginOptions): WorkerPlugin &
         taskQueue: worker.taskQueue!,
         tools,
         crash: killAt(options.crashAt ?? [], options.onCrash),
+        ...(options.leaseClockOffsetMs ? { leaseClock: offsetLeaseClock(options.leaseClockOffsetMs) } : {}),
         trustedApprovalKeys,
         ...(options.tenantPolicies ? { tenantPolicies: options.tenantPolicies } : {}),
         ...(options.operatorScopes ? { operatorScopes: options.operatorScopes } : {}),

@@ -138,6 +138,7 @@ async function settingsFromEnv(env: NodeJS.ProcessEnv): Promise<RetrysafeEnvSett
         trustedApprovalKeys: config.trustedApprovalKeys,
         operatorScopes,
         crashAt: config.crashAt,
+        ...(config.leaseClockOffsetMs ? { leaseClockOffsetMs: config.leaseClockOffsetMs } : {}),
         metrics: metricsOptionsOf(config),
         ...(tenantPolicies ? { tenantPolicies } : {}),
         ledger,

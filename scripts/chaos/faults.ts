@@ -20,11 +20,7 @@ export { FAULT_KINDS };
 export type { FaultKind, FaultPlan, FaultRecord };
 
 /** Kinds the harness cannot inject properly yet, and what is missing for each. */
-export const REFUSED: Partial<Record<FaultKind, string>> = {
-  'clock-skew':
-    'a worker whose lease clock runs seconds off needs libfaketime (not installed here) or a clock offset the ' +
-    'worker takes from its environment (the engine has none)',
-};
+export const REFUSED: Partial<Record<FaultKind, string>> = {};
 
 /**
  * Kinds that go through toxiproxy: the run starts one, and each lane's workers reach providers, Temporal and (on
@@ -53,6 +49,11 @@ const ROW_LEASE_MS = msToNumber(DISPATCH_START_TO_CLOSE) + 5_000;
 const PAUSE_PAST_LEASE_MS: readonly [number, number] = [1_000, 4_000];
 const WITHHELD_MS: readonly [number, number] = [1_000, 4_000];
 const PARTITION_MS: readonly [number, number] = [2_000, 8_000];
+/**
+ * A skewed successor's lease clock runs ahead by a whole lease and up to 10 s more: every lease it reads has ended by
+ * its clock while the holder, live, still sends under it.
+ */
+const SKEW_MS: readonly [number, number] = [ROW_LEASE_MS, ROW_LEASE_MS + 10_000];
 /** How long the provider's commit may take to come (transient faults of the scenario, approvals, compensation). */
 const POINT_WAIT_MS = 45_000;
 /** From the provider's reply leaving to its bytes reaching the toxic on loopback, with room for a loaded machine. */
@@ -105,15 +106,16 @@ export function withFault(plan: IterationPlan, seed: number, kinds: readonly Fau
   return { ...plan, fault, faults: hold, declined: false, serverRestart: kind === 'server-restart' };
 }
 
-function durationOf(kind: FaultKind, rng: Rng): Pick<FaultPlan, 'durationMs'> {
+function durationOf(kind: FaultKind, rng: Rng): Pick<FaultPlan, 'durationMs' | 'skewMs'> {
   if (kind === 'worker-pause') return { durationMs: ROW_LEASE_MS + rng.int(...PAUSE_PAST_LEASE_MS) };
   if (kind === 'temporal-partition' || kind === 'ledger-partition') return { durationMs: rng.int(...PARTITION_MS) };
+  if (kind === 'clock-skew') return { skewMs: rng.int(...SKEW_MS) };
   if (kind === 'provider-timeout') return { durationMs: rng.int(...WITHHELD_MS) };
   return {};
 }
 
 export function describeFault(f: FaultPlan): string {
-  return `${f.kind}${f.durationMs ? ` ${f.durationMs}ms` : ''}`;
+  return `${f.kind}${f.durationMs ? ` ${f.durationMs}ms` : ''}${f.skewMs ? ` +${f.skewMs}ms` : ''}`;
 }
 
 /**
@@ -163,10 +165,11 @@ export interface InjectInput {
   worker: WorkerProcess;
   startedAtMs: number;
   /**
-   * Starts the worker that takes over. A paused worker's successor starts while it is stopped (the pause must find
-   * someone to take the row); for the other kinds once the fault is over.
+   * Starts the worker that takes over, with `env` added to its environment. A paused worker's successor starts while
+   * it is stopped (the pause must find someone to take the row), a skewed one while the holder sends; for the other
+   * kinds once the fault is over.
    */
-  startSuccessor(): Promise<void>;
+  startSuccessor(env?: Record<string, string>): Promise<void>;
 }
 
 /**
@@ -205,13 +208,28 @@ export async function armFault(input: InjectInput): Promise<(settled: Promise<vo
     const at = record(true);
     switch (kind) {
       case 'worker-pause': {
-        process.kill(input.worker.pid, 'SIGSTOP');
+        // A worker that is gone (it exited on its own) cannot be paused or woken: say how it ended, and let the
+        // successor take the work over, so the iteration's effects are still counted.
+        const signal = async (sig: NodeJS.Signals) => {
+          if (!input.worker.alive()) return false;
+          try {
+            process.kill(input.worker.pid, sig);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        if (!(await signal('SIGSTOP'))) return { ...at, workerExited: await exitOf(input.worker, 'before its pause') };
         const pausedAt = Date.now();
         await input.startSuccessor();
         await sleep(Math.max(0, (plan.fault.durationMs ?? 0) - (Date.now() - pausedAt)));
-        process.kill(input.worker.pid, 'SIGCONT');
+        if (!(await signal('SIGCONT'))) return { ...at, workerExited: await exitOf(input.worker, 'during its pause') };
         return at;
       }
+      case 'clock-skew':
+        // The holder lives on and sends; beside it on its task queue, a worker whose lease clock runs a lease ahead.
+        await input.startSuccessor({ RETRYSAFE_LEASE_CLOCK_OFFSET_MS: String(plan.fault.skewMs ?? 0) });
+        return at;
       case 'temporal-partition':
       case 'ledger-partition': {
         const proxy = kind === 'temporal-partition' ? proxies!.temporal : proxies!.ledger;
@@ -226,6 +244,13 @@ export async function armFault(input: InjectInput): Promise<(settled: Promise<vo
         return at;
     }
   };
+}
+
+/** How a worker that should have been paused ended, with the end of its output. */
+async function exitOf(worker: WorkerProcess, when: string): Promise<string> {
+  const { code, signal } = await worker.exited;
+  const tail = worker.output().trim().split('\n').slice(-3).join(' | ').slice(-600);
+  return `the worker (pid ${worker.pid}) exited ${when}, code ${code}, signal ${signal}; its last output: ${tail}`;
 }
 
 /** The toxic a reply fault puts on the provider's proxy: a reset as the reply comes back, or the reply withheld. */

@@ -123,7 +123,7 @@ export class Iteration {
               ...(this.setup.proxies ? { proxies: this.setup.proxies } : {}),
               worker: this.doomed,
               startedAtMs: workStartedAt,
-              startSuccessor: () => this.startSuccessor(),
+              startSuccessor: (env?: Record<string, string>) => this.startSuccessor(env),
             })
           : undefined;
       this.work = variant.start(this.context());
@@ -201,6 +201,7 @@ export class Iteration {
             'work had settled, so it tested nothing (kills take turns: try a lower --concurrency)',
         );
       }
+      if (this.fault?.workerExited) tally.unexplained.push(this.fault.workerExited);
       if (this.fault?.healedAtMs !== undefined && this.settledAtMs !== undefined) {
         this.fault.settledAfterHealMs = this.settledAtMs - this.fault.healedAtMs;
       }
@@ -245,9 +246,9 @@ export class Iteration {
   }
 
   /** The worker that takes the work over from the doomed one, after the plan's delay. */
-  private async startSuccessor(): Promise<void> {
+  private async startSuccessor(env: Record<string, string> = {}): Promise<void> {
     await sleep(this.setup.plan.successorDelayMs);
-    const successor = await this.spawn('successor');
+    const successor = await this.spawn('successor', undefined, env);
     this.mark('successorReady');
     this.tracked = { current: successor, taskQueue: this.taskQueue, respawn: () => this.spawn('replacement') };
   }
@@ -281,7 +282,7 @@ export class Iteration {
    * Starts a worker process. On the cluster a worker that starts while the frontend is down exits at once (it cannot
    * connect), and a process supervisor would start it again: so does this, every 2 s for up to a minute.
    */
-  private async spawn(role: string, crashAt?: string): Promise<WorkerProcess> {
+  private async spawn(role: string, crashAt?: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
     const name = `${this.taskQueue}-${role}`;
     const real = this.setup.scenario.realServer;
     const start = () =>
@@ -294,6 +295,7 @@ export class Iteration {
           ...this.setup.server?.env,
           ...real?.workerEnv,
           ...this.setup.approver.workerEnv,
+          ...extraEnv,
           RETRYSAFE_TASK_QUEUE: this.taskQueue,
         },
         logFile: path.join(this.setup.logDir, `${name}.log`),

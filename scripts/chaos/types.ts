@@ -264,8 +264,8 @@ export interface IterationResult {
  *   ledger-partition    toxiproxy cuts the lane's workers off the ledger (PostgreSQL: the run keeps its ledger there
  *                       when this kind is drawn) for seconds, then heals: the reply comes back into the cut
  *   server-restart      the Temporal server restarts while the reply is held (the batch's workers reconnect)
- *
- * One kind is refused, with what it lacks: clock-skew (see REFUSED).
+ *   clock-skew          beside the live holder, a second worker on its task queue whose lease clock runs a whole
+ *                       lease ahead (RETRYSAFE_LEASE_CLOCK_OFFSET_MS): every run act's lease has ended by its clock
  */
 export const FAULT_KINDS = [
   'worker-kill',
@@ -286,6 +286,8 @@ export interface FaultPlan {
   holdMs?: number;
   /** worker-pause: how long the worker stays stopped; temporal- and ledger-partition: how long the cut lasts. */
   durationMs?: number;
+  /** clock-skew: how far ahead the second worker's lease clock runs. */
+  skewMs?: number;
 }
 
 /** What happened to the planned fault. */
@@ -299,5 +301,7 @@ export interface FaultRecord {
   healedAtMs?: number;
   /** A partition's: from the heal until the work settled (negative when it settled during the cut). */
   settledAfterHealMs?: number;
+  /** worker-pause: the worker was gone before it could be woken (it exited on its own), and how it ended. */
+  workerExited?: string;
   detail?: string;
 }

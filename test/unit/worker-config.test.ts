@@ -65,6 +65,14 @@ describe('worker configuration from the environment', () => {
     assert.match(refused({ ...URLS, RETRYSAFE_CRASH_AT: 'after-lunch' }), /RETRYSAFE_CRASH_AT.*after-lunch/);
   });
 
+  it('takes a lease clock offset for fault injection, in whole ms within an hour, and names a bad one', () => {
+    assert.equal(parseWorkerConfig({ ...URLS, RETRYSAFE_LEASE_CLOCK_OFFSET_MS: '70000' }).leaseClockOffsetMs, 70_000);
+    assert.equal(parseWorkerConfig({ ...URLS, RETRYSAFE_LEASE_CLOCK_OFFSET_MS: '-2500' }).leaseClockOffsetMs, -2_500);
+    assert.equal(parseWorkerConfig({ ...URLS }).leaseClockOffsetMs, undefined);
+    assert.match(refused({ ...URLS, RETRYSAFE_LEASE_CLOCK_OFFSET_MS: 'soon' }), /RETRYSAFE_LEASE_CLOCK_OFFSET_MS/);
+    assert.match(refused({ ...URLS, RETRYSAFE_LEASE_CLOCK_OFFSET_MS: '7200000' }), /RETRYSAFE_LEASE_CLOCK_OFFSET_MS/);
+  });
+
   it('parses crash points with an optional operation', () => {
     const config = parseWorkerConfig({ ...URLS, RETRYSAFE_CRASH_AT: 'after-commit:charge, before-send' });
     assert.deepEqual(config.crashAt, [{ point: 'after-commit', operation: 'charge' }, { point: 'before-send' }]);
