@@ -4,7 +4,7 @@ import type { ActOnRecordInput, ActOnRecordResult } from '../../activities/act-o
 import { createPrepareAction } from '../../activities/prepare-action';
 import { createPrepareAndAct, type PrepareAndActInput } from '../../activities/prepare-and-act';
 import { exampleTools } from '../../examples/tools';
-import { actionKeyForStep, keyAtStep } from '../../policies/action-key';
+import { actionKeyForStep, keyAtStep, type StepRevision } from '../../policies/action-key';
 import { createToolRegistry } from '../../policies/tool-registry';
 
 const unused = 'http://127.0.0.1:9';
@@ -106,38 +106,18 @@ describe('prepareAndAct: a run prepares and acts in one local activity', () => {
   });
 
   it('derives the same keys as the run does (keyAtStep): revisions r2, r3 after re-plans', () => {
-    const tool = { name: 'charge', version: 1 };
-    const r1 = keyAtStep(RUN, tool, 'charge', [], 'a');
-    const r2 = keyAtStep(RUN, tool, 'charge', [{ key: r1.key, requestHash: 'a' }], 'b');
-    const r3 = keyAtStep(
-      RUN,
-      tool,
-      'charge',
-      [
-        { key: r1.key, requestHash: 'a' },
-        { key: r2.key, requestHash: 'b' },
-      ],
-      'c',
-    );
+    const at = (revisions: StepRevision[], hash: string) =>
+      keyAtStep(RUN, { name: 'charge', version: 1 }, 'charge', revisions, hash);
+    const r1 = at([], 'a');
+    const r2 = at([{ key: r1.key, requestHash: 'a' }], 'b');
+    const both = [
+      { key: r1.key, requestHash: 'a' },
+      { key: r2.key, requestHash: 'b' },
+    ];
     assert.equal(r1.key, 'charge:v1:acme:evt-42');
     assert.equal(r2.key, 'charge:v1:acme:evt-42:charge-r2');
     assert.deepEqual(r2.replans, { key: r1.key, requestHash: 'a' });
-    assert.equal(r3.key, 'charge:v1:acme:evt-42:charge-r3');
-    assert.deepEqual(
-      keyAtStep(
-        RUN,
-        tool,
-        'charge',
-        [
-          { key: r1.key, requestHash: 'a' },
-          { key: r2.key, requestHash: 'b' },
-        ],
-        'a',
-      ).revisionOf,
-      {
-        key: r1.key,
-        requestHash: 'a',
-      },
-    );
+    assert.equal(at(both, 'c').key, 'charge:v1:acme:evt-42:charge-r3');
+    assert.deepEqual(at(both, 'a').revisionOf, { key: r1.key, requestHash: 'a' });
   });
 });

@@ -5,10 +5,11 @@ import { formatActionKey } from '../../policies/action-key';
 import { errorCodeOf } from '../../policies/errors';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
-import type { AgentRunInput, AgentRunResult } from '../../workflows/agent-run';
+import type { AgentRunResult } from '../../workflows/agent-run';
 import type { AgentRunStatus } from '../../messages/run';
 import { start as startFakeModel, type FakeOpenAiServer } from '../support/fake-openai-server';
 import { decisionKit } from '../support/decisions';
+import { agentInput } from '../support/agent-input';
 import { countForKey } from '../support/ledger';
 
 const kit = decisionKit();
@@ -16,33 +17,6 @@ import { uniqueEvent } from '../support/renewal-input';
 import { waitUntil } from '../support/wait';
 
 const key = (operation: string, eventId: string) => formatActionKey({ operation, version: 1, tenant: 'acme', eventId });
-
-function agentInput(
-  eventId: string,
-  agent?: string,
-  overrides: Partial<AgentRunInput> = {},
-  amountCents = 4990,
-): AgentRunInput {
-  return {
-    tenant: 'acme',
-    eventId,
-    ...(agent ? { agent } : {}),
-    goal: 'Renew the subscription: reserve the plan, charge the customer, ship the welcome kit.',
-    facts: {
-      order: {
-        id: `A-${eventId}`.slice(0, 80),
-        amountCents,
-        currency: 'usd',
-        customerId: 'cus_acme',
-        paymentMethod: 'pm_7',
-        sku: 'plan-annual',
-        quantity: 1,
-        address: { line1: '1 Market St', city: 'San Francisco', postalCode: '94105', country: 'US' },
-      },
-    },
-    ...overrides,
-  };
-}
 
 describe('agent runs: recorded model decisions, several agents, ceilings', () => {
   let stack: Stack;

@@ -10,8 +10,8 @@ import { formatActionKey } from '../../policies/action-key';
 import { errorCodeOf } from '../../policies/errors';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
-import type { AgentRunInput } from '../../workflows/agent-run';
 import { decisionKit } from '../support/decisions';
+import { agentInput } from '../support/agent-input';
 import { start as startFakeModel, type FakeOpenAiServer } from '../support/fake-openai-server';
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
 import { waitForStatus, waitUntil } from '../support/wait';
@@ -24,33 +24,6 @@ import { waitForStatus, waitUntil } from '../support/wait';
 const kit = decisionKit();
 const key = (operation: string, eventId: string) => formatActionKey({ operation, version: 1, tenant: 'acme', eventId });
 const countEmails = (ledger: Ledger) => (ledger.records.messages ?? []).length;
-
-function agentInput(
-  eventId: string,
-  agent?: string,
-  overrides: Partial<AgentRunInput> = {},
-  amountCents = 4990,
-): AgentRunInput {
-  return {
-    tenant: 'acme',
-    eventId,
-    ...(agent ? { agent } : {}),
-    goal: 'Renew the subscription: reserve the plan, charge the customer, ship the welcome kit.',
-    facts: {
-      order: {
-        id: `A-${eventId}`.slice(0, 80),
-        amountCents,
-        currency: 'usd',
-        customerId: 'cus_acme',
-        paymentMethod: 'pm_7',
-        sku: 'plan-annual',
-        quantity: 1,
-        address: { line1: '1 Market St', city: 'San Francisco', postalCode: '94105', country: 'US' },
-      },
-    },
-    ...overrides,
-  };
-}
 
 describe('downstream steps wait while an upstream action is unresolved, until a person resolves it', () => {
   let stack: Stack;
