@@ -78,6 +78,19 @@ function formatPeers(r: PeerBenchReport): string[] {
       );
     }
   }
+  out.push(`eager starts: ${r.eagerStarts.eager} of ${r.eagerStarts.requested} asked for`);
+  out.push('p50 over the peer\'s (operation, system: against DBOS / Restate, sequential and concurrent):');
+  for (const [operation, systems] of Object.entries(r.ratios)) {
+    for (const [system, peers] of Object.entries(systems)) {
+      const cells = Object.entries(peers).map(
+        ([peer, levels]) =>
+          `${peer} ${Object.entries(levels)
+            .map(([level, x]) => `${level} ×${x.toFixed(2)}`)
+            .join(', ')}`,
+      );
+      out.push(`  ${operation.padEnd(8)} ${system.padEnd(25)} ${cells.join(' · ')}`);
+    }
+  }
   if (r.crashes.length) {
     out.push('SIGKILL after the provider committed, effects counted at the provider:');
     for (const c of r.crashes) {

@@ -4,15 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@temporalio/client';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { DefaultLogger, IllegalStateError, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { createBareCharge } from '../../examples/activities/bare-charge';
 import { ExampleClient } from '../../examples/client';
 import { exampleRegistry } from '../../examples/tools';
-import { sandboxUrlsFromEnv } from '../../examples/sandbox-env';
 import { createApprover } from '../chaos/approvals';
 import { startStack, type Stack } from '../lib/stack';
+import { startInProcessWorkers } from './in-process-workers';
 import {
   COMPARISONS,
   LegUnavailable,
@@ -30,7 +27,7 @@ import { operationCost, type OperationCost } from './operation-cost';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
 import { DISPATCH_HEARTBEAT_TIMEOUT, WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
-import { ledgerConfigFromEnv, openLedger, retrysafePlugin, type ActionLedger } from 'retrysafe/worker';
+import { ledgerConfigFromEnv, openLedger } from 'retrysafe/worker';
 import { getFreePort } from '../../cli/dev/free-port';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -321,62 +318,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
 /** The legs that start their workflows eagerly, on workers in the bench's own process. */
 const EAGER_LEGS = ['bare-local-eager', 'retrysafe-action-eager'];
-
-/**
- * `n` workers in this process, each on a NativeConnection of its own with a client on that same connection (what
- * requestEagerStart needs; the SDK allows one worker per task queue and connection), running the bare charge and
- * the example workflow bundle with retrysafe's plugin (the example tools, the bench's ledger), as an agent service
- * with its own worker does. The legs take the clients in turn.
- */
-async function startInProcessWorkers(
-  stack: Stack,
-  taskQueue: string,
-  n: number,
-  ledger: ActionLedger,
-): Promise<{ clients: Client[]; stop(): Promise<void> }> {
-  // Warnings and errors of the in-process workers only, not each state change among the bench's progress lines.
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch (err) {
-    if (!(err instanceof IllegalStateError)) throw err;
-  }
-  const dataConverter = stack.dataConverter ? { dataConverter: stack.dataConverter } : {};
-  const started: Array<{ connection: NativeConnection; worker?: Worker; running?: Promise<void> }> = [];
-  const stop = async () => {
-    for (const { worker } of started) if (worker?.getState() === 'RUNNING') worker.shutdown();
-    await Promise.allSettled(started.map((s) => s.running));
-    await Promise.allSettled(started.map((s) => s.connection.close()));
-  };
-  try {
-    for (let i = 0; i < n; i++) {
-      const entry: (typeof started)[number] = {
-        connection: await NativeConnection.connect({ address: stack.server.address }),
-      };
-      started.push(entry);
-      entry.worker = await Worker.create({
-        connection: entry.connection,
-        namespace: stack.server.namespace,
-        taskQueue,
-        workflowBundle: { codePath: stack.workerEnv.RETRYSAFE_WORKFLOW_BUNDLE },
-        activities: {
-          bareCharge: createBareCharge({ paymentsUrl: stack.providers.payments.url, crash: () => undefined }),
-        },
-        plugins: [retrysafePlugin({ tools: exampleRegistry(sandboxUrlsFromEnv(stack.workerEnv)), ledger })],
-        ...dataConverter,
-      });
-      entry.running = entry.worker.run();
-    }
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return {
-    clients: started.map(
-      ({ connection }) => new Client({ connection, namespace: stack.server.namespace, ...dataConverter }),
-    ),
-    stop,
-  };
-}
 
 /**
  * Where the observed workers export their traces (OTLP/HTTP): a local endpoint that reads and drops each batch, so

@@ -5,7 +5,10 @@ import { renewalInputFor } from '../../chaos/scenario-renewal';
 import { startStack } from '../../lib/stack';
 import { runLoad, summarize, type LatencyStats } from '../stats';
 import { effectsOf } from './effects';
-import { bareActivitySystem, retrysafeSystem, startPeers } from './systems';
+import { peerRatios, type PeerRatios } from './ratios';
+import { startInProcessWorkers, type InProcessWorkers } from '../in-process-workers';
+import { assertEager } from '../legs';
+import { bareActivitySystem, retrysafeEagerSystem, retrysafeSystem, startPeers } from './systems';
 import type { PeerChargeInput, PeerCrashTarget, PeerSystem } from './types';
 
 export interface PeerBenchOptions {
@@ -43,6 +46,10 @@ export interface PeerBenchReport {
   concurrency: number;
   repeats: number;
   legs: PeerLeg[];
+  /** Each Temporal system's p50 over each peer's, by operation and load level (peerRatios). */
+  ratios: PeerRatios;
+  /** The eager system's starts, warm-up included: asked to be eager, and started eagerly. */
+  eagerStarts: { requested: number; eager: number };
   crashes: PeerCrashResult[];
   durationMs: number;
 }
@@ -72,6 +79,7 @@ export async function runPeerBench(o: PeerBenchOptions): Promise<PeerBenchReport
     throw err;
   });
   let peers: PeerSystem[] = [];
+  let inProcess: InProcessWorkers | undefined;
   try {
     const taskQueue = `peers-${tag}`;
     const workers = await Promise.all(
@@ -81,9 +89,14 @@ export async function runPeerBench(o: PeerBenchOptions): Promise<PeerBenchReport
     );
     peers = await startPeers(stack, workDir, o.log);
     const retrysafe = retrysafeSystem(stack, taskQueue, `${taskQueue}-crash`);
-    const systems: System[] = [bareActivitySystem(stack, taskQueue), retrysafe, ...peers];
+    // The same run as an agent service starts it, its workers beside its client (eager start).
+    const eagerQueue = `${taskQueue}-eager`;
+    inProcess = await startInProcessWorkers(stack, eagerQueue, WORKERS, stack.ledger);
+    const eager = retrysafeEagerSystem(inProcess, eagerQueue, stack.ledger);
+    const systems: System[] = [bareActivitySystem(stack, taskQueue), retrysafe, eager, ...peers];
     const versions = Object.fromEntries([
       [retrysafe.name, retrysafe.version],
+      [eager.name, eager.version],
       ...peers.map((p) => [p.name, p.version]),
     ]);
 
@@ -139,6 +152,7 @@ export async function runPeerBench(o: PeerBenchOptions): Promise<PeerBenchReport
       }
     }
 
+    assertEager(eager.name, eager.starts);
     const crashes: PeerCrashResult[] = [];
     if (o.crashes > 0) {
       // retrysafe's crash iterations run on a queue of their own, served only by the worker that crashes and then
@@ -168,10 +182,13 @@ export async function runPeerBench(o: PeerBenchOptions): Promise<PeerBenchReport
       concurrency: o.concurrency,
       repeats: o.repeats,
       legs: [...legs.values()],
+      ratios: peerRatios([...legs.values()]),
+      eagerStarts: { ...eager.starts },
       crashes,
       durationMs: Date.now() - started,
     };
   } finally {
+    await inProcess?.stop();
     await Promise.all(peers.map((p) => p.stop()));
     await stack.stop();
     await rm(workDir, { recursive: true, force: true });

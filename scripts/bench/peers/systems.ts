@@ -7,12 +7,14 @@ import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../../exampl
 import { createApprover } from '../../chaos/approvals';
 import { waitForActionStatus } from '../../chaos/observe';
 import type { Stack } from '../../lib/stack';
+import type { InProcessWorkers } from '../in-process-workers';
 import { startDbosPeer } from './dbos';
 import { chargeIntent, crashIntent } from './intents';
 import { peerProviderUrls } from './provider-urls';
 import { startRestatePeer } from './restate';
 import type { PeerChargeInput, PeerCrashInput, PeerRenewalInput, PeerSystem } from './types';
 import { runWorkflowId } from 'retrysafe';
+import type { ActionLedger } from 'retrysafe/worker';
 
 /** The charge as the Temporal workflows take it: the peers' intent, without its operation. */
 function chargeArgs(input: PeerChargeInput) {
@@ -97,6 +99,51 @@ export function retrysafeSystem(stack: Stack, taskQueue: string, crashQueue: str
       } finally {
         await successor.stop();
       }
+    },
+  };
+}
+
+/**
+ * retrysafe as an agent service with its own worker runs it: the workers in this process, and the service's client
+ * on each worker's connection starting runs with `eagerStart`, so the server hands the run's first workflow task
+ * (the act in it) back in the answer to the start. The workflows, the plugin and the ledger are the other retrysafe
+ * system's; only where the client sits differs. Charge and renewal; the crash scenario is the other system's.
+ */
+export function retrysafeEagerSystem(workers: InProcessWorkers, taskQueue: string, ledger: ActionLedger) {
+  const clients = workers.clients.map(
+    (client) => new ExampleClient(client, { taskQueue, tools: exampleRegistry(), ledger, eagerStart: true }),
+  );
+  const starts = { requested: 0, eager: 0 };
+  let turn = 0;
+  const next = () => clients[turn++ % clients.length];
+  const counted = <H extends { eagerlyStarted?: boolean }>(handle: H): H => {
+    starts.requested++;
+    if (handle.eagerlyStarted) starts.eager++;
+    return handle;
+  };
+  return {
+    name: 'retrysafe, eager start',
+    version: 'retrysafe on Temporal dev server, workers in the bench process (eager start)',
+    /** Starts asked to be eager, and those the server started eagerly: a leg with none times another shape. */
+    starts,
+    async charge(input: PeerChargeInput) {
+      const run = counted(
+        await next().startRun(retrysafeChargeWorkflow, {
+          tenant: input.tenant,
+          eventId: input.eventId,
+          input: chargeArgs(input),
+        }),
+      );
+      const r = await run.result();
+      if (r.status !== 'confirmed' || !r.chargeId)
+        throw new Error(`retrysafe charge ${input.eventId} ended ${r.status}`);
+      return { chargeId: r.chargeId };
+    },
+    async renewal(input: PeerRenewalInput) {
+      const run = counted(await next().startRenewal(input));
+      const r = (await run.result()) as RenewalResult;
+      if (r.status !== 'renewed') throw new Error(`retrysafe renewal ${input.eventId} ended ${r.status}`);
+      return { reservationId: r.reservationId!, chargeId: r.chargeId!, shipmentId: r.shipmentId! };
     },
   };
 }
