@@ -5,25 +5,35 @@
  * benchmark: `npm run bench` measures.
  *   npm run bench:timeline -- [--legs ID,ID] [--warmup N]   (default bare-activity,retrysafe-action; 5 warm-ups)
  *   npm run bench:timeline -- --legs bare-signal,retrysafe-confirmation
+ *   npm run bench:timeline -- --legs bare-local-eager,retrysafe-action-eager   (workers in this process, eager start)
  *   npm run bench:timeline -- --recovery                     (one SIGKILL recovery each, bare and retrysafe)
  */
 import type { Client } from '@temporalio/client';
 import { ExampleClient } from '../examples/client';
 import { exampleRegistry } from '../examples/tools';
+import { startInProcessWorkers, type InProcessWorkers } from './bench/in-process-workers';
 import { benchLegs, type BenchContext, type Leg } from './bench/legs';
 import { measureRecovery, startWorkerPool } from './bench/recovery';
 import { eventsOf, printTimeline, type TimedEvent } from './bench/timeline';
 import { parseTimelineOptions, UsageError, type TimelineOptions } from './bench/timeline-args';
 import { createApprover } from './chaos/approvals';
+import { historyIfAny } from './lib/history-json';
 import { startStack } from './lib/stack';
 
 /** A recovery's timeline also shows the events of this long before the kill. */
 const IN_FLIGHT_CONTEXT_MS = 300;
 const write = (line: string) => process.stdout.write(`${line}\n`);
 
-async function historyOf(client: Client, workflows: Array<{ role: string; workflowId: string }>) {
+/** The workflows' events; one marked `optional` (an action workflow, started only when needed) may not exist. */
+async function historyOf(
+  client: Client,
+  workflows: Array<{ role: string; workflowId: string; optional?: boolean }>,
+) {
   const events: TimedEvent[] = [];
-  for (const w of workflows) events.push(...(await eventsOf(client, w.workflowId, w.role)));
+  for (const w of workflows) {
+    if (w.optional && !(await historyIfAny(client, w.workflowId))) continue;
+    events.push(...(await eventsOf(client, w.workflowId, w.role)));
+  }
   return events;
 }
 
@@ -91,15 +101,23 @@ async function main(): Promise<void> {
   const ids = timeable({} as BenchContext).map((l) => l.id);
   const options = parseTimelineOptions(process.argv.slice(2), ids);
   const stack = await startStack();
+  let inProcess: InProcessWorkers | undefined;
   try {
     const approver = createApprover('timeline-approver');
     const taskQueue = `timeline-${Date.now().toString(36)}`;
     const env = { ...approver.workerEnv, RETRYSAFE_TASK_QUEUE: taskQueue };
+    // The eager legs need workers in this process, a client on each one's connection (as `npm run bench` has).
+    const eagerQueue = `${taskQueue}-eager`;
+    const eagerLegs = options.legs.filter((id) => id.endsWith('-eager'));
+    if (eagerLegs.length && !options.recovery) {
+      inProcess = await startInProcessWorkers(stack, eagerQueue, 1, stack.ledger);
+    }
     const all = timeable({
       client: stack.client,
       retrysafe: new ExampleClient(stack.client, { taskQueue, tools: exampleRegistry() }),
       taskQueue,
       approver,
+      ...(inProcess ? { eager: { clients: inProcess.clients, taskQueue: eagerQueue, ledger: stack.ledger } } : {}),
     });
     if (options.recovery) {
       await timeRecovery(stack, env, taskQueue);
@@ -112,6 +130,7 @@ async function main(): Promise<void> {
       options,
     );
   } finally {
+    await inProcess?.stop();
     await stack.stop();
   }
 }
