@@ -2,6 +2,7 @@ import type { ApplicationFailure } from '@temporalio/activity';
 import { Context } from '@temporalio/activity';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { ActionLedger, LedgerRow } from '../ledger';
+import { parseActionKey } from '../policies/action-key';
 import { isFinal, type ActionStatus } from '../policies/action-status';
 import { decideAction } from '../policies/decision-table';
 import { RetrysafeError } from '../policies/errors';
@@ -65,9 +66,10 @@ export interface ActOnRecordDeps {
  * calls it as a local activity (in its own workflow task), or as an activity for a tool whose calls run long.
  *
  *   check (intent, hash, key, policy: automatic, not an undo) ──else──▶ hand over
- *   claim the row (unique key; holder = run/token#generation.attempt, lease) ─▶ another's, or unresolved ─▶ hand over
+ *   claim the row, a new one written `planned` (seq 0) in the same transaction (unique key; holder =
+ *        │ run/token#generation.attempt, lease) ─▶ another's, or unresolved ─▶ hand over
  *        │ same request hash, or IntentMismatch; settled ─▶ that outcome, nothing sent
- *   planned (seq 0) ─▶ [each send: dispatching, written as the holder: the fence] ─▶ executor (key, attempt rules)
+ *   [each send: dispatching, written as the holder: the fence] ─▶ executor (key, attempt rules)
  *        ─▶ confirmed | failed: the row settles ─▶ the outcome
  *        └▶ unknown: the row records it and is released ─▶ hand over (the action workflow reconciles)
  *
@@ -106,9 +108,6 @@ async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRe
   const toolName = deps.tools.get(action.intent.operation).name;
   deps.crash('after-row-claimed', toolName);
   if (hold.status !== 'planned' && hold.status !== 'dispatching') return handOver(action, `the row is ${hold.status}`);
-  if (hold.isNew && !(await hold.write('planned', `intent persisted (hash ${action.requestHash.slice(0, 12)})`))) {
-    return handOver(action, 'the new row was taken before its first entry');
-  }
   const report = await executionReport(() =>
     deps.execute(
       {
@@ -142,16 +141,26 @@ async function takeRow(
   const mine = actHolder(input, Context.current().info.attempt);
   const { timed } = deps;
   const claimedAt = new Date().toISOString();
+  // A new row is written with its `planned` entry, in one transaction: the intent is on record in one durable write.
+  const planned = {
+    reason: `intent persisted (hash ${action.requestHash.slice(0, 12)})`,
+    outcome: `planned: ${deps.tools.summarize(action.intent)}`,
+  };
   const claim = await timed('claim', () =>
     ledger.claimRow({
       ...claimRecordOf({ ...action, claimedAt }),
       holder: mine.holder,
       leaseUntil: deps.leaseFromNow(),
+      planned,
     }),
   );
   const row = claim.row;
   if (row.requestHash !== action.requestHash) throw mismatch(action, row.requestHash);
-  if (claim.kind !== 'other') return new RowHold(deps, ledger, action, mine.holder, row, claim.kind === 'new');
+  if (claim.kind === 'new') {
+    deps.metrics.statusChange(parseActionKey(action.key).operation, action.tenant, 'planned');
+    return new RowHold(deps, ledger, action, mine.holder, row, { at: claimedAt, reason: planned.reason });
+  }
+  if (claim.kind === 'held') return new RowHold(deps, ledger, action, mine.holder, row);
   const theirs = row.holder ? executionOf(row.holder, input) : undefined;
   if (isFinal(row.status)) {
     // Settled by an earlier execution of this act that died before the run recorded its verdict: the run's later
@@ -169,7 +178,7 @@ async function takeRow(
   }
   const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, mine.holder, deps.leaseFromNow()));
   if (!taken) return handOver(action, 'the row moved while this execution took it over');
-  return new RowHold(deps, ledger, action, mine.holder, taken, false);
+  return new RowHold(deps, ledger, action, mine.holder, taken);
 }
 
 /** One execution of an act: its place in the order of the act's executions. */
@@ -265,6 +274,8 @@ class RowHold {
   private fenced = false;
   status: ActionStatus;
   readonly owner: string;
+  /** Whether this execution created the row (its audit trail is then this execution's own entries). */
+  readonly isNew: boolean;
 
   constructor(
     private readonly deps: Deps,
@@ -272,19 +283,22 @@ class RowHold {
     private readonly action: ActionInput,
     readonly holder: string,
     row: LedgerRow,
-    readonly isNew: boolean,
+    /** For a row this execution created: its `planned` entry, written with the row. */
+    created?: { at: string; reason: string },
   ) {
     this.seq = row.seq;
     this.epoch = row.epoch;
     this.status = row.status;
     this.owner = row.owner;
+    this.isNew = created !== undefined;
+    if (created) this.audit.push({ at: created.at, from: null, to: 'planned', reason: created.reason });
   }
 
   /** One status change as the holder; false when the row is no longer this act's. */
   async write(to: ActionStatus, reason: string, extra: { providerRef?: string; outcome?: string } = {}) {
     const { action, deps } = this;
     const at = new Date().toISOString();
-    const next = this.isNew && this.audit.length === 0 ? 0 : this.seq + 1;
+    const next = this.seq + 1;
     const w = await recordStatusCounted(this.ledger, deps.metrics, action.tenant, {
       key: action.key,
       seq: next,
@@ -297,7 +311,7 @@ class RowHold {
       ...(isFinal(to) ? { settled: true } : {}),
     });
     if (!w.applied) return false;
-    this.audit.push({ at, from: this.audit.length === 0 && next === 0 ? null : this.status, to, reason });
+    this.audit.push({ at, from: this.status, to, reason });
     this.seq = next;
     this.status = to;
     return true;

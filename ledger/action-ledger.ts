@@ -95,6 +95,12 @@ export interface RowClaimRecord extends ClaimRecord {
   /** Who claims: see LedgerRow.holder. */
   holder: string;
   leaseUntil?: string;
+  /**
+   * The row's first audit entry (seq 0, `planned`, at `claimedAt`), written in the claim's own transaction when the
+   * claim creates the row, so a new row is never without it; a claim that finds the row writes nothing. A run's act
+   * puts its intent on record this way in one durable write instead of two.
+   */
+  planned?: { reason: string; outcome?: string };
 }
 
 /**
@@ -378,7 +384,20 @@ export function checkedRowClaim(claim: RowClaimRecord): RowClaimRecord {
     ...checkedClaim(claim),
     holder: text(claim.holder, 'holder'),
     ...(claim.leaseUntil !== undefined ? { leaseUntil: isoTime(claim.leaseUntil, 'leaseUntil') } : {}),
+    ...(claim.planned !== undefined ? { planned: checkedPlanned(claim.planned) } : {}),
   };
+}
+
+function checkedPlanned(planned: NonNullable<RowClaimRecord['planned']>): NonNullable<RowClaimRecord['planned']> {
+  if (typeof planned.reason !== 'string') throw new LedgerError('InvalidRecord', 'planned.reason must be a string');
+  const outcome = optionalText(planned.outcome, 'planned.outcome');
+  return { reason: planned.reason, ...(outcome !== undefined ? { outcome } : {}) };
+}
+
+/** The audit entry a claim that creates its row writes with it: key, seq 0, `planned`, at, reason, actor, ref, outcome. */
+export function plannedEntryValues(c: RowClaimRecord): Array<string | number | null> | undefined {
+  if (!c.planned) return undefined;
+  return [c.key, 0, 'planned', c.claimedAt, c.planned.reason, null, null, c.planned.outcome ?? null];
 }
 
 /** The detail of an alarm about a write that a row held by another refused. */

@@ -26,6 +26,7 @@ import {
   auditConflictDetail,
   checkedClaim,
   checkedRowClaim,
+  plannedEntryValues,
   rowClaimValues,
   checkedStatus,
   historyQuery,
@@ -128,14 +129,29 @@ export class PostgresLedger implements ActionLedger {
   /** @internal the engine's write: see ActionLedger. */
   async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
     const c = checkedRowClaim(claim);
+    const insertRow = (db: Pick<PoolClient, 'query'>) =>
+      db.query(
+        `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
+           claimed_at, updated_at, seq, holder, epoch, lease_until)
+         VALUES ($1, $2, $3, $4, $5, 'planned', $6, $7, $7, 0, $8, 1, $9)
+         ON CONFLICT (action_key) DO NOTHING`,
+        rowClaimValues(c),
+      );
+    const planned = plannedEntryValues(c);
     // A concurrent insert of the same key waits for the first to commit, then inserts nothing; the read sees it.
-    const inserted = await this.open().query(
-      `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
-         claimed_at, updated_at, seq, holder, epoch, lease_until)
-       VALUES ($1, $2, $3, $4, $5, 'planned', $6, $7, $7, 0, $8, 1, $9)
-       ON CONFLICT (action_key) DO NOTHING`,
-      rowClaimValues(c),
-    );
+    const inserted = planned
+      ? await this.transaction(async (client) => {
+          const r = await insertRow(client);
+          if (r.rowCount === 1) {
+            await client.query(
+              `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+              planned,
+            );
+          }
+          return r;
+        })
+      : await insertRow(this.open());
     const row = await this.select(c.key);
     if (!row) throw new Error(`the ledger lost the row of ${c.key} it just wrote`);
     if (inserted.rowCount === 1) return { kind: 'new', row };

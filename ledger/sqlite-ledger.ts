@@ -25,6 +25,7 @@ import {
   auditConflictDetail,
   checkedClaim,
   checkedRowClaim,
+  plannedEntryValues,
   rowClaimValues,
   checkedStatus,
   historyQuery,
@@ -141,8 +142,16 @@ export class SqliteLedger implements ActionLedger {
         )
         // claimed_at and updated_at both take the claim's time: the 7th value twice.
         .run(...values.slice(0, 7), c.claimedAt, ...values.slice(7));
+      const created = Number(inserted.changes) === 1;
+      const planned = plannedEntryValues(c);
+      if (created && planned) {
+        db.prepare(
+          `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(...planned);
+      }
       const row = this.select(c.key)!;
-      if (Number(inserted.changes) === 1) return { kind: 'new', row };
+      if (created) return { kind: 'new', row };
       return { kind: row.holder === c.holder ? 'held' : 'other', row };
     });
   }

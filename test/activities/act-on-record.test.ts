@@ -192,15 +192,15 @@ describe('acting on the record: attempts and the row', () => {
   });
 
   it('fails before any send when the ledger is lost after the claim: the fence cannot write dispatching', async () => {
-    // The ledger answers the claim and the `planned` entry, then goes away (a dropped connection, a full disk).
+    // The ledger answers the claim (the row and its `planned` entry, one transaction), then goes away (a dropped
+    // connection, a full disk).
     let writes = 0;
     const lost = new Proxy(ledger, {
       get(target, prop, receiver) {
         if (prop === 'recordStatus') {
-          return async (...args: Parameters<ActionLedger['recordStatus']>) => {
+          return async () => {
             writes += 1;
-            if (writes > 1) throw new Error('connection to the ledger lost');
-            return target.recordStatus(...args);
+            throw new Error('connection to the ledger lost');
           };
         }
         const value = Reflect.get(target, prop, receiver);
@@ -212,6 +212,39 @@ describe('acting on the record: attempts and the row', () => {
     assert.equal(t.calls.execute, 0, 'nothing was sent without its dispatching entry');
     const row = await ledger.get(t.action.key);
     assert.equal(row?.status, 'planned', 'the row still proves that nothing was sent');
+    assert.equal(writes, 1, 'the one write after the claim was the fence');
+    assert.deepEqual(
+      (await ledger.audit(t.action.key)).map((e) => [e.seq, e.status]),
+      [[0, 'planned']],
+      'the claim wrote the planned entry with the row',
+    );
+  });
+
+  it('writes a new row and its planned entry in one ledger write: no status write before the fence', async () => {
+    const statuses: string[] = [];
+    const counted = new Proxy(ledger, {
+      get(target, prop, receiver) {
+        if (prop === 'recordStatus') {
+          return async (...args: Parameters<ActionLedger['recordStatus']>) => {
+            statuses.push(args[0].status);
+            return target.recordStatus(...args);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const t = setup('none', [committed('msg-one')], counted);
+    await t.run(1);
+    assert.deepEqual(statuses, ['dispatching', 'confirmed']);
+    assert.deepEqual(
+      (await ledger.audit(t.action.key)).map((e) => [e.seq, e.status]),
+      [
+        [0, 'planned'],
+        [1, 'dispatching'],
+        [2, 'confirmed'],
+      ],
+    );
   });
 
   describe('an act run again with its workflow task (a local activity after a crash: attempt 1 again, a later generation)', () => {

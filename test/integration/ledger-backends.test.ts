@@ -366,6 +366,32 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       assert.equal(theirs.row.requestHash, `hash-of-${key}`, 'the first request stays recorded');
     });
 
+    it('claimRow with `planned` writes the row and its first entry together, and nothing for a row that exists', async () => {
+      const { ledger } = await fresh();
+      const key = 'send-email:v1:acme:planned-with-claim';
+      const planned = { reason: 'intent persisted', outcome: 'planned: one email' };
+      const first = await ledger.claimRow({ ...claim(key), holder: 'run:r/t#3.1', planned });
+      assert.equal(first.kind, 'new');
+      assert.equal(first.row.seq, 0);
+      const entries = await ledger.audit(key);
+      assert.deepEqual(
+        entries.map((e) => [e.seq, e.status, e.reason, e.at]),
+        [[0, 'planned', 'intent persisted', claim(key).claimedAt]],
+      );
+      // Another holder's claim, with its own `planned`, finds the row and writes no entry.
+      const again = await ledger.claimRow({ ...claim(key), holder: 'run:r/t#4.1', planned: { reason: 'second' } });
+      assert.equal(again.kind, 'other');
+      assert.equal((await ledger.audit(key)).length, 1);
+      // The holder's next write follows at seq 1.
+      assert.deepEqual(await ledger.recordStatus({ ...status(key, 1, 'dispatching'), holder: 'run:r/t#3.1' }), {
+        applied: true,
+      });
+      await assert.rejects(
+        ledger.claimRow({ ...claim('send-email:v1:acme:bad-planned'), holder: 'h', planned: { reason: 7 as never } }),
+        /planned\.reason must be a string/,
+      );
+    });
+
     it('takeOver is a compare-and-swap on the epoch: one of two takes the row, the other gets nothing', async () => {
       const { db, ledger } = await fresh();
       const other = track(db.open());
