@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxProvider } from '../../examples/sandbox-providers/spawn';
 import type { WorkerProcess } from '../lib/worker-process';
+import { signalWorker } from './faults';
 import type { CrashMode, CrashRecord, IterationPlan } from './types';
 
 /** An armed point is normally reached within a second or two; past this the plan missed it. */
@@ -114,8 +115,9 @@ async function stallThenContinue(input: CrashInput): Promise<boolean> {
   }
   input.atPoint?.();
   await sleep(input.plan.crash.stallMs ?? 0);
-  process.kill(doomed.pid, 'SIGCONT');
-  await sleep(RUN_ON_AFTER_CONTINUE_MS);
+  // A stopped worker ends only by a signal; one that did while stalled has nothing to continue, and its exit (signal
+  // and all) is what the crash record then reports.
+  if (signalWorker(doomed, 'SIGCONT')) await sleep(RUN_ON_AFTER_CONTINUE_MS);
   return true;
 }
 

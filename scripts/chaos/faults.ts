@@ -210,20 +210,24 @@ export async function armFault(input: InjectInput): Promise<(settled: Promise<vo
       case 'worker-pause': {
         // A worker that is gone (it exited on its own) cannot be paused or woken: say how it ended, and let the
         // successor take the work over, so the iteration's effects are still counted.
-        const signal = async (sig: NodeJS.Signals) => {
-          if (!input.worker.alive()) return false;
-          try {
-            process.kill(input.worker.pid, sig);
-            return true;
-          } catch {
-            return false;
-          }
+        let workSettled = false;
+        const markSettled = () => (workSettled = true);
+        settled.then(markSettled, markSettled);
+        const gone = async (when: WorkerExitMoment) => {
+          const judged = judgeWorkerExit({
+            pid: input.worker.pid,
+            when,
+            exit: await input.worker.exited,
+            workSettled,
+            output: input.worker.output(),
+          });
+          return { ...at, workerExited: judged.reason, workerExitExplained: judged.explained };
         };
-        if (!(await signal('SIGSTOP'))) return { ...at, workerExited: await exitOf(input.worker, 'before its pause') };
+        if (!signalWorker(input.worker, 'SIGSTOP')) return gone('before its pause');
         const pausedAt = Date.now();
         await input.startSuccessor();
         await sleep(Math.max(0, (plan.fault.durationMs ?? 0) - (Date.now() - pausedAt)));
-        if (!(await signal('SIGCONT'))) return { ...at, workerExited: await exitOf(input.worker, 'during its pause') };
+        if (!signalWorker(input.worker, 'SIGCONT')) return gone('during its pause');
         return at;
       }
       case 'clock-skew':
@@ -246,11 +250,58 @@ export async function armFault(input: InjectInput): Promise<(settled: Promise<vo
   };
 }
 
-/** How a worker that should have been paused ended, with the end of its output. */
-async function exitOf(worker: WorkerProcess, when: string): Promise<string> {
-  const { code, signal } = await worker.exited;
-  const tail = worker.output().trim().split('\n').slice(-3).join(' | ').slice(-600);
-  return `the worker (pid ${worker.pid}) exited ${when}, code ${code}, signal ${signal}; its last output: ${tail}`;
+/**
+ * Sends `sig` to the worker's process. False when the process is gone: it had exited (its exit already seen), or it
+ * exited but its exit has not reached this process yet (the kernel answers ESRCH). Any other refusal is the harness's
+ * own error and is thrown, rather than taken for an exit this process would then wait for forever.
+ */
+export function signalWorker(
+  worker: Pick<WorkerProcess, 'pid' | 'alive'>,
+  sig: NodeJS.Signals,
+  kill: (pid: number, sig: NodeJS.Signals) => void = (pid, s) => process.kill(pid, s),
+): boolean {
+  if (!worker.alive()) return false;
+  try {
+    kill(worker.pid, sig);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+/** When the holder of a fault iteration's work was found gone. */
+export type WorkerExitMoment = 'before its pause' | 'during its pause' | 'before the iteration ended';
+
+/**
+ * What the holder's own exit says about the iteration. The harness never ends it before the iteration is over (it is
+ * not the iteration's crash, nor a worker a server restart replaces), and a worker process does not end when its work
+ * does: it polls until it is told to stop. So only a clean exit (code 0, no signal) after the work had settled is
+ * explained (a worker told to stop by someone else once nothing was left to do); a crash, a signal (a stopped process
+ * ends only by one) or any exit while the work was still open is unexplained.
+ */
+export function judgeWorkerExit(input: {
+  pid: number;
+  when: WorkerExitMoment;
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  /** Whether the work had settled when the exit was seen. */
+  workSettled: boolean;
+  output: string;
+}): { explained: boolean; reason: string } {
+  const { code, signal } = input.exit;
+  const explained = code === 0 && signal === null && input.workSettled;
+  const tail = input.output.trim().split('\n').slice(-3).join(' | ').slice(-600);
+  const why = explained
+    ? 'a clean exit after the work had settled'
+    : signal !== null
+      ? `killed by ${signal}, which the harness did not send`
+      : code === 0
+        ? 'a clean exit while the work was still open'
+        : 'it failed';
+  return {
+    explained,
+    reason: `the worker (pid ${input.pid}) exited ${input.when}, code ${code}, signal ${signal} (${why}); its last output: ${tail}`,
+  };
 }
 
 /** The toxic a reply fault puts on the provider's proxy: a reset as the reply comes back, or the reply withheld. */

@@ -9,7 +9,7 @@ import type { WorkerProcess } from '../lib/worker-process';
 import type { Approver } from './approvals';
 import type { ClusterFaults } from './cluster-faults';
 import { crashSpecFor, inflictCrash } from './crash';
-import { armFault, killsWorker, type FaultPlan, type FaultRecord, type LaneProxies } from './faults';
+import { armFault, judgeWorkerExit, killsWorker, type FaultPlan, type FaultRecord, type LaneProxies } from './faults';
 import { resetLaneFaults, type Lane } from './lanes';
 import type { TrackedWorker } from './server-restart';
 import type {
@@ -67,6 +67,8 @@ export class Iteration {
   private clusterFault?: Promise<ClusterFaultRecord>;
   /** When the work settled, from its start (the clock cluster kills are timed on). */
   private settledAtMs?: number;
+  /** A fault iteration's: when its worker, which the fault leaves alive, exited on its own, from the work's start. */
+  private doomedExitedAtMs?: number;
   private work?: StartedWork;
   private error?: Error;
   private readonly abort = new AbortController();
@@ -130,6 +132,7 @@ export class Iteration {
       const settledAt = () => (this.settledAtMs ??= Date.now() - workStartedAt);
       this.work.settled.then(settledAt, settledAt);
       if (inject) {
+        void this.doomed.exited.then(() => (this.doomedExitedAtMs ??= Date.now() - workStartedAt));
         this.fault = await inject(this.work.settled);
         this.mark('crashed');
         if (!this.tracked) await this.startSuccessor();
@@ -201,7 +204,11 @@ export class Iteration {
             'work had settled, so it tested nothing (kills take turns: try a lower --concurrency)',
         );
       }
-      if (this.fault?.workerExited) tally.unexplained.push(this.fault.workerExited);
+      await this.noteDoomedExit();
+      if (this.fault?.workerExited) {
+        if (this.fault.workerExitExplained) tally.notes = [...(tally.notes ?? []), this.fault.workerExited];
+        else tally.unexplained.push(this.fault.workerExited);
+      }
       if (this.fault?.healedAtMs !== undefined && this.settledAtMs !== undefined) {
         this.fault.settledAfterHealMs = this.settledAtMs - this.fault.healedAtMs;
       }
@@ -243,6 +250,27 @@ export class Iteration {
       durationMs: Date.now() - this.startedAt,
       timeline: this.timeline,
     };
+  }
+
+  /**
+   * A fault leaves its worker alive until the iteration ends (only the kill kinds end it): one that exited on its own
+   * after the fault (a paused worker that woke into a crash, a holder that died beside a skewed worker) is judged here,
+   * before the harness stops it, instead of passing unnoticed.
+   */
+  private async noteDoomedExit(): Promise<void> {
+    const doomed = this.doomed;
+    if (!this.fault || this.fault.workerExited || !doomed || doomed.alive() || this.doomedExitedAtMs === undefined) {
+      return;
+    }
+    const judged = judgeWorkerExit({
+      pid: doomed.pid,
+      when: 'before the iteration ended',
+      exit: await doomed.exited,
+      workSettled: this.settledAtMs !== undefined && this.settledAtMs <= this.doomedExitedAtMs,
+      output: doomed.output(),
+    });
+    this.fault.workerExited = judged.reason;
+    this.fault.workerExitExplained = judged.explained;
   }
 
   /** The worker that takes the work over from the doomed one, after the plan's delay. */

@@ -301,7 +301,15 @@ export interface FaultRecord {
   healedAtMs?: number;
   /** A partition's: from the heal until the work settled (negative when it settled during the cut). */
   settledAfterHealMs?: number;
-  /** worker-pause: the worker was gone before it could be woken (it exited on its own), and how it ended. */
+  /**
+   * The worker that held the work exited on its own before the harness stopped it (before or during a pause, or any
+   * time before the iteration ended), and how it ended.
+   */
   workerExited?: string;
+  /**
+   * That exit was a clean one (code 0, no signal) after the work had settled: a note, not a failure. A crash, a kill
+   * the harness never sent, or leaving while the work was open counts as unexplained.
+   */
+  workerExitExplained?: boolean;
   detail?: string;
 }
