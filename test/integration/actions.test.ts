@@ -8,6 +8,7 @@ import { chargeForEvent } from '../../examples/application';
 import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { countForKey } from '../support/ledger';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
+import { waitForStatus, waitUntil } from '../support/wait';
 
 const chargeKey = (eventId: string) => formatActionKey({ operation: 'charge', version: 1, tenant: 'acme', eventId });
 
@@ -103,7 +104,7 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     const final = await stack.client.workflow.getHandle(a.key).query('retrysafe.status');
     assert.ok((final as { claimants: string[] }).claimants.includes('client:agent-a'));
     assert.ok((final as { claimants: string[] }).claimants.includes('client:agent-b'));
-    await waitFor(async () => (await stack.retrysafe.getAction(a.key))?.status === 'confirmed');
+    await waitForStatus(stack.retrysafe, a.key, 'confirmed', { timeoutMs: 30_000 });
     const counts = countForKey(await stack.providers.payments.ledger(), a.key);
     assert.deepEqual([counts.records, counts.requests], [1, 1]);
   });
@@ -132,7 +133,7 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     );
     const afterCounts = countForKey(await stack.providers.payments.ledger(), result.actionKey);
     assert.deepEqual(afterCounts, before, 'the refused claim reached no provider');
-    await waitFor(async () => (await stack.retrysafe.getAction(claimed.key))?.status === 'confirmed');
+    await waitForStatus(stack.retrysafe, claimed.key, 'confirmed', { timeoutMs: 30_000 });
     assert.equal(countForKey(await stack.providers.payments.ledger(), claimed.key).requests, 1);
   });
 
@@ -237,10 +238,13 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     await ensureWorker();
     const input = renewalInput(uniqueEvent('listed'));
     const result = (await (await stack.retrysafe.startRenewal(input)).result()) as RenewalResult;
-    await waitFor(async () =>
-      (await stack.retrysafe.listActions({ status: 'confirmed', tenant: 'acme' })).some(
-        (a) => a.key === result.actionKey,
-      ),
+    await waitUntil(
+      `${result.actionKey} listed as confirmed`,
+      async () =>
+        (await stack.retrysafe.listActions({ status: 'confirmed', tenant: 'acme' })).some(
+          (a) => a.key === result.actionKey,
+        ),
+      30_000,
     );
     const failed = await stack.retrysafe.listActions({ status: 'failed' });
     assert.ok(!failed.some((a) => a.key === result.actionKey));
@@ -261,12 +265,3 @@ describe('keyed actions on a real Temporal server with the payments provider pro
     assert.equal(countForKey(ledger, first.key).records, 1);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms`);
-}

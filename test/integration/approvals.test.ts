@@ -41,7 +41,11 @@ const WORKER_ENV = {
   RETRYSAFE_APPROVAL_PUBLIC_KEYS: JSON.stringify({ [KEYS.keyId]: KEYS.publicKeyHex }),
   RETRYSAFE_OPERATOR_SCOPES: JSON.stringify(operatorScopesOf(signer.operators)),
 };
-/** Long enough for a worker that was going to dispatch to have done it. */
+/**
+ * Long enough for a worker that was going to dispatch to have done it. A fixed wait on purpose: every use checks that
+ * nothing happened (no dispatch, no charge, no status change), and a refused or withheld approval leaves no event to
+ * wait for.
+ */
 const SETTLE_MS = 1_500;
 
 function chargeIntent(reference: string, amountCents = 7500): ChargeIntent {

@@ -20,6 +20,7 @@ import {
 } from '../../ledger';
 import type { PostgresServer } from '../support/postgres';
 import { startPostgres } from '../support/postgres';
+import { waitUntil } from '../support/wait';
 
 /**
  * One suite, run against both back ends of the durable action ledger: SQLite in a temporary file and PostgreSQL on
@@ -509,7 +510,9 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
         const { db, ledger } = await fresh();
         const inTransaction = ledger as unknown as {
           transaction<T>(
-            fn: (client: { query(sql: string): Promise<{ rows: Array<{ pid: number }> }> }) => Promise<T>,
+            fn: (
+              client: NodeJS.EventEmitter & { query(sql: string): Promise<{ rows: Array<{ pid: number }> }> },
+            ) => Promise<T>,
           ): Promise<T>;
         };
         // The server ends this connection between two statements, as a restart of PostgreSQL does: the client emits
@@ -517,8 +520,11 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
         await assert.rejects(
           inTransaction.transaction(async (client) => {
             const { rows } = await client.query('SELECT pg_backend_pid() AS pid');
+            // pg emits `end` on the client after the `error`s of an unexpected disconnect: once it has, the cut was seen.
+            let ended = false;
+            client.once('end', () => (ended = true));
             await db.sql(`SELECT pg_terminate_backend(${Number(rows[0].pid)})`);
-            await new Promise((resolve) => setTimeout(resolve, 300));
+            await waitUntil('the client to see its connection cut', () => ended, 10_000, 10);
             return client.query('SELECT 1');
           }),
         );

@@ -4,9 +4,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { LEDGER_MIGRATIONS, ledgerConfigFromEnv, openLedger } from '../../ledger';
+import { openSqliteDatabase } from '../../ledger/sqlite-driver';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { SLOW_NEXT } from '../support/slow-migration';
+import { waitUntil } from '../support/wait';
 
 /**
  * A worker SIGKILLed while it migrates the ledger leaves it as it was: the migration's transaction is rolled
@@ -32,12 +35,44 @@ async function killMidMigration(ledgerUrl: string): Promise<void> {
       }
     });
   });
-  // Long enough to be inside the slow step, well before it could finish.
-  await new Promise((r) => setTimeout(r, 1_500));
+  // Inside the migration's transaction, well before its slow step could finish.
+  await waitUntil('the child to be inside the slow migration', () => migrating(ledgerUrl), 30_000, 20);
   assert.ok(!out.includes('migrated'), `the migration finished before the kill:\n${out}`);
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
   child.kill('SIGKILL');
   assert.equal(await exited, 'SIGKILL');
+}
+
+/**
+ * Whether a migration of the ledger at `ledgerUrl` is under way in another process, seen from outside it: on
+ * PostgreSQL its slow step is an active query; on SQLite its transaction holds the write lock, which nothing else
+ * takes here (the database is already at the code's version, so the slow migration is the first write).
+ */
+async function migrating(ledgerUrl: string): Promise<boolean> {
+  if (ledgerUrl.startsWith('sqlite:')) {
+    const db = openSqliteDatabase(ledgerUrl.slice('sqlite:'.length), { busyTimeoutMs: 0 });
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      db.exec('ROLLBACK');
+      return false;
+    } catch (err) {
+      if (/busy|locked/i.test((err as Error).message)) return true;
+      throw err;
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: ledgerUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::integer AS n FROM pg_stat_activity
+        WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%pg_sleep(4)%'`,
+    );
+    return rows[0].n > 0;
+  } finally {
+    await client.end();
+  }
 }
 
 for (const backend of ['sqlite', 'postgres'] as const) {

@@ -10,7 +10,7 @@ import { countForKey } from '../support/ledger';
 
 const kit = decisionKit();
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
-import { sleep, waitForStatus } from '../support/wait';
+import { sleep, waitForStatus, waitUntil } from '../support/wait';
 
 const key = (operation: string, eventId: string) => formatActionKey({ operation, version: 1, tenant: 'acme', eventId });
 const committedFor = (ledger: Ledger, k: string) =>
@@ -90,7 +90,11 @@ describe('sagas with keyed compensations', () => {
     const refund = await waitForStatus(stack.retrysafe, refundKey, ['needs_review', 'confirmed', 'failed']);
     assert.equal(refund.status, 'needs_review');
     assert.equal(refund.error?.code, 'BusinessRejected');
-    await sleep(5_000);
+    // A fixed wait on purpose: this checks that the permanent refusal is never retried, and no event can show that a
+    // retry will not come. 5 s is past the executor's first backoffs (TRANSIENT_BACKOFF: 250 ms, doubling): a retry
+    // would have reached the provider by then.
+    const NO_RETRY_WINDOW_MS = 5_000;
+    await sleep(NO_RETRY_WINDOW_MS);
     const payments = await stack.providers.payments.ledger();
     assert.equal(countForKey(payments, refundKey, 'refunds').records, 0, 'no refund committed');
     assert.equal(
@@ -99,10 +103,11 @@ describe('sagas with keyed compensations', () => {
       'one attempt, no retry of a permanent refusal',
     );
     assert.equal((await stack.retrysafe.getAction(refundKey))?.status, 'needs_review');
-    const queue = await stack.retrysafe.listActions({ status: 'needs_review' });
-    assert.ok(
-      queue.some((a) => a.key === refundKey),
-      'the stuck refund is in the review queue',
+    // The review queue reads visibility, which lags the action: wait for the listing rather than count on the wait above.
+    await waitUntil(
+      'the stuck refund listed in the review queue',
+      async () => (await stack.retrysafe.listActions({ status: 'needs_review' })).some((a) => a.key === refundKey),
+      30_000,
     );
     await clearFaults();
   });

@@ -16,7 +16,7 @@ import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import type { ActionSnapshot } from '../../messages/action';
 import { countForKey } from '../support/ledger';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
-import { sleep, waitForStatus } from '../support/wait';
+import { sleep, waitForStatus, waitUntil } from '../support/wait';
 
 /**
  * Lost replies and unknown outcomes, end to end: real dev server, provider processes, webhook router and a
@@ -24,6 +24,12 @@ import { sleep, waitForStatus } from '../support/wait';
  */
 
 const TENANT = 'acme';
+/**
+ * How long an action in needs_review is watched for a resend. A fixed wait on purpose: it checks that nothing
+ * happens, and no event can show that. It is two RECONCILE_INTERVALs (5 s): a reconciliation or retry loop still
+ * running in review would have sent again.
+ */
+const QUIET_IN_REVIEW_MS = 10_000;
 /** Emails reach customers, so the decision table asks for a signed approval of each one (customer-message.confirm). */
 const APPROVAL_KEYS = generateApprovalKeyPair();
 const APPROVER_TOKEN = 'unknown-state-test-approver-token';
@@ -190,7 +196,7 @@ describe('unknown outcomes on a real Temporal server with payments, email and ti
     let seen = atProvider(await email.ledger(), 'messages', 'reference', key);
     assert.deepEqual([seen.records.length, seen.requests], [1, 1], 'one message, one POST');
 
-    await sleep(10_000);
+    await sleep(QUIET_IN_REVIEW_MS);
     const still = await stack.retrysafe.getAction(key);
     seen = atProvider(await email.ledger(), 'messages', 'reference', key);
     assert.ok(still);
@@ -299,7 +305,13 @@ describe('unknown outcomes on a real Temporal server with payments, email and ti
       await sleep(250);
       action = (await stack.retrysafe.getAction(key))!;
     }
-    await sleep(1_000);
+    // The event is recorded when the signal lands; the action's decision on it follows. Once that decision is on
+    // record the review is back to waiting for a person, so nothing else can move it.
+    await waitUntil('the action to decide on the late message.sent', async () =>
+      ((await stack.retrysafe.getAction(key))?.audit ?? []).some((a) =>
+        /message\.sent .*a person decides/.test(a.reason),
+      ),
+    );
     action = (await stack.retrysafe.getAction(key))!;
     const seen = atProvider(await email.ledger(), 'messages', 'reference', key);
     report(t, { counted: seen.requests, expected: 1, effects: seen.records.length }, action);

@@ -145,7 +145,10 @@ describe('fault injection', () => {
     const pending = post(payments.url, '/v1/charges', charge('order-delayed'), { key: 'key-delayed' });
 
     await payments.waitForInflight((s) => s.inflight === 1);
-    await sleep(50);
+    // A fixed look into the 400 ms delay on purpose: this checks that nothing commits while the delay runs, and no
+    // event marks a moment inside it other than its start, which waitForInflight just saw.
+    const INTO_THE_DELAY_MS = 50;
+    await sleep(INTO_THE_DELAY_MS);
     const during = await payments.ledger();
     assert.equal(during.records.charges.length, 0);
     assert.equal(during.committedButUnanswered, 0);

@@ -30,12 +30,20 @@ export async function waitForStatus(
   );
 }
 
-/** Polls until `check` holds; the error names what was awaited. */
-export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+/**
+ * Polls until `check` holds, every `intervalMs`; the error names what was awaited. Use it instead of a fixed sleep
+ * whenever the test waits for something to happen: it returns as soon as it has, and fails clearly if it never does.
+ */
+export async function waitUntil(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+  intervalMs = 250,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
-    await sleep(250);
+    await sleep(intervalMs);
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }

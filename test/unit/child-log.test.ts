@@ -7,6 +7,14 @@ import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { childLog } from '../../cli/dev/child-log';
+import { waitUntil } from '../support/wait';
+
+/**
+ * How long to keep listening for uncaught exceptions after `run`. A fixed wait on purpose: most cases check that
+ * nothing is thrown, and no event marks "a stream error would have been emitted by now"; a stream's error comes on
+ * a later tick, well inside this.
+ */
+const LATE_ERROR_WINDOW_MS = 50;
 
 /** Resolves with the uncaught exceptions seen while `run` and a few ticks after it ran. */
 async function uncaughtDuring(run: () => Promise<void>): Promise<Error[]> {
@@ -17,7 +25,7 @@ async function uncaughtDuring(run: () => Promise<void>): Promise<Error[]> {
   process.on('uncaughtException', catcher);
   try {
     await run();
-    await sleep(50);
+    await sleep(LATE_ERROR_WINDOW_MS);
   } finally {
     process.removeListener('uncaughtException', catcher);
     for (const l of listeners) process.on('uncaughtException', l);
@@ -59,7 +67,8 @@ describe('childLog', async () => {
     const log = childLog(path.join(dir, 'no-such-folder', 'x.log'));
     const seen = await uncaughtDuring(async () => {
       log.write('lost\n');
-      await sleep(20);
+      // The open fails on a later tick: write again once the log holds that error, so the write after it is tested.
+      await waitUntil('the log to keep the ENOENT of its missing folder', () => log.error !== undefined, 5_000, 5);
       log.write('lost too\n');
       await log.end();
     });

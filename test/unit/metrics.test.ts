@@ -231,7 +231,10 @@ describe('the open-action gauges', () => {
     await poller.stop();
     assert.ok(errors.length >= 1 && errors.every((e) => e === 'database is locked'), JSON.stringify(errors));
     const after = rec.get('retrysafe_ledger_alarms', { kind: 'not-holder' }).length + errors.length;
-    await new Promise((r) => setTimeout(r, 250));
+    // A fixed wait on purpose: this checks that nothing happens after stop(), and no event can show that. It is two
+    // and a half poll intervals (pollMs 100): a poller still running would have read the ledger again.
+    const QUIET_AFTER_STOP_MS = 250;
+    await new Promise((r) => setTimeout(r, QUIET_AFTER_STOP_MS));
     assert.equal(rec.get('retrysafe_ledger_alarms', { kind: 'not-holder' }).length + errors.length, after, 'stopped');
   });
 });
