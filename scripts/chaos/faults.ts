@@ -92,11 +92,13 @@ export const needsToxiproxy = (kinds: readonly FaultKind[]) => kinds.some((k) =>
 /**
  * The iteration's fault, from its own stream (the seed's, salted), so the plan's other draws stay as they were: a
  * worker-kill iteration is the plan as drawn without --faults; any other kind replaces the plan's crash and faults
- * with one held reply at the provider, the fault's moment.
+ * with one held reply at the provider, the fault's moment. The kinds are dealt, not drawn one by one: every block of
+ * `kinds.length` iterations takes each kind once, in an order the seed draws for that block, so a run of N iterations
+ * gives every kind N / kinds.length of them (give or take one) and a short run still covers them all.
  */
 export function withFault(plan: IterationPlan, seed: number, kinds: readonly FaultKind[]): IterationPlan {
   const rng = createRng(deriveSeed(seed, plan.index, 0xfa17));
-  const kind = rng.pick(kinds);
+  const kind = dealtKind(seed, plan.index, kinds);
   if (kind === 'worker-kill') return { ...plan, fault: { kind } };
   const holdMs = rng.int(...(HOLD_MS[kind] ?? HOLD_MS.default));
   const fault: FaultPlan = { kind, holdMs, ...durationOf(kind, rng) };
@@ -104,6 +106,19 @@ export function withFault(plan: IterationPlan, seed: number, kinds: readonly Fau
     ? [{ op: plan.providerOp, kind: 'hold-after-commit' as const, delayMs: holdMs, times: 1 }]
     : [];
   return { ...plan, fault, faults: hold, declined: false, serverRestart: kind === 'server-restart' };
+}
+
+/** The kind iteration `index` is dealt: its place in its block's order, a shuffle of `kinds` drawn by the seed. */
+export function dealtKind(seed: number, index: number, kinds: readonly FaultKind[]): FaultKind {
+  if (kinds.length === 0) throw new Error('no fault kind to deal');
+  const block = Math.floor(index / kinds.length);
+  const rng = createRng(deriveSeed(seed, block, 0xdea1));
+  const order = [...kinds];
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = rng.int(0, i);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order[index % kinds.length];
 }
 
 function durationOf(kind: FaultKind, rng: Rng): Pick<FaultPlan, 'durationMs' | 'skewMs'> {

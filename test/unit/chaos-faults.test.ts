@@ -67,14 +67,32 @@ describe('chaos --faults', () => {
     assert.throws(() => parseChaosArgs(['--faults', 'all', '--restart-rate', '0.5']), /server-restart kind/);
   });
 
-  it('draws one kind an iteration from the seed, every kind over a few hundred, the same on every replay', () => {
-    const plans = Array.from({ length: 300 }, (_, i) =>
+  it('deals every kind once in each block of iterations, in an order drawn by the seed, the same on every replay', () => {
+    const blocks = 50;
+    const plans = Array.from({ length: blocks * SUPPORTED.length }, (_, i) =>
       planIteration(7, i, renewal, { restartRate: 0, faults: SUPPORTED }),
     );
     const counts = new Map<FaultKind, number>();
     for (const p of plans) counts.set(p.fault!.kind, (counts.get(p.fault!.kind) ?? 0) + 1);
-    for (const kind of SUPPORTED) assert.ok((counts.get(kind) ?? 0) >= 25, `${kind}: ${counts.get(kind)}`);
+    for (const kind of SUPPORTED) assert.equal(counts.get(kind), blocks, `${kind}: ${counts.get(kind)}`);
+    const orders = new Set<string>();
+    for (let b = 0; b < blocks; b++) {
+      const block = plans.slice(b * SUPPORTED.length, (b + 1) * SUPPORTED.length).map((p) => p.fault!.kind);
+      assert.deepEqual([...block].sort(), [...SUPPORTED].sort(), `block ${b} takes every kind once`);
+      orders.add(block.join());
+    }
+    assert.ok(orders.size > blocks / 2, `the seed draws the blocks' orders (${orders.size} distinct of ${blocks})`);
+    assert.notDeepEqual(
+      plans.slice(0, SUPPORTED.length).map((p) => p.fault!.kind),
+      Array.from(
+        { length: SUPPORTED.length },
+        (_, i) => planIteration(8, i, renewal, { restartRate: 0, faults: SUPPORTED }).fault!.kind,
+      ),
+      'another seed deals another order',
+    );
     assert.deepEqual(planIteration(7, 12, renewal, { restartRate: 0, faults: SUPPORTED }), plans[12]);
+    // A short run still meets every kind: the first block is the first kinds.length iterations.
+    assert.equal(new Set(plans.slice(0, SUPPORTED.length).map((p) => p.fault!.kind)).size, SUPPORTED.length);
   });
 
   it('keeps the plan as drawn for a worker-kill, and replaces its crash with a held reply for the others', () => {
