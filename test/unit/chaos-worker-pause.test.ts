@@ -168,9 +168,14 @@ describe('chaos stalled-owner: a worker that dies while it is stalled', () => {
     const { worker } = childWorker("process.kill(process.pid, 'SIGSTOP'); setTimeout(() => undefined, 60_000)");
     const base = pausePlan(0);
     const plan = { ...base, fault: undefined, crash: { mode: 'stalled-owner' as const, stallMs: 300 } };
-    // Someone else's SIGKILL while it is stopped, before the harness's SIGCONT.
-    setTimeout(() => void worker.kill('SIGKILL'), 150);
-    const record = await inflictCrash({ plan, doomed: worker, settled: new Promise(() => undefined), startedAtMs: 0 });
+    const record = await inflictCrash({
+      plan,
+      doomed: worker,
+      settled: new Promise(() => undefined),
+      startedAtMs: 0,
+      // Someone else's SIGKILL once it is stopped at the point, before the harness's SIGCONT 300 ms later.
+      atPoint: () => void worker.kill('SIGKILL'),
+    });
     assert.equal(record.pointReached, true);
     assert.equal(record.signal, 'SIGKILL');
   });

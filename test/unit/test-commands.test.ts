@@ -52,6 +52,21 @@ describe('the test commands', () => {
     assert.match(scripts['test:long'], /RETRYSAFE_TEST_CONSUMER_RUNTIMES=lts,machine /);
   });
 
+  it('run the static checks in npm test, beside the tests', () => {
+    assert.match(scripts.test, /^tsx scripts\/test-with-checks\.ts /);
+    const checks = scripts.checks.split('&&').map((step) => step.trim());
+    assert.deepEqual(checks, [
+      'npm run lint',
+      'npm run typecheck',
+      'npm run docs:links',
+      'npm run docs:api',
+      'npm run api:check',
+    ]);
+    const runner = readFileSync(path.join(ROOT, 'scripts', 'test-with-checks.ts'), 'utf8');
+    assert.match(runner, /'run', '--silent', 'checks'/, 'the runner starts npm run checks');
+    assert.match(runner, /setup-toolchain\.ts', '--quiet'/, 'and the toolchain before the tests');
+  });
+
   it('keep the cluster-only files out of npm test, which needs no Go build', () => {
     assert.deepEqual(
       [...main].filter((file) => file.startsWith('test/cluster/')),
