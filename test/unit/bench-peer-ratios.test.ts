@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { peerRatios } from '../../scripts/bench/peers/ratios';
-import type { PeerLeg } from '../../scripts/bench/peers/run';
+import { peerRatios, type PeerLeg } from '../../scripts/bench/peers/ratios';
 import { summarize } from '../../scripts/bench/stats';
 
 /** A leg whose every sample is `ms` at each level. */

@@ -1,4 +1,13 @@
-import type { PeerLeg } from './run';
+import type { LatencyStats } from '../stats';
+
+/** One system's timings for one operation, as the peers bench records them and its ratios read them. */
+export interface PeerLeg {
+  system: string;
+  operation: 'charge' | 'renewal';
+  /** By load level (`seq`, `c<K>`): every round's operations together, and each round on its own. */
+  stats: Record<string, LatencyStats>;
+  rounds: Record<string, LatencyStats[]>;
+}
 
 /** The systems of Temporal whose p50 the report sets against each peer's. */
 export const TEMPORAL_SYSTEMS = ['retrysafe', 'retrysafe, eager start', 'bare Temporal activity'] as const;

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { renewalInputFor } from '../../chaos/scenario-renewal';
 import { startStack } from '../../lib/stack';
-import { runLoad, summarize, type LatencyStats } from '../stats';
+import { runLoad, summarize } from '../stats';
 import { effectsOf } from './effects';
-import { peerRatios, type PeerRatios } from './ratios';
+import { peerRatios, type PeerLeg, type PeerRatios } from './ratios';
 import { startInProcessWorkers, type InProcessWorkers } from '../in-process-workers';
 import { assertEager } from '../legs';
 import { bareActivitySystem, retrysafeEagerSystem, retrysafeSystem, startPeers } from './systems';
@@ -20,13 +20,7 @@ export interface PeerBenchOptions {
   log(line: string): void;
 }
 
-export interface PeerLeg {
-  system: string;
-  operation: 'charge' | 'renewal';
-  /** By load level (`seq`, `c<K>`): every round's operations together, and each round on its own. */
-  stats: Record<string, LatencyStats>;
-  rounds: Record<string, LatencyStats[]>;
-}
+export type { PeerLeg } from './ratios';
 
 export interface PeerCrashResult {
   system: string;
