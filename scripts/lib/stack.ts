@@ -24,6 +24,7 @@ import {
   startWebhookServer,
 } from 'retrysafe/worker';
 import { PAYLOAD_KEYS_ENV, PAYLOAD_KEYS_FILE_ENV, payloadKeysFileEnv } from '../../codec/codec-config';
+import { closeConnection } from './close-connection';
 
 /** Which Temporal a stack runs on: the CLI's dev server (SQLite, one process) or the real server as a cluster. */
 export const STACK_TEMPORAL_TARGETS = ['dev-server', 'cluster'] as const;
@@ -161,7 +162,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const providers = settledValue(providersResult);
     const bundle = settledValue(bundleResult);
     const connection = await Connection.connect({ address: server.address });
-    cleanups.unshift(() => connection.close());
+    cleanups.unshift(() => closeConnection(connection));
     const client = new Client({
       connection,
       namespace: server.namespace,

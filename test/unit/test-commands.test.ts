@@ -43,17 +43,21 @@ describe('the test commands', () => {
 
   it('keep the long checks out of npm test, and run the consumer on the LTS and the oldest Node.js there', () => {
     // The journeys through a packed install, an MCP server, Prometheus and Chromium take minutes: test:long runs them.
-    const longOnly = ['test/long/', 'test/consumer/', 'test/mcp-provider/'];
+    const longOnly = ['test/long/', 'test/consumer/', 'test/mcp-provider/', 'test/conformance/'];
     assert.deepEqual(
       [...main].filter((file) => longOnly.some((dir) => file.startsWith(dir))),
       [],
     );
-    for (const dir of longOnly) assert.ok([...long].some((file) => file.startsWith(dir)), dir);
+    for (const dir of longOnly)
+      assert.ok(
+        [...long].some((file) => file.startsWith(dir)),
+        dir,
+      );
     assert.match(scripts['test:long'], /RETRYSAFE_TEST_CONSUMER_RUNTIMES=lts,machine /);
   });
 
-  it('run the static checks in npm test, beside the tests', () => {
-    assert.match(scripts.test, /^tsx scripts\/test-with-checks\.ts /);
+  it('run the static checks first in npm test', () => {
+    assert.match(scripts.test, /^npm run checks && /);
     const checks = scripts.checks.split('&&').map((step) => step.trim());
     assert.deepEqual(checks, [
       'npm run lint',
@@ -62,9 +66,6 @@ describe('the test commands', () => {
       'npm run docs:api',
       'npm run api:check',
     ]);
-    const runner = readFileSync(path.join(ROOT, 'scripts', 'test-with-checks.ts'), 'utf8');
-    assert.match(runner, /'run', '--silent', 'checks'/, 'the runner starts npm run checks');
-    assert.match(runner, /setup-toolchain\.ts', '--quiet'/, 'and the toolchain before the tests');
   });
 
   it('keep the cluster-only files out of npm test, which needs no Go build', () => {
