@@ -59,6 +59,19 @@ function pausePlan(durationMs: number) {
   return { ...plan, fault: { ...plan.fault!, durationMs } } as typeof plan & { fault: FaultPlan };
 }
 
+/** Arms a worker-pause of `durationMs` on `worker` and injects it, with work that never settles on its own. */
+async function pauseWorker(worker: WorkerProcess, durationMs: number, startSuccessor: () => Promise<void>) {
+  const plan = pausePlan(durationMs);
+  const inject = await armFault({
+    plan,
+    provider: holdingProvider(plan.providerOp!),
+    worker,
+    startedAtMs: Date.now(),
+    startSuccessor,
+  });
+  return inject(new Promise<void>(() => undefined));
+}
+
 describe('chaos worker-pause: a worker gone before it is paused or woken', () => {
   it('signalWorker: ESRCH (the process exited, its exit not seen here yet) is "gone", not a harness error', () => {
     const worker = { pid: 12345, alive: () => true };
@@ -111,16 +124,8 @@ describe('chaos worker-pause: a worker gone before it is paused or woken', () =>
     const { worker, hideExit } = childWorker('process.exit(3)');
     await worker.exited;
     hideExit(); // the kernel has reaped it, but the harness has not heard yet: alive() still says true
-    const plan = pausePlan(50);
     let successors = 0;
-    const inject = await armFault({
-      plan,
-      provider: holdingProvider(plan.providerOp!),
-      worker,
-      startedAtMs: Date.now(),
-      startSuccessor: async () => void successors++,
-    });
-    const record = await inject(new Promise<void>(() => undefined));
+    const record = await pauseWorker(worker, 50, async () => void successors++);
     assert.equal(record.injected, true);
     assert.equal(record.workerExitExplained, false);
     assert.match(record.workerExited ?? '', /exited before its pause, code 3, signal null \(it failed\)/);
@@ -130,16 +135,8 @@ describe('chaos worker-pause: a worker gone before it is paused or woken', () =>
   it('a worker killed while stopped is found gone at SIGCONT and reported unexplained, with the signal', async () => {
     const { worker } = childWorker('setTimeout(() => undefined, 60_000)');
     await sleep(50);
-    const plan = pausePlan(150);
-    const inject = await armFault({
-      plan,
-      provider: holdingProvider(plan.providerOp!),
-      worker,
-      startedAtMs: Date.now(),
-      // Someone else's SIGKILL while the worker is stopped (a stopped process ends only by a signal).
-      startSuccessor: async () => worker.kill('SIGKILL'),
-    });
-    const record = await inject(new Promise<void>(() => undefined));
+    // Someone else's SIGKILL while the worker is stopped (a stopped process ends only by a signal).
+    const record = await pauseWorker(worker, 150, async () => worker.kill('SIGKILL'));
     assert.equal(record.workerExitExplained, false);
     assert.match(record.workerExited ?? '', /exited during its pause, code null, signal SIGKILL/);
   });
@@ -147,15 +144,7 @@ describe('chaos worker-pause: a worker gone before it is paused or woken', () =>
   it('a worker paused and woken that lives on leaves no exit on the record', async () => {
     const { worker } = childWorker('setTimeout(() => undefined, 60_000)');
     await sleep(50);
-    const plan = pausePlan(100);
-    const inject = await armFault({
-      plan,
-      provider: holdingProvider(plan.providerOp!),
-      worker,
-      startedAtMs: Date.now(),
-      startSuccessor: async () => undefined,
-    });
-    const record = await inject(new Promise<void>(() => undefined));
+    const record = await pauseWorker(worker, 100, async () => undefined);
     assert.equal(record.workerExited, undefined);
     assert.equal(worker.alive(), true);
     await worker.kill('SIGKILL');
