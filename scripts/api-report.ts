@@ -7,7 +7,13 @@
  * from its committed report (API Extractor's production mode), so a change to the surface cannot land without its
  * report. The fix is `npm run api:report` and a look at the diff.
  */
-import { Extractor, ExtractorConfig, ExtractorLogLevel, type IConfigFile } from '@microsoft/api-extractor';
+import {
+  CompilerState,
+  Extractor,
+  ExtractorConfig,
+  ExtractorLogLevel,
+  type IConfigFile,
+} from '@microsoft/api-extractor';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { builtEntryPoints, ROOT } from './lib/built-package';
@@ -70,13 +76,22 @@ function main(): void {
   mkdirSync(REPORT_FOLDER, { recursive: true });
   const changed: string[] = [];
   let failed = false;
-  for (const entry of builtEntryPoints()) {
-    const config = ExtractorConfig.prepare({
+  const entries = builtEntryPoints();
+  const configs = entries.map((entry) =>
+    ExtractorConfig.prepare({
       configObject: configFor(entry.name, entry.types),
       configObjectFullPath: undefined,
       packageJsonFullPath: path.join(ROOT, 'package.json'),
-    });
-    const result = Extractor.invoke(config, {
+    }),
+  );
+  // One TypeScript program for every entry point: they share most of their declarations, and each program of its
+  // own took about 3 s on 2 cores.
+  const compilerState = CompilerState.create(configs[0]!, {
+    additionalEntryPoints: entries.map((entry) => entry.types),
+  });
+  for (const [index, entry] of entries.entries()) {
+    const result = Extractor.invoke(configs[index]!, {
+      compilerState,
       localBuild: !check,
       messageCallback: (message) => {
         // The report's own "you have changed the API" warning is said once, below, for every entry point.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { CHECKS } from '../../scripts/checks';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const scripts = (
@@ -56,16 +57,19 @@ describe('the test commands', () => {
     assert.match(scripts['test:long'], /RETRYSAFE_TEST_CONSUMER_RUNTIMES=lts,machine /);
   });
 
-  it('run the static checks first in npm test', () => {
+  it('run the static checks first in npm test, each of them an npm script of its own', () => {
     assert.match(scripts.test, /^npm run checks && /);
-    const checks = scripts.checks.split('&&').map((step) => step.trim());
-    assert.deepEqual(checks, [
-      'npm run lint',
-      'npm run typecheck',
-      'npm run docs:links',
-      'npm run docs:api',
-      'npm run api:check',
+    assert.equal(scripts.checks, 'tsx scripts/checks.ts');
+    assert.deepEqual(CHECKS.map((check) => check.script).sort(), [
+      'api:check',
+      'docs:api',
+      'docs:links',
+      'lint',
+      'typecheck',
     ]);
+    for (const check of CHECKS) assert.ok(scripts[check.script], `no npm script ${check.script}`);
+    assert.equal(scripts.lint, 'eslint .');
+    assert.equal(scripts.typecheck, 'tsc --noEmit -p .');
   });
 
   it('keep the cluster-only files out of npm test, which needs no Go build', () => {
