@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { CrashPoint } from '../../activities/crash-points';
 import { retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
+import { WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { acmeCharge } from '../support/intents';
 import { countForKey, countWhere } from '../support/ledger';
@@ -51,6 +52,7 @@ describe("the run's act in its own workflow task, killed inside it", () => {
       const result = await stack.client.workflow.execute(retrysafeChargeWorkflow, {
         workflowId: runId,
         taskQueue: stack.taskQueue,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [input],
       });
       assert.equal(result.status, 'confirmed');
@@ -80,9 +82,11 @@ describe("the run's act in its own workflow task, killed inside it", () => {
       const runId = runWorkflowId('acme', eventId);
       const key = actionKeyForStep(runId, { operation: 'charge', version: 1 });
       const { operation: _op, ...input } = acmeCharge(eventId, 2_490);
+      // As RetrysafeClient starts every run: the dead worker's workflow task times out after 3 s, not the server's 10.
       const run = await stack.client.workflow.start(retrysafeChargeWorkflow, {
         workflowId: runId,
         taskQueue: stack.taskQueue,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [input],
       });
       assert.equal((await doomed.exited).signal, 'SIGKILL');

@@ -33,7 +33,8 @@ describe('eager start of runs on a worker in the same process', () => {
       connection,
       namespace: stack.server.namespace,
       taskQueue,
-      workflowsPath: require.resolve('../../examples/workflows'),
+      // The stack's bundle of the example workflows (kept between test files): bundling again costs seconds.
+      workflowBundle: { codePath: stack.workerEnv.RETRYSAFE_WORKFLOW_BUNDLE },
       plugins: [retrysafePlugin({ tools, ledger: stack.ledger })],
     });
     running = worker.run();

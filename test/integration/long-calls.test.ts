@@ -42,7 +42,8 @@ describe('long calls stay activities', () => {
       connection,
       namespace: stack.server.namespace,
       taskQueue,
-      workflowsPath: require.resolve('../../examples/workflows'),
+      // The stack's bundle of the example workflows (kept between test files): bundling again costs seconds.
+      workflowBundle: { codePath: stack.workerEnv.RETRYSAFE_WORKFLOW_BUNDLE },
       plugins: [retrysafePlugin({ tools, ledger: stack.ledger })],
     });
     running.push({ worker, done: worker.run() });

@@ -5,8 +5,13 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import type { ActivityOptions, Duration } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { withEnginePreloads } from '../../workers/workflow-preload';
+import {
+  NativeConnection,
+  Worker,
+  bundleWorkflowCode,
+  type WorkflowBundleOption,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { killAt, parseCrashSpecs } from '../../activities/crash-points';
@@ -18,6 +23,7 @@ import { exampleTools, type SandboxUrls } from '../../examples/tools';
 import { SEARCH_ATTRIBUTE_REGISTRATIONS } from '../../policies/search-attributes';
 import { createToolRegistry } from '../../policies/tool-registry';
 import { spawnWorker, type WorkerProcess } from '../../scripts/lib/worker-process';
+import { writeWorkflowBundle } from '../../scripts/lib/workflow-bundle';
 import { resolveTestServer } from '../../cli/toolchain/resolve-temporal';
 import { ContractOverride, withContracts } from './contract-override';
 
@@ -97,7 +103,7 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
   outage(duration: Duration): Promise<void>;
 } {
   let env: TestWorkflowEnvironment | undefined;
-  let bundle: WorkflowBundleWithSourceMap | undefined;
+  let bundle: WorkflowBundleOption | undefined;
   let dispatchBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
   let realTimeClient: Client | undefined;
   /** The file's ledger (each action's record): one SQLite file shared by its workers, in-process and children. */
@@ -109,10 +115,8 @@ export function useTimeSkippingEnv(opts: { exampleWorkflows?: boolean } = {}): {
     ledger = await openLedger({ kind: 'sqlite', path: path.join(ledgerDir, 'ledger.sqlite') });
     env = await createTimeSkippingEnv();
     if (opts.exampleWorkflows ?? true) {
-      bundle = await bundleWorkflowCode({
-        workflowsPath: require.resolve('../../examples/workflows'),
-        ...withEnginePreloads(),
-      });
+      // The example workflows with the engine's preloads, as the stacks bundle them and keep them between files.
+      bundle = { codePath: await writeWorkflowBundle(ledgerDir) };
     }
   });
   after(async () => {

@@ -15,11 +15,12 @@ describe("the short chaos run's seed (npm run test:long)", () => {
   it('draws every crash mode in its twelve iterations', () => {
     const drawn = new Set(shortRunModes());
     const missing = CRASH_MODES.filter((m) => !drawn.has(m));
-    assert.deepEqual(
-      missing,
-      [],
-      `seed ${SHORT_RUN.seed} no longer draws ${missing.join(', ')}; seed ${nextSeedDrawingEveryMode(SHORT_RUN.seed)} does (test/support/short-chaos-run.ts)`,
-    );
+    // The next seed is searched for only when this fails: the search plans thousands of runs (about 20 s).
+    if (missing.length > 0)
+      assert.fail(
+        `seed ${SHORT_RUN.seed} no longer draws ${missing.join(', ')}; seed ${nextSeedDrawingEveryMode(SHORT_RUN.seed)} does (test/support/short-chaos-run.ts)`,
+      );
+    assert.equal(drawn.size, CRASH_MODES.length);
   });
 
   it('puts an after-commit and a gateway-error renewal at the baseline comparison indices', () => {
