@@ -71,6 +71,9 @@ describe('the static checks runner', () => {
   });
 
   it('refuses lanes that are not a whole number of at least 1', async () => {
-    await assert.rejects(runChecks([fake('a', 0)], 0, () => {}), /lanes must be a whole number of at least 1: 0/);
+    await assert.rejects(
+      runChecks([fake('a', 0)], 0, () => {}),
+      /lanes must be a whole number of at least 1: 0/,
+    );
   });
 });
