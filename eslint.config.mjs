@@ -71,7 +71,7 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: { parserOptions: { project: ['./tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
     rules: {
       // node:test's describe/it return promises that the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
