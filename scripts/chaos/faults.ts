@@ -105,7 +105,11 @@ export function withFault(plan: IterationPlan, seed: number, kinds: readonly Fau
   const hold = plan.providerOp
     ? [{ op: plan.providerOp, kind: 'hold-after-commit' as const, delayMs: holdMs, times: 1 }]
     : [];
-  return { ...plan, fault, faults: hold, declined: false, serverRestart: kind === 'server-restart' };
+  // On the cluster a worker-kill also kills one of its services at the crash point (the plan's clusterFault); the
+  // other kinds are the iteration's one fault, and strike the cluster through their own means (the frontend's proxy,
+  // a restart of its services), so no service kill is planned beside them.
+  const { clusterFault: _killAtCrashPoint, ...withoutServiceKill } = plan;
+  return { ...withoutServiceKill, fault, faults: hold, declined: false, serverRestart: kind === 'server-restart' };
 }
 
 /** The kind iteration `index` is dealt: its place in its block's order, a shuffle of `kinds` drawn by the seed. */

@@ -114,6 +114,19 @@ describe('chaos --faults', () => {
     }
   });
 
+  it('on the cluster, kills a service beside a worker-kill only: every other kind is the iteration’s one fault', () => {
+    const kinds = new Set<FaultKind>();
+    for (let i = 0; i < 24; i++) {
+      const bare = planIteration(7, i, renewal, { restartRate: 0, target: 'cluster' });
+      const plan = planIteration(7, i, renewal, { restartRate: 0, target: 'cluster', faults: SUPPORTED });
+      kinds.add(plan.fault!.kind);
+      assert.ok(bare.clusterFault, 'without --faults every cluster iteration kills a service');
+      if (plan.fault!.kind === 'worker-kill') assert.deepEqual(plan.clusterFault, bare.clusterFault);
+      else assert.equal(plan.clusterFault, undefined, `${plan.fault!.kind} at ${i} also planned a service kill`);
+    }
+    assert.equal(kinds.size, SUPPORTED.length);
+  });
+
   it('counts by fault kind, in the table and in --json, with the baseline beside', () => {
     const retrysafe = Array.from({ length: 24 }, (_, i) => result(i, 'retrysafe'));
     const baseline = Array.from({ length: 24 }, (_, i) => result(i, 'baseline', i % 2));
