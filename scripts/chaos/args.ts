@@ -7,7 +7,7 @@ import { FAULT_KINDS, parseFaultKinds, REFUSED, type FaultKind } from './faults'
 
 /**
  * `npm run chaos -- [--crashes N] [--seed S] [--scenario NAME]… [--concurrency K] [--baseline]
- *                    [--target dev-server|cluster] [--restart-rate P] [--only I[,J…]] [--minutes M] [--json]`
+ *                    [--target dev-server|cluster] [--restart-rate P] [--only I[,J-K…]] [--minutes M] [--json]`
  * Every message names the argument it is about (`--crashes: must be …`).
  */
 export const CHAOS_FLAGS: FlagSpecs = {
@@ -69,19 +69,48 @@ export const ChaosArgs = z.object({
     .transform((values, ctx) => {
       const out: number[] = [];
       for (const v of values.flatMap((x) => x.split(',')).map((x) => x.trim())) {
+        const range = /^([0-9]+)-([0-9]+)$/.exec(v);
+        if (range) {
+          const [from, to] = [Number(range[1]), Number(range[2])];
+          if (from > to || to - from >= 100_000) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `${JSON.stringify(v)} is not a range FIRST-LAST with FIRST ≤ LAST`,
+            });
+            return z.NEVER;
+          }
+          for (let i = from; i <= to; i++) out.push(i);
+          continue;
+        }
         if (!/^[0-9]+$/.test(v)) {
-          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is not an iteration index` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `${JSON.stringify(v)} is not an iteration index or a range such as 500-999`,
+          });
           return z.NEVER;
         }
         out.push(Number(v));
       }
-      return out;
+      return [...new Set(out)];
     })
     .optional(),
   json: z.boolean().default(false),
   faults: z.array(z.string()).optional(),
 });
 export type ChaosArgs = z.output<typeof ChaosArgs>;
+
+/** Iteration indexes as `--only` takes them, runs of three or more written as ranges: `0-499,512`. */
+export function formatIndexes(indexes: readonly number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < indexes.length;) {
+    let j = i;
+    while (j + 1 < indexes.length && indexes[j + 1] === indexes[j]! + 1) j++;
+    if (j - i >= 2) parts.push(`${indexes[i]}-${indexes[j]}`);
+    else for (let k = i; k <= j; k++) parts.push(String(indexes[k]));
+    i = j + 1;
+  }
+  return parts.join(',');
+}
 
 export function parseChaosArgs(argv: readonly string[]): Omit<ChaosArgs, 'concurrency' | 'faults'> & {
   concurrency: number;
@@ -130,7 +159,8 @@ export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
                      restarts PostgreSQL with pg_ctl -m immediate, at its crash point, then brings it back
   --restart-rate P   chance per iteration of a dev-server restart during recovery (default ${DEFAULT_RESTART_RATE};
                      not with --target cluster)
-  --only I[,J]       run only these iteration indexes of the seeded sequence
+  --only I[,J-K]     run only these iteration indexes of the seeded sequence; J-K is every index from J to K, so a
+                     long run can be split (each iteration's plan depends only on the seed and its index)
   --minutes M        start no batch after M minutes; the report covers the iterations that ran
                      (Ctrl-C does the same at once: the running batch finishes and is reported)
   --faults K[,K]     each iteration injects one fault kind drawn by the seed, when the provider has committed and

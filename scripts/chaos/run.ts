@@ -5,6 +5,7 @@ import { startStack, type Stack } from '../lib/stack';
 import { createApprover } from './approvals';
 import { Iteration } from './iteration';
 import { startLanes, type Lane } from './lanes';
+import { formatIndexes } from './args';
 import { DEFAULT_RESTART_RATE, describePlan, planIteration } from './plan';
 import { randomSeed } from './prng';
 import { SCENARIOS, scenarioByName } from './registry';
@@ -242,7 +243,7 @@ function rerunCommand(o: ChaosOptions, seed: number): string {
   const defaultRate = o.target === 'cluster' ? 0 : DEFAULT_RESTART_RATE;
   if (o.restartRate !== undefined && o.restartRate !== defaultRate) parts.push(`--restart-rate ${o.restartRate}`);
   if (o.baseline) parts.push('--baseline');
-  if (o.only) parts.push(`--only ${o.only.join(',')}`);
+  if (o.only) parts.push(`--only ${formatIndexes(o.only)}`);
   return parts.join(' ');
 }
 

@@ -4,6 +4,7 @@ import {
   DEFAULT_CLUSTER_CONCURRENCY,
   DEFAULT_CONCURRENCY,
   DEFAULT_CRASHES,
+  formatIndexes,
   parseChaosArgs,
 } from '../../scripts/chaos/args';
 import { DEFAULT_RESTART_RATE } from '../../scripts/chaos/plan';
@@ -90,6 +91,16 @@ describe('chaos arguments', () => {
     assert.deepEqual(args.only, [3, 7, 12]);
     assert.equal(args.seed, 4294967295);
     assert.equal(args.baseline, true);
+  });
+
+  it('takes ranges of iteration indexes, so a long run can be split across runs of the same seed', () => {
+    assert.deepEqual(parseChaosArgs(['--only', '998-1000,3,999']).only, [998, 999, 1000, 3]);
+    assert.equal(parseChaosArgs(['--only', '0-499']).only?.length, 500);
+    refuses(['--only', '9-3'], '--only', /"9-3" is not a range/);
+    refuses(['--only', '3-'], '--only', /"3-"/);
+    assert.equal(formatIndexes([0, 1, 2, 3, 7, 9, 10, 12, 13, 14]), '0-3,7,9,10,12-14');
+    assert.equal(formatIndexes([]), '');
+    assert.deepEqual(parseChaosArgs(['--only', formatIndexes([5, 6, 7, 8, 20, 21])]).only, [5, 6, 7, 8, 20, 21]);
   });
 
   it('names the argument in every refusal', () => {
