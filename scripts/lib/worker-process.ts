@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { childLog } from '../../cli/dev/child-log';
+import { spawnInOwnSession } from './own-session';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -31,7 +32,9 @@ export interface SpawnWorkerOptions {
 
 export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
   const name = opts.name ?? 'worker';
-  const child: ChildProcess = spawn(
+  // In a session of its own, so that a worker paused by the chaos harness is never hung up by the kernel when the
+  // shell that started the run exits (own-session.ts).
+  const child: ChildProcess = spawnInOwnSession(
     process.execPath,
     ['--import', 'tsx', path.join(ROOT, opts.entry ?? path.join('examples', 'worker.ts'))],
     {
