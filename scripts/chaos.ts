@@ -30,7 +30,7 @@ async function main(): Promise<number> {
   const onSignal = () => {
     if (interrupted) process.exit(130);
     interrupted = true;
-    progress('chaos: interrupted; the running batch finishes and is reported (Ctrl-C again quits at once)');
+    progress('chaos: interrupted; the running iterations finish and are reported (Ctrl-C again quits at once)');
     stop.abort('interrupted');
   };
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);

@@ -161,8 +161,8 @@ export const CHAOS_USAGE = `Usage: npm run chaos -- [options]
                      not with --target cluster)
   --only I[,J-K]     run only these iteration indexes of the seeded sequence; J-K is every index from J to K, so a
                      long run can be split (each iteration's plan depends only on the seed and its index)
-  --minutes M        start no batch after M minutes; the report covers the iterations that ran
-                     (Ctrl-C does the same at once: the running batch finishes and is reported)
+  --minutes M        start no iteration after M minutes; the report covers the iterations that ran
+                     (Ctrl-C does the same at once: the running iterations finish and are reported)
   --faults K[,K]     each iteration injects one fault kind drawn by the seed, when the provider has committed and
                      holds its reply: ${FAULT_KINDS.filter((k) => !REFUSED[k]).join(', ')}, or all
                      (${Object.keys(REFUSED).join(' and ')} are refused, each saying what it lacks); the table and

@@ -6,6 +6,7 @@ import { createApprover } from './approvals';
 import { Iteration } from './iteration';
 import { startLanes, type Lane } from './lanes';
 import { formatIndexes } from './args';
+import { needsBatches, runInLanes, type Work } from './schedule';
 import { DEFAULT_RESTART_RATE, describePlan, planIteration } from './plan';
 import { randomSeed } from './prng';
 import { SCENARIOS, scenarioByName } from './registry';
@@ -34,10 +35,10 @@ export interface ChaosOptions {
   restartRate?: number;
   /** Run only these iteration indexes of the seeded sequence (a rerun of failures). */
   only?: readonly number[];
-  /** Progress lines (one per batch); stderr in the CLI. */
+  /** Progress lines (one per iteration, or per batch with a restart rate); stderr in the CLI. */
   log?: (line: string) => void;
   /**
-   * Aborted: start no further batch; the running one finishes and the report covers what ran. The CLI
+   * Aborted: start no further iteration; the running ones finish and the report covers what ran. The CLI
    * aborts it on Ctrl-C and when --minutes has passed.
    */
   stop?: AbortSignal;
@@ -57,9 +58,11 @@ export interface ChaosOptions {
 }
 
 /**
- * Runs the seeded crash sequence: batches of `concurrency` iterations, each killing its worker at its
- * planned point under its planned faults, restarting the dev server when a plan says so, and counting
- * the outcome at the providers. The baseline replays the same plans afterwards on bare Temporal.
+ * Runs the seeded crash sequence on `concurrency` lanes, each iteration killing its worker at its planned point
+ * under its planned faults and counting the outcome at the providers. Each lane takes the next iteration as soon
+ * as its last one is counted (schedule.ts); with a restart rate the lanes go in batches instead, so that the dev
+ * server restarts during the recovery of every iteration of a batch. The baseline replays the same plans afterwards
+ * on bare Temporal.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
@@ -134,67 +137,92 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       log(`  ${scenario.name}: ${server.describe} started`);
     }
     const variants: Variant[] = ['retrysafe', ...(options.baseline ? (['baseline'] as const) : [])];
-    const batches = variants.flatMap((variant) => {
-      const mine = plans.filter((p) => variant === 'retrysafe' || scenarioByName(p.scenario)?.baseline);
-      return Array.from({ length: Math.ceil(mine.length / options.concurrency) }, (_, b) => ({
+    const work: Work[] = variants.flatMap((variant) =>
+      plans
+        .filter((p) => variant === 'retrysafe' || scenarioByName(p.scenario)?.baseline)
+        .map((plan) => ({ variant, plan })),
+    );
+    const makeIteration = ({ variant, plan }: Work, j: number) =>
+      new Iteration({
+        stack,
+        lane: lanes[j],
+        scenario: scenarioByName(plan.scenario)!,
         variant,
-        number: b,
-        of: mine.length,
-        plans: mine.slice(b * options.concurrency, (b + 1) * options.concurrency),
+        plan,
+        runTag,
+        logDir,
+        approver,
+        ...(proxies.has(lanes[j].index) ? { proxies: proxies.get(lanes[j].index)! } : {}),
+        ...(clusterFaults ? { clusterFaults } : {}),
+        ...(servers.has(plan.scenario) ? { server: servers.get(plan.scenario)! } : {}),
+      });
+    if (!needsBatches(work)) {
+      log(`  ${options.concurrency} lane(s), each taking the next iteration as soon as its last one is counted`);
+      ({ stoppedEarly } = await runInLanes({
+        work,
+        concurrency: options.concurrency,
+        make: makeIteration,
+        results,
+        log,
+        describe: (r) => iterationLine(r, rerun),
+        ...(options.stop ? { stop: options.stop } : {}),
       }));
-    });
-    const iterationsOf = (batch: (typeof batches)[number]) =>
-      batch.plans.map(
-        (plan, j) =>
-          new Iteration({
-            stack,
-            lane: lanes[j],
-            scenario: scenarioByName(plan.scenario)!,
-            variant: batch.variant,
-            plan,
-            runTag,
-            logDir,
-            approver,
-            ...(proxies.has(lanes[j].index) ? { proxies: proxies.get(lanes[j].index)! } : {}),
-            ...(clusterFaults ? { clusterFaults } : {}),
-            ...(servers.has(plan.scenario) ? { server: servers.get(plan.scenario)! } : {}),
-          }),
-      );
-    let next = batches.length ? iterationsOf(batches[0]) : [];
-    next.forEach((it) => it.prepare());
-    try {
-      for (const [b, batch] of batches.entries()) {
-        if (options.stop?.aborted) {
-          stoppedEarly = `${String(options.stop.reason ?? 'stopped')}, before batch ${b + 1} of ${batches.length}`;
-          log(`stopping: ${stoppedEarly}`);
-          break;
-        }
-        const batchStarted = Date.now();
-        const iterations = next;
-        await Promise.all(iterations.map((it) => it.begin()));
-        if (batch.plans.some((p) => p.serverRestart)) {
-          const r = await restartServerAndCheckWorkers(
-            stack,
-            iterations.flatMap((it) => (it.tracked ? [it.tracked] : [])),
-          );
-          serverRestarts++;
-          workersReplaced += r.replaced;
+    } else {
+      const batches = variants.flatMap((variant) => {
+        const mine = work.filter((w) => w.variant === variant).map((w) => w.plan);
+        return Array.from({ length: Math.ceil(mine.length / options.concurrency) }, (_, b) => ({
+          variant,
+          number: b,
+          of: mine.length,
+          plans: mine.slice(b * options.concurrency, (b + 1) * options.concurrency),
+        }));
+      });
+      const iterationsOf = (batch: (typeof batches)[number]) =>
+        batch.plans.map((plan, j) => makeIteration({ variant: batch.variant, plan }, j));
+      let next = batches.length ? iterationsOf(batches[0]) : [];
+      next.forEach((it) => it.prepare());
+      try {
+        for (const [b, batch] of batches.entries()) {
+          if (options.stop?.aborted) {
+            stoppedEarly = `${String(options.stop.reason ?? 'stopped')}, before batch ${b + 1} of ${batches.length}`;
+            log(`stopping: ${stoppedEarly}`);
+            break;
+          }
+          const batchStarted = Date.now();
+          const iterations = next;
+          await Promise.all(iterations.map((it) => it.begin()));
+          if (batch.plans.some((p) => p.serverRestart)) {
+            const r = await restartServerAndCheckWorkers(
+              stack,
+              iterations.flatMap((it) => (it.tracked ? [it.tracked] : [])),
+            );
+            serverRestarts++;
+            workersReplaced += r.replaced;
+            log(
+              `  ${target} restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
+            );
+          }
+          // The next batch's doomed workers start while this one recovers; they poll queues nobody uses yet.
+          next = b + 1 < batches.length ? iterationsOf(batches[b + 1]) : [];
+          next.forEach((it) => it.prepare());
+          const batchResults = await Promise.all(iterations.map((it) => it.finish()));
+          results.push(...batchResults);
           log(
-            `  ${target} restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
+            progressLine(
+              batch.variant,
+              batch.number,
+              batch.of,
+              options.concurrency,
+              results,
+              batchResults,
+              batchStarted,
+            ),
           );
+          for (const r of batchResults) log(iterationLine(r, rerun));
         }
-        // The next batch's doomed workers start while this one recovers; they poll queues nobody uses yet.
-        next = b + 1 < batches.length ? iterationsOf(batches[b + 1]) : [];
-        next.forEach((it) => it.prepare());
-        const batchResults = await Promise.all(iterations.map((it) => it.finish()));
-        results.push(...batchResults);
-        log(
-          progressLine(batch.variant, batch.number, batch.of, options.concurrency, results, batchResults, batchStarted),
-        );
-        for (const r of batchResults) log(iterationLine(r, rerun));
+      } finally {
+        await Promise.all(next.map((it) => it.abandon()));
       }
-    } finally {
-      await Promise.all(next.map((it) => it.abandon()));
     }
   } finally {
     // Each stop runs whatever another one threw: a lane that failed to stop must not leave a server running.

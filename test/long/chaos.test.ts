@@ -73,7 +73,7 @@ describe('chaos harness on the real dev server, providers and worker processes',
     assert.equal(report.retrysafe.scenarios['multi-agent'].actualEffects, 6, why);
   });
 
-  it('starts no batch once stopped, and says why in the report', async () => {
+  it('starts no iteration once stopped, and says why in the report', async () => {
     const report = await runChaos({
       crashes: CRASHES,
       seed: SEED,
@@ -85,7 +85,10 @@ describe('chaos harness on the real dev server, providers and worker processes',
     });
     assert.equal(report.iterations.length, 0);
     assert.equal(report.retrysafe.totals.crashes, 0);
-    assert.equal(report.stoppedEarly, `the 1-minute budget ran out, before batch 1 of ${CRASHES}`);
+    assert.equal(
+      report.stoppedEarly,
+      `the 1-minute budget ran out, with ${CRASHES} of ${CRASHES} iteration(s) not started`,
+    );
   });
 
   it('sees the duplicates a bare Temporal activity makes under the same after-commit and gateway-error crashes', async () => {
