@@ -18,6 +18,7 @@ import { planIteration } from '../../scripts/chaos/plan';
 import { scenarioByName } from '../../scripts/chaos/registry';
 import { formatTable, gotItsKill, summarize, toJson, type ChaosReport } from '../../scripts/chaos/report';
 import type { IterationResult, Variant } from '../../scripts/chaos/types';
+import { chaosResult } from '../support/chaos-result';
 
 const SUPPORTED = FAULT_KINDS.filter((k) => !REFUSED[k]);
 const renewal = scenarioByName('renewal')!;
@@ -25,29 +26,12 @@ const renewal = scenarioByName('renewal')!;
 function result(index: number, variant: Variant, duplicates = 0): IterationResult {
   const plan = planIteration(7, index, renewal, { restartRate: 0, faults: SUPPORTED });
   const kind = plan.fault!.kind;
-  return {
+  return chaosResult(
     index,
-    scenario: 'renewal',
     variant,
-    eventId: `e${index}`,
-    taskQueue: `q${index}`,
-    plan,
-    ...(killsWorker(kind)
-      ? { crash: { mode: plan.crash.mode, pid: 1, signal: 'SIGKILL' as const, pointReached: true, atMs: 10 } }
-      : { fault: { kind, injected: true, atMs: 10 } }),
-    tally: {
-      outcome: 'renewed',
-      expectedEffects: 3,
-      actualEffects: 3 + duplicates,
-      duplicates,
-      lost: 0,
-      unknown: 0,
-      needsReview: 0,
-      unexplained: [],
-    },
-    durationMs: 1,
-    timeline: {},
-  };
+    { actualEffects: 3 + duplicates, duplicates },
+    { plan, ...(killsWorker(kind) ? {} : { fault: { kind, injected: true, atMs: 10 } }) },
+  );
 }
 
 describe('chaos --faults', () => {

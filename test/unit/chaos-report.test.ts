@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { planIteration } from '../../scripts/chaos/plan';
-import { scenarioByName } from '../../scripts/chaos/registry';
 import {
   formatClusterKills,
   formatTable,
@@ -13,6 +11,7 @@ import {
   type ChaosReport,
 } from '../../scripts/chaos/report';
 import type { IterationResult, Tally, Variant } from '../../scripts/chaos/types';
+import { chaosResult } from '../support/chaos-result';
 
 function result(
   index: number,
@@ -20,29 +19,7 @@ function result(
   tally: Partial<Tally>,
   signal: NodeJS.Signals | null = 'SIGKILL',
 ): IterationResult {
-  const plan = planIteration(1, index, scenarioByName('renewal')!, { restartRate: 0 });
-  return {
-    index,
-    scenario: 'renewal',
-    variant,
-    eventId: `e${index}`,
-    taskQueue: `q${index}`,
-    plan,
-    crash: { mode: plan.crash.mode, pid: 1, signal, pointReached: true, atMs: 10 },
-    tally: {
-      outcome: 'renewed',
-      expectedEffects: 3,
-      actualEffects: 3,
-      duplicates: 0,
-      lost: 0,
-      unknown: 0,
-      needsReview: 0,
-      unexplained: [],
-      ...tally,
-    },
-    durationMs: 1,
-    timeline: {},
-  };
+  return chaosResult(index, variant, tally, { signal });
 }
 
 describe('chaos report', () => {

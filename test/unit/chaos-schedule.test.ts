@@ -6,6 +6,7 @@ import { planIteration } from '../../scripts/chaos/plan';
 import { scenarioByName } from '../../scripts/chaos/registry';
 import { needsBatches, runInLanes, type Work } from '../../scripts/chaos/schedule';
 import type { IterationResult } from '../../scripts/chaos/types';
+import { chaosResult } from '../support/chaos-result';
 
 const renewal = scenarioByName('renewal')!;
 
@@ -16,26 +17,7 @@ function work(index: number, restartRate = 0): Work {
 /** An iteration that takes `ms` from begin to its result, and writes what happens to it into `events`. */
 function fakeIteration(w: Work, lane: number, ms: number, events: string[]): Iteration {
   const i = w.plan.index;
-  const result: IterationResult = {
-    index: i,
-    scenario: 'renewal',
-    variant: w.variant,
-    eventId: `e${i}`,
-    taskQueue: `q${i}`,
-    plan: w.plan,
-    tally: {
-      outcome: 'renewed',
-      expectedEffects: 3,
-      actualEffects: 3,
-      duplicates: 0,
-      lost: 0,
-      unknown: 0,
-      needsReview: 0,
-      unexplained: [],
-    },
-    durationMs: ms,
-    timeline: {},
-  };
+  const result = chaosResult(i, w.variant, {}, { plan: w.plan, signal: null, durationMs: ms });
   const fake = {
     prepare: () => events.push(`prepare #${i} on lane ${lane}`),
     // As a worker-pause's iteration does, it spends its time in begin (the pause); finish only counts.
