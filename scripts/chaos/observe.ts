@@ -70,7 +70,11 @@ export interface ActionState {
   running: boolean;
   /** `ledger`: no action workflow ran; the run acted on the row (the record-first path). */
   source?: 'ledger';
+  /** For a row left unsettled: its audit trail and alarms, the evidence a failure report needs. */
+  trail?: string;
 }
+
+const SETTLED_ROW = ['confirmed', 'failed', 'compensated'];
 
 /**
  * The action's state from its workflow, or, when none ran (a run acted on its ledger row), from the row: a row that
@@ -79,7 +83,7 @@ export interface ActionState {
 export async function actionState(
   client: Client,
   key: string,
-  ledger?: Pick<ActionLedger, 'get'>,
+  ledger?: Pick<ActionLedger, 'get'> & Partial<Pick<ActionLedger, 'audit' | 'alarms'>>,
 ): Promise<ActionState | undefined> {
   try {
     const d = await retrying(() => client.workflow.getHandle(key).describe());
@@ -87,8 +91,26 @@ export async function actionState(
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
     const row = await ledger?.get(key);
-    return row ? { key, status: row.status, running: false, source: 'ledger' } : undefined;
+    if (!row) return undefined;
+    const trail = SETTLED_ROW.includes(row.status) ? undefined : await rowTrail(ledger!, key, row.holder);
+    return { key, status: row.status, running: false, source: 'ledger', ...(trail ? { trail } : {}) };
   }
+}
+
+/** `1 planned by run:… → 2 dispatching by … (reason) …; holder …; alarm not-holder: …`, or undefined without an audit. */
+async function rowTrail(
+  ledger: Partial<Pick<ActionLedger, 'audit' | 'alarms'>>,
+  key: string,
+  holder: string | null | undefined,
+): Promise<string | undefined> {
+  if (!ledger.audit) return undefined;
+  const entries = await ledger.audit(key);
+  const alarms = ledger.alarms ? await ledger.alarms({ key }) : [];
+  return [
+    entries.map((e) => `${e.seq} ${e.status} at ${e.at} by ${e.by ?? '?'} (${e.reason})`).join(' → '),
+    `holder ${holder ?? 'none'}`,
+    ...alarms.map((a) => `alarm ${a.kind} at ${a.at}: ${a.detail}`),
+  ].join('; ');
 }
 
 /** The newest action keys a run has claimed (its RetrysafeActionKeys search attribute: as many as fit 2 KiB). */
@@ -132,8 +154,10 @@ export function leftUnresolved(states: ReadonlyArray<ActionState | undefined>): 
     if (!s) return [];
     if (s.status === 'unknown' || s.status === 'needs_review') return [`${s.key} left ${s.status}`];
     // A row no workflow holds must be settled: one left planned or dispatching is an action nobody finishes.
-    if (s.source === 'ledger' && !['confirmed', 'failed', 'compensated'].includes(s.status)) {
-      return [`${s.key} left ${s.status} on its ledger row, with no workflow`];
+    if (s.source === 'ledger' && !SETTLED_ROW.includes(s.status)) {
+      return [
+        `${s.key} left ${s.status} on its ledger row, with no workflow${s.trail ? `; its trail: ${s.trail}` : ''}`,
+      ];
     }
     return [];
   });
