@@ -263,7 +263,7 @@ export async function armFault(input: InjectInput): Promise<(settled: Promise<vo
         return { ...at, healedAtMs: Date.now() - input.startedAtMs };
       }
       default:
-        // server-restart: the batch restarts the server once every iteration of it has reached its moment.
+        // server-restart: the run restarts the server now that this iteration has reached its moment (schedule.ts).
         return at;
     }
   };

@@ -49,6 +49,11 @@ export interface IterationSetup {
   server?: ExampleServer;
   /** With `--faults` kinds that need them: the lane's toxiproxy proxies to its providers and Temporal. */
   proxies?: LaneProxies;
+  /**
+   * Start workers again when one exits because the server is down: set when another lane may restart the dev server
+   * while this iteration starts a worker (`server-restart` faults, lanes running on), as on the cluster.
+   */
+  retrySpawns?: boolean;
 }
 
 /**
@@ -328,7 +333,7 @@ export class Iteration {
         },
         logFile: path.join(this.setup.logDir, `${name}.log`),
       });
-    if (!this.setup.clusterFaults) return start();
+    if (!this.setup.clusterFaults && !this.setup.retrySpawns) return start();
     const deadline = Date.now() + SUPERVISOR_RETRY_MS;
     for (;;) {
       try {

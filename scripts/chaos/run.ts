@@ -6,7 +6,7 @@ import { createApprover } from './approvals';
 import { Iteration } from './iteration';
 import { startLanes, type Lane } from './lanes';
 import { formatIndexes } from './args';
-import { needsBatches, runInLanes, type Work } from './schedule';
+import { needsBatches, restartsAtItsMoment, runInLanes, type Work } from './schedule';
 import { DEFAULT_RESTART_RATE, describePlan, planIteration } from './plan';
 import { randomSeed } from './prng';
 import { SCENARIOS, scenarioByName } from './registry';
@@ -142,6 +142,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         .filter((p) => variant === 'retrysafe' || scenarioByName(p.scenario)?.baseline)
         .map((plan) => ({ variant, plan })),
     );
+    const lanesRunOn = !needsBatches(work);
+    const restartsMidRun = lanesRunOn && work.some(restartsAtItsMoment);
     const makeIteration = ({ variant, plan }: Work, j: number) =>
       new Iteration({
         stack,
@@ -155,8 +157,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ...(proxies.has(lanes[j].index) ? { proxies: proxies.get(lanes[j].index)! } : {}),
         ...(clusterFaults ? { clusterFaults } : {}),
         ...(servers.has(plan.scenario) ? { server: servers.get(plan.scenario)! } : {}),
+        ...(restartsMidRun ? { retrySpawns: true } : {}),
       });
-    if (!needsBatches(work)) {
+    if (lanesRunOn) {
       log(`  ${options.concurrency} lane(s), each taking the next iteration as soon as its last one is counted`);
       ({ stoppedEarly } = await runInLanes({
         work,
@@ -166,6 +169,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         log,
         describe: (r) => iterationLine(r, rerun),
         ...(options.stop ? { stop: options.stop } : {}),
+        afterBegin: async (_iteration, item, inFlight) => {
+          if (!restartsAtItsMoment(item)) return;
+          // Every lane's successors must come back, not only this iteration's: the restart reaches them all.
+          const r = await restartServerAndCheckWorkers(
+            stack,
+            inFlight.flatMap((it) => (it.tracked ? [it.tracked] : [])),
+          );
+          serverRestarts++;
+          workersReplaced += r.replaced;
+          log(
+            `  ${target} restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
+          );
+        },
       }));
     } else {
       const batches = variants.flatMap((variant) => {

@@ -19,6 +19,12 @@ export interface Schedule {
   log: (line: string) => void;
   describe: (r: IterationResult) => string;
   stop?: AbortSignal;
+  /**
+   * Called when an iteration has begun (its fault or crash done, its successor polling), with every iteration then in
+   * flight on any lane, itself included: a `server-restart` iteration restarts the server here, and the restart
+   * checks that the workers of all of them reconnect.
+   */
+  afterBegin?: (iteration: Iteration, work: Work, inFlight: readonly Iteration[]) => Promise<void>;
 }
 
 export interface Ran {
@@ -28,11 +34,15 @@ export interface Ran {
 
 /**
  * Whether a run goes in batches: only when some plan restarts the dev server between its batch's crashes and its
- * recovery (`--restart-rate`), which needs every iteration of a batch at the same point. Otherwise each lane runs on.
+ * recovery (`--restart-rate`), which needs every iteration of a batch at the same point. A `server-restart` fault
+ * restarts it at its own iteration's moment instead (afterBegin), so lanes run on under it.
  */
 export function needsBatches(work: readonly Work[]): boolean {
-  return work.some((w) => w.plan.serverRestart);
+  return work.some((w) => w.plan.serverRestart && !restartsAtItsMoment(w));
 }
+
+/** A `server-restart` fault: the server restarts when this iteration's provider holds its reply. */
+export const restartsAtItsMoment = (w: Work) => w.plan.serverRestart && w.plan.fault?.kind === 'server-restart';
 
 /**
  * Each lane takes the next iteration as soon as its last one has settled and been counted. In batches, a batch
@@ -46,18 +56,22 @@ export async function runInLanes(s: Schedule): Promise<Ran> {
   let begun = 0;
   const started = Date.now();
   const take = () => (taken < s.work.length ? s.work[taken++] : undefined);
+  const inFlight = new Set<Iteration>();
   const lane = async (index: number) => {
     const first = s.stop?.aborted ? undefined : take();
-    let current = first && s.make(first, index);
+    let item = first;
+    let current = item && s.make(item, index);
     current?.prepare();
-    while (current) {
+    while (current && item) {
       if (s.stop?.aborted) {
         await current.abandon();
         return;
       }
       begun++;
       const iterationStarted = Date.now();
+      inFlight.add(current);
       await current.begin();
+      await s.afterBegin?.(current, item, [...inFlight]);
       const following = take();
       const next = following && s.make(following, index);
       next?.prepare();
@@ -67,11 +81,14 @@ export async function runInLanes(s: Schedule): Promise<Ran> {
       } catch (err) {
         await next?.abandon();
         throw err;
+      } finally {
+        inFlight.delete(current);
       }
       s.results.push(result);
       s.log(laneProgressLine(result, s.results, s.work, iterationStarted, started));
       s.log(s.describe(result));
       current = next;
+      item = following;
     }
   };
   await Promise.all(Array.from({ length: Math.min(s.concurrency, s.work.length) }, (_, i) => lane(i)));

@@ -263,7 +263,7 @@ export interface IterationResult {
  *   temporal-partition  toxiproxy cuts the lane's workers off the Temporal frontend for seconds, then heals
  *   ledger-partition    toxiproxy cuts the lane's workers off the ledger (PostgreSQL: the run keeps its ledger there
  *                       when this kind is drawn) for seconds, then heals: the reply comes back into the cut
- *   server-restart      the Temporal server restarts while the reply is held (the batch's workers reconnect)
+ *   server-restart      the Temporal server restarts while the reply is held (every lane's workers reconnect)
  *   clock-skew          beside the live holder, a second worker on its task queue whose lease clock runs a whole
  *                       lease ahead (RETRYSAFE_LEASE_CLOCK_OFFSET_MS): every run act's lease has ended by its clock
  */

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Iteration } from '../../scripts/chaos/iteration';
 import { planIteration } from '../../scripts/chaos/plan';
 import { scenarioByName } from '../../scripts/chaos/registry';
-import { needsBatches, runInLanes, type Work } from '../../scripts/chaos/schedule';
+import { needsBatches, restartsAtItsMoment, runInLanes, type Work } from '../../scripts/chaos/schedule';
 import type { IterationResult } from '../../scripts/chaos/types';
 import { chaosResult } from '../support/chaos-result';
 
@@ -123,7 +123,30 @@ describe('chaos schedule: lanes that run on', () => {
     assert.equal(ran.stoppedEarly, 'interrupted, with 3 of 3 iteration(s) not started');
   });
 
+  it('tells each begun iteration which iterations are in flight on every lane (what a server restart reaches)', async () => {
+    const seen: string[] = [];
+    await runInLanes({
+      work: [0, 1, 2].map((i) => work(i)),
+      concurrency: 2,
+      // #0 is begun (at 190 ms) while #1 (590 ms) is still beginning on lane 1; #2 follows #0 on lane 0 (390 ms).
+      make: (w, lane) => fakeIteration(w, lane, w.plan.index === 1 ? 600 : 200, []),
+      results: [],
+      log: () => undefined,
+      describe: () => '',
+      afterBegin: async (_it, w, inFlight) => {
+        seen.push(`#${w.plan.index} begun with ${inFlight.length} in flight`);
+      },
+    });
+    assert.deepEqual(seen, ['#0 begun with 2 in flight', '#2 begun with 2 in flight', '#1 begun with 1 in flight']);
+  });
+
   it('keeps batches only for runs that restart the dev server between a batch crashes and recovers', () => {
+    const restartFaults = [0, 1, 2].map((i) => ({
+      variant: 'retrysafe' as const,
+      plan: planIteration(7, i, renewal, { restartRate: 0, faults: ['server-restart'] }),
+    }));
+    assert.ok(restartFaults.every((w) => w.plan.serverRestart && restartsAtItsMoment(w)));
+    assert.equal(needsBatches(restartFaults), false, 'a server-restart fault restarts at its own moment');
     assert.equal(needsBatches([0, 1, 2].map((i) => work(i))), false);
     const restarting = Array.from({ length: 40 }, (_, i) => work(i, 0.5));
     assert.ok(
