@@ -159,6 +159,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ...(servers.has(plan.scenario) ? { server: servers.get(plan.scenario)! } : {}),
         ...(restartsMidRun ? { retrySpawns: true } : {}),
       });
+    /** Restarts the dev server and waits for the successors of `iterations` to poll again (or replaces them). */
+    const restart = async (iterations: readonly Iteration[]) => {
+      const r = await restartServerAndCheckWorkers(
+        stack,
+        iterations.flatMap((it) => (it.tracked ? [it.tracked] : [])),
+      );
+      serverRestarts++;
+      workersReplaced += r.replaced;
+      log(`  ${target} restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`);
+    };
     if (lanesRunOn) {
       log(`  ${options.concurrency} lane(s), each taking the next iteration as soon as its last one is counted`);
       ({ stoppedEarly } = await runInLanes({
@@ -169,19 +179,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         log,
         describe: (r) => iterationLine(r, rerun),
         ...(options.stop ? { stop: options.stop } : {}),
-        afterBegin: async (_iteration, item, inFlight) => {
-          if (!restartsAtItsMoment(item)) return;
-          // Every lane's successors must come back, not only this iteration's: the restart reaches them all.
-          const r = await restartServerAndCheckWorkers(
-            stack,
-            inFlight.flatMap((it) => (it.tracked ? [it.tracked] : [])),
-          );
-          serverRestarts++;
-          workersReplaced += r.replaced;
-          log(
-            `  ${target} restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
-          );
-        },
+        // Every lane's successors must come back, not only this iteration's: the restart reaches them all.
+        afterBegin: async (_iteration, item, inFlight) => (restartsAtItsMoment(item) ? restart(inFlight) : undefined),
       }));
     } else {
       const batches = variants.flatMap((variant) => {
@@ -207,17 +206,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           const batchStarted = Date.now();
           const iterations = next;
           await Promise.all(iterations.map((it) => it.begin()));
-          if (batch.plans.some((p) => p.serverRestart)) {
-            const r = await restartServerAndCheckWorkers(
-              stack,
-              iterations.flatMap((it) => (it.tracked ? [it.tracked] : [])),
-            );
-            serverRestarts++;
-            workersReplaced += r.replaced;
-            log(
-              `  ${target} restarted in ${r.restartMs} ms; ${r.reconnected} worker(s) reconnected, ${r.replaced} replaced`,
-            );
-          }
+          if (batch.plans.some((p) => p.serverRestart)) await restart(iterations);
           // The next batch's doomed workers start while this one recovers; they poll queues nobody uses yet.
           next = b + 1 < batches.length ? iterationsOf(batches[b + 1]) : [];
           next.forEach((it) => it.prepare());
