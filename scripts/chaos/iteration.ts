@@ -58,7 +58,7 @@ export interface IterationSetup {
 
 /**
  * One iteration on its own task queue (so a worker armed to crash can only take this iteration's work)
- * and its lane's providers. `begin` ends with the crash done and the successor polling; the batch may
+ * and its lane's providers. `begin` ends with the crash done and the successor polling; the run may
  * then restart the server; `finish` waits for the outcome and counts it.
  */
 export class Iteration {

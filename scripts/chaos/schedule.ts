@@ -58,8 +58,7 @@ export async function runInLanes(s: Schedule): Promise<Ran> {
   const take = () => (taken < s.work.length ? s.work[taken++] : undefined);
   const inFlight = new Set<Iteration>();
   const lane = async (index: number) => {
-    const first = s.stop?.aborted ? undefined : take();
-    let item = first;
+    let item = s.stop?.aborted ? undefined : take();
     let current = item && s.make(item, index);
     current?.prepare();
     while (current && item) {
@@ -99,8 +98,8 @@ export async function runInLanes(s: Schedule): Promise<Ran> {
 }
 
 /**
- * `[retrysafe] 37/500 (renewal, 13.1 s) · dup 0 · lost 0 · unexplained 0 · review 2 · 6.2/min`: the variant's
- * count so far, the iteration just counted, and the pace of the run.
+ * `[retrysafe] 37/500 (#38 renewal, 13.1 s) · dup 0 · lost 0 · unexplained 0 · review 2 · 14.3/min`: the variant's
+ * count so far, the iteration just counted and how long it took, and the pace of the run.
  */
 function laneProgressLine(
   r: IterationResult,
