@@ -9,8 +9,9 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
  * happens when the shell that started `npm run chaos` in the background exits during a pause (a `nohup … &` from a
  * script, a CI step), and the paused worker then dies of a SIGHUP nobody sent (#0 of a first attempt at the
  * 1000-fault run, most likely #6 of the 400-fault run). In a session of its own the child's group has no member
- * outside it that could leave, so the rule never applies to it. The child still ends with its parent where it listens for that (workers
- * do, through their IPC channel), and it no longer gets the terminal's Ctrl-C: the harness stops it itself.
+ * outside it that could leave, so the rule never applies to it. The child still ends with its parent where it
+ * listens for that (workers do, through their IPC channel), and it no longer gets the terminal's Ctrl-C: the
+ * harness stops it itself.
  */
 export function spawnInOwnSession(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
   return spawn(command, args, { ...options, detached: true });
