@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Ledger } from '../../examples/sandbox-providers/spawn';
 import { RetrysafeError } from 'retrysafe';
+import { isFinal, type ActionStatus } from '../../policies/action-status';
 import { SA_ACTION_KEYS, SA_STATUS } from '../../policies/search-attributes';
 import type { ActionLedger } from 'retrysafe/worker';
 
@@ -74,8 +75,6 @@ export interface ActionState {
   trail?: string;
 }
 
-const SETTLED_ROW = ['confirmed', 'failed', 'compensated'];
-
 /**
  * The action's state from its workflow, or, when none ran (a run acted on its ledger row), from the row: a row that
  * is not settled with no workflow to take it over is left unresolved (see leftUnresolved).
@@ -83,6 +82,7 @@ const SETTLED_ROW = ['confirmed', 'failed', 'compensated'];
 export async function actionState(
   client: Client,
   key: string,
+  // The trail's reads are optional: a caller that polls (bench:recovery) passes `get` alone and pays for nothing else.
   ledger?: Pick<ActionLedger, 'get'> & Partial<Pick<ActionLedger, 'audit' | 'alarms'>>,
 ): Promise<ActionState | undefined> {
   try {
@@ -91,21 +91,20 @@ export async function actionState(
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
     const row = await ledger?.get(key);
-    if (!row) return undefined;
-    const trail = SETTLED_ROW.includes(row.status) ? undefined : await rowTrail(ledger!, key, row.holder);
+    if (!ledger || !row) return undefined;
+    const trail = isFinal(row.status) ? undefined : await rowTrail(ledger, key, row.holder);
     return { key, status: row.status, running: false, source: 'ledger', ...(trail ? { trail } : {}) };
   }
 }
 
-/** `1 planned by run:… → 2 dispatching by … (reason) …; holder …; alarm not-holder: …`, or undefined without an audit. */
+/** `1 planned at … by run:… (reason) → 2 dispatching …; holder …; alarm not-holder at …: …`, or undefined without them. */
 async function rowTrail(
   ledger: Partial<Pick<ActionLedger, 'audit' | 'alarms'>>,
   key: string,
   holder: string | null | undefined,
 ): Promise<string | undefined> {
-  if (!ledger.audit) return undefined;
-  const entries = await ledger.audit(key);
-  const alarms = ledger.alarms ? await ledger.alarms({ key }) : [];
+  if (!ledger.audit || !ledger.alarms) return undefined;
+  const [entries, alarms] = await Promise.all([ledger.audit(key), ledger.alarms({ key })]);
   return [
     entries.map((e) => `${e.seq} ${e.status} at ${e.at} by ${e.by ?? '?'} (${e.reason})`).join(' → '),
     `holder ${holder ?? 'none'}`,
@@ -154,7 +153,7 @@ export function leftUnresolved(states: ReadonlyArray<ActionState | undefined>): 
     if (!s) return [];
     if (s.status === 'unknown' || s.status === 'needs_review') return [`${s.key} left ${s.status}`];
     // A row no workflow holds must be settled: one left planned or dispatching is an action nobody finishes.
-    if (s.source === 'ledger' && !SETTLED_ROW.includes(s.status)) {
+    if (s.source === 'ledger' && !isFinal(s.status as ActionStatus)) {
       return [
         `${s.key} left ${s.status} on its ledger row, with no workflow${s.trail ? `; its trail: ${s.trail}` : ''}`,
       ];
