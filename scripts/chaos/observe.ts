@@ -97,7 +97,7 @@ export async function actionState(
   }
 }
 
-/** `1 planned at … by run:… (reason) → 2 dispatching …; holder …; alarm not-holder at …: …`, or undefined without them. */
+/** `1 planned at … by run:… (reason) → 2 dispatching …; holder …; alarm …`, or undefined without them. */
 async function rowTrail(
   ledger: Partial<Pick<ActionLedger, 'audit' | 'alarms'>>,
   key: string,
