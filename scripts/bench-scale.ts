@@ -6,6 +6,7 @@
  */
 import { parseScaleArgs, SCALE_USAGE } from './bench/scale/args';
 import { SUPERLINEAR_EXPONENT, type Growth } from './bench/scale/growth';
+import { describeCpu, type CpuByProcess } from './bench/process-cpu';
 import { runScale, type ScaleReport } from './bench/scale/run';
 import { UsageError } from '../cli/ops/errors';
 
@@ -35,6 +36,11 @@ const growth = (what: string, g: Growth | undefined) =>
     ? `${what}: too few points to fit`
     : `${what} grows as size^${g.exponent}${g.superlinear ? `  ← FASTER THAN LINEAR (past ^${SUPERLINEAR_EXPONENT})` : ''}`;
 
+/** Actions per second that `cores` could serve at this CPU per action, if nothing else held them back. */
+function ceiling(cpu: CpuByProcess, cores: number): number {
+  return cpu.total > 0 ? Math.round((cores * 1000) / cpu.total) : 0;
+}
+
 export function formatScale(r: ScaleReport): string[] {
   const out = ['', `bench:scale, ${(r.durationMs / 1000).toFixed(0)} s`];
   const l = r.longRun;
@@ -60,6 +66,13 @@ export function formatScale(r: ScaleReport): string[] {
         `  ${String(ratio.actions).padStart(5)}: retrysafe throughput ×${ratio.throughputRatio} of bare over ` +
           `${ratio.rounds} round(s) (${ratio.perRound.map((x) => `×${x}`).join(', ')})`,
       );
+      const cpu = ratio.cpuMsPerAction;
+      if (cpu) {
+        out.push(
+          `         CPU per action: retrysafe ${describeCpu(cpu.retrysafe)}; bare ${describeCpu(cpu.bare)}; ` +
+            `on ${r.cores} cores at most ${ceiling(cpu.retrysafe, r.cores)}/s and ${ceiling(cpu.bare, r.cores)}/s`,
+        );
+      }
       mine.forEach((c, i) => {
         out.push(
           `         retrysafe: p50 ${c.p50} ms, p99 ${c.p99} ms, max ${c.max} ms, ${c.throughputPerSec}/s over ` +

@@ -1,6 +1,7 @@
 import { spreadOf } from './compare';
-import { observedWhat } from './legs';
+import { COMPARISONS, observedWhat } from './legs';
 import { formatOperationCost } from './operation-cost';
+import { cpuRatio, describeCpu } from './process-cpu';
 import type { BenchReport } from './run';
 
 /** The human-readable report of `npm run bench`: the table, each leg's cost, its eager starts, every ratio, recovery. */
@@ -59,6 +60,23 @@ export function formatBench(r: BenchReport): string[] {
   for (const l of r.legs) {
     if (!l.eagerStarts) continue;
     out.push(`eager starts, ${l.label}: ${l.eagerStarts.eager} of ${l.eagerStarts.requested} measured starts`);
+  }
+  for (const l of r.legs) {
+    for (const [level, cpu] of Object.entries(l.cpuMsPerOperation ?? {})) {
+      out.push(`CPU per operation, ${l.label} [${level}]: ${describeCpu(cpu)}`);
+    }
+  }
+  for (const c of COMPARISONS) {
+    const [a, b] = [c.retrysafe, c.bare].map((id) => r.legs.find((l) => l.id === id)?.cpuMsPerOperation);
+    for (const level of levels) {
+      const x = a?.[level] && b?.[level] ? cpuRatio(a[level], b[level]) : undefined;
+      if (!x) continue;
+      const each = Object.entries(x).filter(([name]) => name !== 'total');
+      out.push(
+        `CPU per operation, ${c.retrysafe} ÷ ${c.bare} (${c.name}, ${level}): ×${x.total}` +
+          (each.length ? ` (${each.map(([name, v]) => `${name} ×${v}`).join(', ')})` : ''),
+      );
+    }
   }
   for (const [pair, byLevel] of Object.entries(r.ratios)) {
     for (const [level, x] of Object.entries(byLevel)) {

@@ -24,6 +24,7 @@ import { measureRecovery, startWorkerPool, type RecoverySample } from './recover
 import { DEFAULT_REPEATS } from './args';
 import { incomparable, roundRatios, type LegSetting, type RoundRatios } from './compare';
 import { operationCost, type OperationCost } from './operation-cost';
+import { countCpu, cpuPerOperation, type CpuByProcess } from './process-cpu';
 import { runLoad, summarize, type LatencyStats } from './stats';
 import { latencyChartSvg, type Series } from './svg';
 import { DISPATCH_HEARTBEAT_TIMEOUT, WORKFLOW_TASK_TIMEOUT } from '../../policies/timeouts';
@@ -70,6 +71,12 @@ export interface LegReport {
   cost?: OperationCost & { sampled: number; eventsRange: [number, number]; workflowTasksRange: [number, number] };
   /** For a leg that starts its workflows eagerly: measured starts asked to be eager, and those that were. */
   eagerStarts?: EagerStarts;
+  /**
+   * Keyed by load level: CPU ms per operation over every round's timed load (Linux), by process: the dev server, the
+   * leg's worker processes, the payment provider and this process (`bench`: the client, and the workers of the legs
+   * that run in it), and their `total`. Less spread than the latencies, and on two cores what bounds throughput.
+   */
+  cpuMsPerOperation?: Record<string, CpuByProcess>;
 }
 
 export interface BenchReport {
@@ -152,11 +159,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const scrapes: string[] = [];
   const traces = await startTraceSink();
   const observe = options.observe ?? 'both';
-  await Promise.all(
+  const observedWorkers = await Promise.all(
     Array.from({ length: WORKERS }, async (_, i) => {
       const address = `127.0.0.1:${await getFreePort()}`;
       if (observe !== 'traces') scrapes.push(`http://${address}/metrics`);
-      await stack.startWorker({
+      return stack.startWorker({
         name: `${observedTaskQueue}-w${i}`,
         env: {
           ...env,
@@ -221,6 +228,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           ledger: true,
           observed: leg.observedWorkers === true,
         };
+  // Where a leg's operations spend CPU: its workers are the pool's processes, the observed ones or this process.
+  const serverPid = (stack.server as { pid?: unknown }).pid;
+  const processesOf = (leg: Leg) => ({
+    server: typeof serverPid === 'number' ? serverPid : undefined,
+    ...(leg.inBenchProcess
+      ? {}
+      : { workers: (leg.observedWorkers ? observedWorkers : pool.workers).map((w) => w.pid) }),
+    provider: stack.providers.payments.pid,
+    bench: process.pid,
+  });
+  const cpuUsed = new Map<LegReport, Record<string, { used: CpuByProcess; operations: number }>>();
   try {
     const measured: Array<{ leg: Leg; report: LegReport }> = [];
     const all = benchLegs(ctx);
@@ -252,11 +270,22 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // Round by round, every leg in turn: a slow minute on the machine falls on every leg of that round.
     for (let round = 1; round <= repeats; round++) {
       log(`  round ${round} of ${repeats}`);
-      for (const { leg, report } of measured) await measureRound(leg, report, `${tag}-r${round}`, levels, options, log);
+      for (const { leg, report } of measured) {
+        const cpu = await measureRound(leg, report, `${tag}-r${round}`, levels, options, log, processesOf(leg));
+        const sums = cpuUsed.get(report) ?? {};
+        for (const [level, used] of Object.entries(cpu)) sums[level] = addCpu(sums[level], used, options.iterations);
+        cpuUsed.set(report, sums);
+      }
     }
     for (const { leg, report } of measured) {
       for (const [level] of levels)
         report.stats[level] = summarize(report.samples[level], sumWall(report.rounds[level]));
+      const cpu = Object.entries(cpuUsed.get(report) ?? {}).filter(([, c]) => Object.keys(c.used).length > 0);
+      if (cpu.length) {
+        report.cpuMsPerOperation = Object.fromEntries(
+          cpu.map(([level, c]) => [level, cpuPerOperation(c.used, c.operations)]),
+        );
+      }
       const cost = await costOf(stack, leg, `${tag}-r${repeats}`, Math.min(COST_SAMPLES, options.iterations));
       if (cost) report.cost = cost;
       if (leg.eagerStarts) {
@@ -379,18 +408,40 @@ async function measureRound(
   levels: Array<[string, number]>,
   options: BenchOptions,
   log: (line: string) => void,
-): Promise<void> {
+  processes: Parameters<typeof countCpu>[0],
+): Promise<Record<string, CpuByProcess>> {
+  const cpuByLevel: Record<string, CpuByProcess> = {};
   for (const [level, k] of levels) {
-    // Preparation (a workflow waiting for its signal, an action waiting for approval) is not timed.
+    // Preparation (a workflow waiting for its signal, an action waiting for approval) is not timed, nor counted.
     const ops = (await runPrepared(options.iterations, options.concurrency, (i) =>
       leg.prepare(`${tag}-${leg.id}-${level}-${i}`),
     ))!;
+    const cpu = await countCpu(processes);
     const { samples, wallMs } = await runLoad(options.iterations, k, (i) => ops[i]());
+    cpuByLevel[level] = await cpu.stop();
     (report.samples[level] ??= []).push(...samples.map((s) => Math.round(s * 10) / 10));
     const s = summarize(samples, wallMs);
     (report.rounds[level] ??= []).push(s);
     log(`  ${leg.label} [${level}]: p50 ${s.p50} ms, p95 ${s.p95} ms, p99 ${s.p99} ms, ${s.throughputPerSec}/s`);
   }
+  return cpuByLevel;
+}
+
+/**
+ * Adds one round's CPU to a leg's sum at a level. A process counted in one round and not another (a worker replaced
+ * meanwhile) would be counted short, so the sum keeps only what every round counted.
+ */
+function addCpu(
+  sum: { used: CpuByProcess; operations: number } | undefined,
+  used: CpuByProcess,
+  operations: number,
+): { used: CpuByProcess; operations: number } {
+  if (!sum) return { used: { ...used }, operations };
+  const names = Object.keys(sum.used).filter((name) => used[name] !== undefined);
+  return {
+    used: Object.fromEntries(names.map((name) => [name, sum.used[name] + used[name]])),
+    operations: sum.operations + operations,
+  };
 }
 
 /** Events and workflow tasks of a leg's operations, from their histories (sequential level, names as measureRound gives them). */

@@ -167,6 +167,41 @@ describe("the bench's baselines", () => {
     assert.ok(lines.includes('eager starts, bare-local-eager: 9 of 10 measured starts'), lines.join('\n'));
   });
 
+  it("print each leg's CPU per operation and set compared legs' CPU against each other", () => {
+    const withCpu = (l: ReturnType<typeof leg>, seq: Record<string, number>) => ({
+      ...l,
+      cpuMsPerOperation: { seq },
+    });
+    const lines = formatBench(
+      report([
+        withCpu(leg('retrysafe-action', 'retrysafe', spawned, 110, 240), {
+          server: 4,
+          workers: 8,
+          bench: 1,
+          total: 13,
+        }),
+        withCpu(leg('retrysafe-action-observed', 'retrysafe', spawned, 120, 250), {
+          server: 4,
+          workers: 10,
+          bench: 1.2,
+          total: 15.2,
+        }),
+      ]),
+    );
+    assert.ok(
+      lines.includes('CPU per operation, retrysafe-action [seq]: server 4 + workers 8 + bench 1 = 13 ms'),
+      lines.join('\n'),
+    );
+    assert.ok(
+      lines.includes(
+        'CPU per operation, retrysafe-action-observed ÷ retrysafe-action (observability, seq): ×1.17 ' +
+          '(server ×1, workers ×1.25, bench ×1.2)',
+      ),
+      lines.join('\n'),
+    );
+    assert.ok(!lines.some((l) => l.includes('[c10]')), 'no figure for a level that was not counted');
+  });
+
   it('compare the fastest shape on server and worker count, and nothing else against its shape', () => {
     assert.equal(incomparable(spawned, inProcess, 'shape'), undefined);
     assert.match(incomparable(spawned, setting({ ...inProcess, workers: 1 }), 'shape')!, /on 2 and 1 workers/);

@@ -77,21 +77,40 @@ describe('bench:scale: how a cost grows with size', () => {
     );
   });
 
+  /** A burst report with what a ratio reads: its size, wall time and CPU per action. */
+  const burstOf = (actions: number, wallMs: number, cpuMsPerAction?: Record<string, number>): ConcurrentReport => ({
+    side: 'retrysafe',
+    actions,
+    confirmed: actions,
+    p50: 0,
+    p99: 0,
+    max: 0,
+    wallMs,
+    throughputPerSec: Math.round((actions / wallMs) * 1000 * 10) / 10,
+    ...(cpuMsPerAction ? { cpuMsPerAction } : {}),
+  });
+
   it("takes a size's ratio over all its rounds, each side's actions over its summed wall time", () => {
-    const burst = (actions: number, wallMs: number): ConcurrentReport => ({
-      side: 'retrysafe',
-      actions,
-      confirmed: actions,
-      p50: 0,
-      p99: 0,
-      max: 0,
-      wallMs,
-      throughputPerSec: Math.round((actions / wallMs) * 1000 * 10) / 10,
-    });
+    const burst = (actions: number, wallMs: number) => burstOf(actions, wallMs);
     // 1000 in 40 s and 1000 in 50 s (22.2/s overall) against 1000 in 40 s twice (25/s).
     const r = burstRatio([burst(1000, 40_000), burst(1000, 50_000)], [burst(1000, 40_000), burst(1000, 40_000)]);
     assert.deepEqual(r, { actions: 1000, rounds: 2, throughputRatio: 0.89, perRound: [1, 0.8] });
     assert.throws(() => burstRatio([burst(10, 1)], []), /1 retrysafe bursts against 0 bare/);
+  });
+
+  it('gives CPU per action by process over all rounds, weighted by actions, only where every burst counted', () => {
+    const burst = (actions: number, cpuMsPerAction?: Record<string, number>) => burstOf(actions, 1000, cpuMsPerAction);
+    const r = burstRatio(
+      [burst(100, { server: 10, worker: 20, total: 30 }), burst(300, { server: 14, worker: 16, total: 30 })],
+      [burst(100, { server: 20, worker: 5, client: 1, total: 26 }), burst(300, { server: 20, worker: 5, total: 25 })],
+    );
+    assert.deepEqual(r.cpuMsPerAction, {
+      retrysafe: { server: 13, worker: 17, total: 30 },
+      // The client was counted in one bare burst only: left out, not averaged as if it were zero in the other.
+      bare: { server: 20, worker: 5, total: 25.25 },
+    });
+    const uncounted = burstRatio([burst(100, { total: 1, worker: 1 })], [burst(100)]);
+    assert.equal(uncounted.cpuMsPerAction, undefined, 'a side with a burst that counted nothing has no figure');
   });
 
   it("tallies what a burst's histories show besides the happy path", () => {

@@ -1,6 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { baselineChargeWorkflow, retrysafeChargeWorkflow } from '../../../examples/workflows/baseline';
 import { summarize } from '../stats';
+import { countCpu, cpuPerOperation, type CpuByProcess } from '../process-cpu';
 import { burstHealth, type BurstHealth } from './burst-health';
 import type { ScaleContext } from './context';
 import { rssMiB, sampleRss } from './rss';
@@ -21,8 +22,24 @@ export interface ConcurrentReport {
   rssPeakMiB?: number;
   /** (peak − before) ÷ actions: what one action in flight holds of the worker's memory. */
   kibPerActionInFlight?: number;
+  /**
+   * CPU ms per action in each process over the burst (Linux): the dev server, the worker, the payment provider and
+   * this process (the client), and their `total`. On two cores a burst is CPU-bound, so this says where its time goes.
+   */
+  cpuMsPerAction?: CpuByProcess;
   /** Read from the burst's histories after it, untimed: retries and timeouts that explain a slow tail. */
   health?: BurstHealth;
+}
+
+/** The processes a burst's CPU is counted in; read for each burst, as the dev server's pid changes on a restart. */
+function burstProcesses(ctx: ScaleContext): Record<string, number | undefined> {
+  const server = (ctx.stack.server as { pid?: unknown }).pid;
+  return {
+    server: typeof server === 'number' ? server : undefined,
+    worker: ctx.worker.pid,
+    provider: ctx.stack.providers.payments.pid,
+    client: process.pid,
+  };
 }
 
 /**
@@ -40,6 +57,7 @@ export async function measureConcurrent(
   const burst = `${ctx.tag}-c${n}-r${round}`;
   const rssBeforeMiB = await rssMiB(ctx.worker.pid);
   const sampler = sampleRss(ctx.worker.pid);
+  const cpu = await countCpu(burstProcesses(ctx));
   const t0 = performance.now();
   const latencies: number[] = [];
   let confirmed = 0;
@@ -83,6 +101,7 @@ export async function measureConcurrent(
     clearInterval(progress);
   }
   const wallMs = performance.now() - t0;
+  const cpuMsPerAction = cpuPerOperation(await cpu.stop(), n);
   const rssPeakMiB = await sampler.stop();
   const s = summarize(latencies, wallMs);
   const health = await burstHealth(ctx.client, workflowIds);
@@ -100,6 +119,7 @@ export async function measureConcurrent(
     ...(rssBeforeMiB !== undefined && rssPeakMiB !== undefined
       ? { kibPerActionInFlight: Math.round(((rssPeakMiB - rssBeforeMiB) * 1024) / n) }
       : {}),
+    ...(Object.keys(cpuMsPerAction).length > 1 ? { cpuMsPerAction } : {}),
     health,
   };
 }

@@ -1,8 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { ExampleClient } from '../../../examples/client';
 import { exampleRegistry } from '../../../examples/tools';
 import { startStack } from '../../lib/stack';
 import type { ScaleArgs } from './args';
 import { describeHealth } from './burst-health';
+import type { CpuByProcess } from '../process-cpu';
 import { measureConcurrent, type ConcurrentReport } from './concurrent';
 import { growthOf, type Growth } from './growth';
 import { measureLongRun, type LongRunReport } from './long-run';
@@ -22,6 +24,8 @@ export interface ScaleReport {
   /** Growth of queueMs less the empty tenant's (QueuePoint.readMs) with the queue's length. */
   queueGrowth?: Growth;
   durationMs: number;
+  /** CPU cores this machine offers (os.availableParallelism): with CPU per action, a ceiling on throughput. */
+  cores: number;
 }
 
 /** Every scale measurement on one dev server with one worker, in turn: the long run, the bursts, the queue. */
@@ -41,7 +45,14 @@ export async function runScale(args: ScaleArgs, log: (line: string) => void): Pr
       tag,
       log,
     };
-    const report: ScaleReport = { concurrent: [], bare: [], ratios: [], queue: [], durationMs: 0 };
+    const report: ScaleReport = {
+      concurrent: [],
+      bare: [],
+      ratios: [],
+      queue: [],
+      durationMs: 0,
+      cores: availableParallelism(),
+    };
     if (args['long-run'] > 0) {
       log(`scale: one run of ${args['long-run']} actions`);
       report.longRun = await measureLongRun(ctx, args['long-run']);
@@ -102,6 +113,8 @@ export interface BurstRatio {
   throughputRatio: number;
   /** Each round's own ratio, in the order run. */
   perRound: number[];
+  /** CPU ms per action by process over all bursts of the size, each side (where every burst could count it). */
+  cpuMsPerAction?: { retrysafe: CpuByProcess; bare: CpuByProcess };
 }
 
 /** The ratio of one size over its rounds: total actions over total wall time on each side, so no round weighs more. */
@@ -111,12 +124,28 @@ export function burstRatio(retrysafe: readonly ConcurrentReport[], bare: readonl
   }
   const rate = (bursts: readonly ConcurrentReport[]) =>
     bursts.reduce((n, b) => n + b.actions, 0) / (bursts.reduce((ms, b) => ms + b.wallMs, 0) / 1000);
+  const cpu = { retrysafe: meanCpu(retrysafe), bare: meanCpu(bare) };
   return {
     actions: retrysafe[0].actions,
     rounds: retrysafe.length,
     throughputRatio: ratio(rate(retrysafe), rate(bare)),
     perRound: retrysafe.map((r, i) => ratio(r.throughputPerSec, bare[i].throughputPerSec)),
+    ...(cpu.retrysafe && cpu.bare ? { cpuMsPerAction: { retrysafe: cpu.retrysafe, bare: cpu.bare } } : {}),
   };
+}
+
+/** CPU per action by process over bursts, weighted by their actions; only processes every burst counted. */
+function meanCpu(bursts: readonly ConcurrentReport[]): CpuByProcess | undefined {
+  const counted = bursts.map((b) => b.cpuMsPerAction);
+  if (counted.some((c) => c === undefined)) return undefined;
+  const names = Object.keys(counted[0]!).filter((name) => counted.every((c) => c![name] !== undefined));
+  const actions = bursts.reduce((n, b) => n + b.actions, 0);
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      Math.round((bursts.reduce((ms, b) => ms + b.cpuMsPerAction![name] * b.actions, 0) / actions) * 100) / 100,
+    ]),
+  );
 }
 
 /** The bursts of each size averaged over its rounds, for the growth fits (one point per size). */
