@@ -9,6 +9,7 @@
 export { ActionRun, UNRESOLVED_STATUSES, toolRefs } from '../workflows/action-run';
 export type { ActOptions, ToolRef, ToolRefs } from '../workflows/action-run';
 export type { DecisionGate } from '../workflows/signed-decisions';
+export type { SignedDecision } from '../policies/signed-decision';
 export type { PreparedAction } from '../activities/prepare-action';
 export { actionWorkflowV3 } from '../workflows/action';
 export { agentRunWorkflowV3 } from '../workflows/agent-run';

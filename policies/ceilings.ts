@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { builtOnFirstUse } from './built-on-first-use';
 import { RetrysafeError } from './errors';
+import type { Expect, Same } from './same-type';
 import { firstIssue } from './zod-issues';
 import type { ToolDescriptor } from './tool';
 
@@ -13,49 +15,114 @@ import type { ToolDescriptor } from './tool';
  * a workflow is replay-safe) and persist both ceilings and usage in their own state.
  */
 
-const positiveInt = z
-  .number({ error: 'must be a positive integer' })
-  .int({ error: 'must be a positive integer' })
-  .positive({ error: 'must be a positive integer' });
+/** The schemas of ceilings and usage, built on first use (built-on-first-use.ts). */
+function buildCeilingSchemas() {
+  const positiveInt = z
+    .number({ error: 'must be a positive integer' })
+    .int({ error: 'must be a positive integer' })
+    .positive({ error: 'must be a positive integer' });
 
-/** Limits on one money-moving action: a default for every such tool, and per-tool overrides by name. */
-export const PerActionCeilings = z.strictObject({
-  maxAmountCents: positiveInt,
-  byTool: z.record(z.string().min(1), positiveInt),
-});
-export type PerActionCeilings = z.infer<typeof PerActionCeilings>;
+  /** Limits on one money-moving action: a default for every such tool, and per-tool overrides by name. */
+  const PerActionCeilings = z.strictObject({
+    maxAmountCents: positiveInt,
+    byTool: z.record(z.string().min(1), positiveInt),
+  });
+
+  /** A run's hard limits (RunCeilings, below). */
+  const RunCeilings = z.strictObject({
+    maxSteps: positiveInt,
+    /** Wall-clock budget measured from the run's start. */
+    deadlineMs: positiveInt,
+    /** Money moved by the run's money-movement actions (charges and refunds both count), in minor units. */
+    maxSpendCents: positiveInt,
+    /** Model tokens (prompt + completion) across every planner call of the run. */
+    maxTokens: positiveInt,
+    maxSideEffects: positiveInt,
+    perAction: PerActionCeilings,
+  });
+
+  /** Partial overrides, as a tenant's policy file gives them; per-action limits may be overridden one by one. */
+  const RunCeilingOverrides = z.strictObject({
+    maxSteps: positiveInt.optional(),
+    deadlineMs: positiveInt.optional(),
+    maxSpendCents: positiveInt.optional(),
+    maxTokens: positiveInt.optional(),
+    maxSideEffects: positiveInt.optional(),
+    perAction: PerActionCeilings.partial().optional(),
+  });
+
+  /** What a run has consumed so far; persisted in the run's state next to its ceilings. */
+  const RunUsage = z.strictObject({
+    steps: z.number().int().nonnegative(),
+    spendCents: z.number().int().nonnegative(),
+    tokens: z.number().int().nonnegative(),
+    sideEffects: z.number().int().nonnegative(),
+    startedAtMs: z.number().int().nonnegative(),
+  });
+  return { PerActionCeilings, RunCeilings, RunCeilingOverrides, RunUsage };
+}
+
+/** The schemas of this module: per-action and run ceilings, a tenant's overrides, a run's usage. */
+export const ceilingSchemas = builtOnFirstUse(buildCeilingSchemas);
+type CeilingSchemas = ReturnType<typeof ceilingSchemas>;
 
 /**
  * A run's hard limits: steps, deadline, spend, side effects, tokens and per-action limits. Reaching one pauses the run
- * in `needs_review`.
+ * in `needs_review`. Every limit is a positive integer.
  */
-export const RunCeilings = z.strictObject({
-  maxSteps: positiveInt,
+export interface RunCeilings {
+  /** Steps (reads, plans, actions) the run may take. */
+  maxSteps: number;
   /** Wall-clock budget measured from the run's start. */
-  deadlineMs: positiveInt,
+  deadlineMs: number;
   /** Money moved by the run's money-movement actions (charges and refunds both count), in minor units. */
-  maxSpendCents: positiveInt,
+  maxSpendCents: number;
   /** Model tokens (prompt + completion) across every planner call of the run. */
-  maxTokens: positiveInt,
-  maxSideEffects: positiveInt,
-  perAction: PerActionCeilings,
-});
+  maxTokens: number;
+  /** Side-effecting actions the run may take. */
+  maxSideEffects: number;
+  /** Limits on one money-moving action: a default for every such tool, and per-tool overrides by name. */
+  perAction: {
+    maxAmountCents: number;
+    /** Tool name → its own limit, in minor units. */
+    byTool: Record<string, number>;
+  };
+}
+/** Limits on one money-moving action (RunCeilings.perAction). */
+export type PerActionCeilings = RunCeilings['perAction'];
 /**
- * A run's hard limits: steps, deadline, spend, side effects, tokens and per-action limits. Reaching one pauses the run
- * in `needs_review`.
+ * Partial overrides, as a tenant's policy file gives them: each field, when given, replaces RunCeilings' field of the
+ * same name; per-action limits may be overridden one by one.
  */
-export type RunCeilings = z.infer<typeof RunCeilings>;
+export interface RunCeilingOverrides {
+  maxSteps?: number | undefined;
+  deadlineMs?: number | undefined;
+  maxSpendCents?: number | undefined;
+  maxTokens?: number | undefined;
+  maxSideEffects?: number | undefined;
+  perAction?: { maxAmountCents?: number | undefined; byTool?: Record<string, number> | undefined } | undefined;
+}
+/** What a run has consumed so far; persisted in the run's state next to its ceilings. */
+export interface RunUsage {
+  /** Steps taken. */
+  steps: number;
+  /** Money moved, in minor units. */
+  spendCents: number;
+  /** Model tokens used. */
+  tokens: number;
+  /** Side-effecting actions taken. */
+  sideEffects: number;
+  /** When the run started, by the workflow clock (ms since the epoch). */
+  startedAtMs: number;
+}
 
-/** Partial overrides, as a tenant's policy file gives them; per-action limits may be overridden one by one. */
-export const RunCeilingOverrides = z.strictObject({
-  maxSteps: positiveInt.optional(),
-  deadlineMs: positiveInt.optional(),
-  maxSpendCents: positiveInt.optional(),
-  maxTokens: positiveInt.optional(),
-  maxSideEffects: positiveInt.optional(),
-  perAction: PerActionCeilings.partial().optional(),
-});
-export type RunCeilingOverrides = z.infer<typeof RunCeilingOverrides>;
+/** The interfaces above are what the schemas parse to: a change to either side that makes them differ fails here. */
+export type _CeilingTypesMatchSchemas = [
+  Expect<Same<PerActionCeilings, z.output<CeilingSchemas['PerActionCeilings']>>>,
+  Expect<Same<RunCeilings, z.output<CeilingSchemas['RunCeilings']>>>,
+  Expect<Same<RunCeilingOverrides, z.output<CeilingSchemas['RunCeilingOverrides']>>>,
+  Expect<Same<RunUsage, z.output<CeilingSchemas['RunUsage']>>>,
+];
 
 /** 50 steps: a business event needs a handful of reads, plans and actions; a run past 50 is looping. */
 export const DEFAULT_MAX_STEPS = 50;
@@ -82,16 +149,6 @@ export const DEFAULT_RUN_CEILINGS: RunCeilings = Object.freeze({
     byTool: Object.freeze({}) as Record<string, number>,
   }),
 });
-
-/** What a run has consumed so far; persisted in the run's state next to its ceilings. */
-export const RunUsage = z.strictObject({
-  steps: z.number().int().nonnegative(),
-  spendCents: z.number().int().nonnegative(),
-  tokens: z.number().int().nonnegative(),
-  sideEffects: z.number().int().nonnegative(),
-  startedAtMs: z.number().int().nonnegative(),
-});
-export type RunUsage = z.infer<typeof RunUsage>;
 
 export type CeilingName = 'steps' | 'deadline' | 'spend' | 'tokens' | 'side-effects' | 'per-action';
 /** What an operator raises: a run total, the default per-action limit, or one tool's (`per-action.refund`). */
@@ -154,7 +211,7 @@ export function resolveRunCeilings(
 
 /** Validates ceilings from input or history; the error names the field. */
 export function parseRunCeilings(raw: unknown): RunCeilings {
-  const parsed = RunCeilings.safeParse(raw);
+  const parsed = ceilingSchemas().RunCeilings.safeParse(raw);
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error, ['ceilings']);
     throw new RetrysafeError('InvalidIntent', `${field}: ${message}`, { field });

@@ -1,5 +1,10 @@
 import { RetrysafeError } from './errors';
-import { DEFAULT_AUTO_APPROVE_BELOW_CENTS, DEFAULT_HUMAN_ONLY_ABOVE_CENTS, TenantPolicy } from './tenant-policy';
+import {
+  DEFAULT_AUTO_APPROVE_BELOW_CENTS,
+  DEFAULT_HUMAN_ONLY_ABOVE_CENTS,
+  tenantPolicySchemas,
+  type TenantPolicy,
+} from './tenant-policy';
 import type { Intent, RiskClass, ToolDescriptor } from './tool';
 import { amountOf, checkToolLimits } from './tool-facts';
 import { firstIssue } from './zod-issues';
@@ -288,7 +293,7 @@ function checkTenantPolicy(raw: TenantPolicy | undefined): TenantPolicy {
   // The policy may arrive through workflow input rather than the parsed config file, so its shape is checked here too.
   const fail = (field: string, message: string) =>
     new RetrysafeError('InvalidIntent', `tenantPolicy.${field}: ${message}`, { field: `tenantPolicy.${field}` });
-  const parsed = TenantPolicy.safeParse(raw);
+  const parsed = tenantPolicySchemas().TenantPolicy.safeParse(raw);
   if (!parsed.success) {
     const issue = firstIssue(parsed.error);
     throw fail(issue.field, issue.message);

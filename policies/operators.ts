@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RetrysafeError } from './errors';
-import { OperatorScope, type OperatorScopes } from './signed-decision';
+import { decisionSchemas, type OperatorScopes } from './signed-decision';
 import { firstIssue } from './zod-issues';
 
 /**
@@ -28,9 +28,9 @@ export const Operator = z.strictObject({
     .regex(/^[0-9a-fA-F]{64}$/, { error: 'must be the hex SHA-256 of the operator token (64 digits)' })
     .transform((hex) => hex.toLowerCase()),
   /** The tenants this operator acts for, or ["*"]; none when absent, so a new entry can decide nothing yet. */
-  tenants: OperatorScope.shape.tenants.default([]),
+  tenants: decisionSchemas().OperatorScope.shape.tenants.default([]),
   /** approver, resolver, admin (policies/signed-decision.ts ROLE_FOR says which decision needs which). */
-  roles: OperatorScope.shape.roles.default([]),
+  roles: decisionSchemas().OperatorScope.shape.roles.default([]),
   /** When `ops operators add` last wrote the entry; informational. */
   addedAt: z.iso.datetime({ error: 'must be an ISO-8601 time' }).optional(),
 });

@@ -2,7 +2,9 @@ import { ed25519, verifyStrict } from './ed25519';
 import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { z } from 'zod';
+import { builtOnFirstUse } from './built-on-first-use';
 import { RetrysafeError } from './errors';
+import type { Expect, Same } from './same-type';
 import { canonicalJson } from './request-hash';
 import { firstIssue } from './zod-issues';
 
@@ -51,55 +53,152 @@ export const ROLE_FOR: Record<Decision, Role> = {
 };
 
 const hex = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
-const isoInstant = z.iso.datetime({ error: 'must be an ISO-8601 UTC timestamp like 2026-08-28T10:00:00.000Z' });
+
+/**
+ * The schemas of decisions, built on first use (built-on-first-use.ts): at the module's top level they took about a
+ * third of every workflow's CPU on its worker thread, decision or not. A workflow that waits for one builds them when
+ * it starts waiting (`DecisionGate.load`), so the task that receives the decision does not pay for them either.
+ */
+function buildDecisionSchemas() {
+  const isoInstant = z.iso.datetime({ error: 'must be an ISO-8601 UTC timestamp like 2026-08-28T10:00:00.000Z' });
+
+  /**
+   * What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry
+   * and nonce.
+   */
+  const DecisionClaims = z.strictObject({
+    decision: z.enum(DECISIONS, { error: `must be one of ${DECISIONS.join(', ')}` }),
+    /** The action key, or the run's workflow ID for run decisions. */
+    key: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(255),
+    tenant: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/, {
+      error: 'must be a tenant identifier',
+    }),
+    /** The action's request hash; absent only for run decisions. */
+    requestHash: z
+      .string({ error: 'must be a string' })
+      .regex(/^[0-9a-f]{64}$/, { error: 'must be a lower-case hex SHA-256' })
+      .optional(),
+    /** The decision's parameters (an outcome, a new limit, a reason), covered by the signature. */
+    params: z.record(z.string(), z.unknown()).optional(),
+    operator: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(100),
+    issuedAt: isoInstant,
+    expiresAt: isoInstant,
+    nonce: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9_-]{16,128}$/, {
+      error: 'must be 16 to 128 letters, digits, "_" or "-"',
+    }),
+  });
+
+  /** Decision claims with the approval service's Ed25519 signature and key id; verified inside the workflow. */
+  const SignedDecision = z.strictObject({
+    claims: DecisionClaims,
+    signature: z
+      .string({ error: 'must be a string' })
+      .regex(hex(64), { error: 'must be a 64-byte hex Ed25519 signature' }),
+    publicKeyId: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(100),
+  });
+
+  /** Key id → hex Ed25519 public key, as the workflow is given them. */
+  const TrustedApprovalKeys = z
+    .record(
+      z.string().min(1).max(100),
+      z.string().regex(hex(32), { error: 'must be a 32-byte hex Ed25519 public key' }),
+    )
+    .refine((keys) => Object.keys(keys).length > 0, { error: 'must list at least one key' });
+
+  /** What one operator may do: the tenants it acts for (`*` for all) and its roles. */
+  const OperatorScope = z.strictObject({
+    tenants: z.array(z.string().regex(/^(\*|[A-Za-z0-9][A-Za-z0-9._-]{0,79})$/, { error: 'must be a tenant or "*"' })),
+    roles: z.array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` })),
+  });
+  /** Operator name → scope, from the worker's configuration (the operators file), never from a message. */
+  const OperatorScopes = z.record(z.string().min(1).max(100), OperatorScope);
+
+  const reason = z
+    .string({ error: 'is required: why, for the audit trail' })
+    .trim()
+    .min(3, { error: 'must say why, in a few words' })
+    .max(500, { error: 'must be at most 500 characters' });
+
+  /** The parameters each decision carries inside its signed envelope (`claims.params`). */
+  const DECISION_PARAMS = {
+    approve: z.strictObject({ reason: reason.optional() }),
+    reject: z.strictObject({ reason: reason.optional() }),
+    resolve: z
+      .strictObject({
+        outcome: z.enum(['confirmed', 'not-happened', 'failed', 'compensate'], {
+          error: 'must be one of confirmed, not-happened, failed, compensate',
+        }),
+        reason,
+        providerRef: z.string().min(1).max(200).optional(),
+      })
+      .refine((p) => p.outcome !== 'confirmed' || p.providerRef !== undefined, {
+        error: 'confirming by hand needs the providerRef seen at the provider',
+        path: ['providerRef'],
+      }),
+    'accept-risk': z.strictObject({ reason }),
+    'raise-ceiling': z.strictObject({
+      ceiling: z.string().min(1).max(60),
+      newLimit: z.number().int().positive(),
+      reason,
+    }),
+    resume: z.strictObject({ reason }),
+    cancel: z.strictObject({ reason }),
+  } as const satisfies Record<Decision, z.ZodType>;
+  return { DecisionClaims, SignedDecision, TrustedApprovalKeys, OperatorScope, OperatorScopes, DECISION_PARAMS };
+}
+
+/** The schemas of signed decisions and their parameters, of operator scopes and trusted keys. */
+export type DecisionSchemas = ReturnType<typeof buildDecisionSchemas>;
+
+/** The schemas of this module, built on first use (in a workflow, once per workflow that needs them). */
+export const decisionSchemas: () => DecisionSchemas = builtOnFirstUse(buildDecisionSchemas);
 
 /**
  * What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry
  * and nonce.
  */
-export const DecisionClaims = z.strictObject({
-  decision: z.enum(DECISIONS, { error: `must be one of ${DECISIONS.join(', ')}` }),
+export interface DecisionClaims {
+  decision: Decision;
   /** The action key, or the run's workflow ID for run decisions. */
-  key: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(255),
-  tenant: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/, {
-    error: 'must be a tenant identifier',
-  }),
+  key: string;
+  tenant: string;
   /** The action's request hash; absent only for run decisions. */
-  requestHash: z
-    .string({ error: 'must be a string' })
-    .regex(/^[0-9a-f]{64}$/, { error: 'must be a lower-case hex SHA-256' })
-    .optional(),
+  requestHash?: string | undefined;
   /** The decision's parameters (a resolution's outcome, a ceiling's new limit, a reason), covered by the signature. */
-  params: z.record(z.string(), z.unknown()).optional(),
-  operator: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(100),
-  issuedAt: isoInstant,
-  expiresAt: isoInstant,
-  nonce: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9_-]{16,128}$/, {
-    error: 'must be 16 to 128 letters, digits, "_" or "-"',
-  }),
-});
-/**
- * What an operator signs: the decision, the key and request hash it is bound to, tenant, operator, parameters, expiry
- * and nonce.
- */
-export type DecisionClaims = z.infer<typeof DecisionClaims>;
-
+  params?: Record<string, unknown> | undefined;
+  operator: string;
+  /** ISO-8601 UTC. */
+  issuedAt: string;
+  /** ISO-8601 UTC. */
+  expiresAt: string;
+  nonce: string;
+}
 /** Decision claims with the approval service's Ed25519 signature and key id; verified inside the workflow. */
-export const SignedDecision = z.strictObject({
-  claims: DecisionClaims,
-  signature: z
-    .string({ error: 'must be a string' })
-    .regex(hex(64), { error: 'must be a 64-byte hex Ed25519 signature' }),
-  publicKeyId: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(100),
-});
-/** Decision claims with the approval service's Ed25519 signature and key id; verified inside the workflow. */
-export type SignedDecision = z.infer<typeof SignedDecision>;
-
+export interface SignedDecision {
+  claims: DecisionClaims;
+  /** Hex Ed25519 signature of decisionSigningBytes(claims). */
+  signature: string;
+  publicKeyId: string;
+}
 /** Key id → hex Ed25519 public key, as the workflow is given them. */
-export const TrustedApprovalKeys = z
-  .record(z.string().min(1).max(100), z.string().regex(hex(32), { error: 'must be a 32-byte hex Ed25519 public key' }))
-  .refine((keys) => Object.keys(keys).length > 0, { error: 'must list at least one key' });
-export type TrustedApprovalKeys = z.infer<typeof TrustedApprovalKeys>;
+export type TrustedApprovalKeys = Record<string, string>;
+/**
+ * Operator name → what that operator may do: the tenants it acts for (`*` for all) and its roles. From the worker's
+ * configuration (the operators file), never from a message.
+ */
+export type OperatorScopes = Record<string, { tenants: string[]; roles: Role[] }>;
+/** What one operator may do. */
+export type OperatorScope = OperatorScopes[string];
+
+/** The interfaces above are what the schemas parse to: a change to either side that makes them differ fails here. */
+export type _DecisionTypesMatchSchemas = [
+  Expect<Same<DecisionClaims, z.output<DecisionSchemas['DecisionClaims']>>>,
+  Expect<Same<SignedDecision, z.output<DecisionSchemas['SignedDecision']>>>,
+  Expect<Same<TrustedApprovalKeys, z.output<DecisionSchemas['TrustedApprovalKeys']>>>,
+  Expect<Same<OperatorScope, z.output<DecisionSchemas['OperatorScope']>>>,
+  Expect<Same<OperatorScopes, z.output<DecisionSchemas['OperatorScopes']>>>,
+];
+export type DecisionParams<D extends Decision> = z.output<DecisionSchemas['DECISION_PARAMS'][D]>;
 
 /**
  * Why a signed decision is refused: the reason a RetrysafeError carries to the client, the ops CLI and the approval
@@ -134,16 +233,6 @@ export const NOT_WAITING_REASONS = [
   'refreshed-too-often',
   'trust-unavailable',
 ] as const;
-
-/** What one operator may do: the tenants it acts for (`*` for all) and its roles. */
-export const OperatorScope = z.strictObject({
-  tenants: z.array(z.string().regex(/^(\*|[A-Za-z0-9][A-Za-z0-9._-]{0,79})$/, { error: 'must be a tenant or "*"' })),
-  roles: z.array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` })),
-});
-export type OperatorScope = z.infer<typeof OperatorScope>;
-/** Operator name → scope, from the worker's configuration (the operators file), never from a message. */
-export const OperatorScopes = z.record(z.string().min(1).max(100), OperatorScope);
-export type OperatorScopes = z.infer<typeof OperatorScopes>;
 
 /** What a workflow trusts when it checks a decision: approval keys and operator scopes, both from configuration. */
 export interface DecisionTrust {
@@ -199,7 +288,7 @@ export function verifyDecision(
   }
   // Without zod's compiled fast path: in a workflow, zod and this schema are evaluated afresh for each workflow, so
   // the one parse an approval gets would pay for compiling it first (about 0.3 ms of the approver's wait).
-  const parsed = SignedDecision.safeParse(approval, { jitless: true });
+  const parsed = decisionSchemas().SignedDecision.safeParse(approval, { jitless: true });
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error);
     throw reject('malformed', `the approval is malformed: ${field}: ${message}`, { field });
@@ -329,7 +418,7 @@ export function verifyDecision(
 
 /** Validates operator scopes from configuration; throws `InvalidIntent` naming the operator and field. */
 export function parseOperatorScopes(raw: unknown): OperatorScopes {
-  const parsed = OperatorScopes.safeParse(raw);
+  const parsed = decisionSchemas().OperatorScopes.safeParse(raw);
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error);
     throw new RetrysafeError('InvalidIntent', `operator scopes: ${field}: ${message}`, { field });
@@ -368,7 +457,7 @@ export function signDecisionWith(
   publicKeyId: string,
   sign: (bytes: Uint8Array) => Uint8Array,
 ): SignedDecision {
-  const parsed = DecisionClaims.safeParse(claims);
+  const parsed = decisionSchemas().DecisionClaims.safeParse(claims);
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error);
     throw new RetrysafeError('InvalidIntent', `approval claims: ${field}: ${message}`, { field });
@@ -423,7 +512,7 @@ export function decisionClaims(input: {
 
 /** Validates the trusted key table (from configuration); throws `InvalidIntent` naming the key id. */
 export function parseTrustedApprovalKeys(raw: unknown): TrustedApprovalKeys {
-  const parsed = TrustedApprovalKeys.safeParse(raw);
+  const parsed = decisionSchemas().TrustedApprovalKeys.safeParse(raw);
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error);
     throw new RetrysafeError('InvalidIntent', `trusted approval keys: ${field}: ${message}`, { field });
@@ -431,42 +520,9 @@ export function parseTrustedApprovalKeys(raw: unknown): TrustedApprovalKeys {
   return parsed.data;
 }
 
-const reason = z
-  .string({ error: 'is required: why, for the audit trail' })
-  .trim()
-  .min(3, { error: 'must say why, in a few words' })
-  .max(500, { error: 'must be at most 500 characters' });
-
-/** The parameters each decision carries inside its signed envelope (`claims.params`). */
-export const DECISION_PARAMS = {
-  approve: z.strictObject({ reason: reason.optional() }),
-  reject: z.strictObject({ reason: reason.optional() }),
-  resolve: z
-    .strictObject({
-      outcome: z.enum(['confirmed', 'not-happened', 'failed', 'compensate'], {
-        error: 'must be one of confirmed, not-happened, failed, compensate',
-      }),
-      reason,
-      providerRef: z.string().min(1).max(200).optional(),
-    })
-    .refine((p) => p.outcome !== 'confirmed' || p.providerRef !== undefined, {
-      error: 'confirming by hand needs the providerRef seen at the provider',
-      path: ['providerRef'],
-    }),
-  'accept-risk': z.strictObject({ reason }),
-  'raise-ceiling': z.strictObject({
-    ceiling: z.string().min(1).max(60),
-    newLimit: z.number().int().positive(),
-    reason,
-  }),
-  resume: z.strictObject({ reason }),
-  cancel: z.strictObject({ reason }),
-} as const satisfies Record<Decision, z.ZodType>;
-export type DecisionParams<D extends Decision> = z.output<(typeof DECISION_PARAMS)[D]>;
-
 /** The verified decision's parameters, checked against its kind; `DecisionRejected` (malformed) names the field. */
 export function decisionParams<D extends Decision>(claims: DecisionClaims & { decision: D }): DecisionParams<D> {
-  const parsed = DECISION_PARAMS[claims.decision].safeParse(claims.params ?? {});
+  const parsed = decisionSchemas().DECISION_PARAMS[claims.decision].safeParse(claims.params ?? {});
   if (!parsed.success) {
     const { field, message } = firstIssue(parsed.error, ['params']);
     throw new RetrysafeError('DecisionRejected', `the ${claims.decision} decision is malformed: ${field}: ${message}`, {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CARD_NUMBER_MODES, type CardNumberMode } from './card-numbers';
-import { RunCeilingOverrides } from './ceilings';
+import { builtOnFirstUse } from './built-on-first-use';
+import { ceilingSchemas } from './ceilings';
 import { RetrysafeError } from './errors';
 import { RISK_CLASSES } from './tool';
 import { allIssues } from './zod-issues';
@@ -25,46 +26,59 @@ export const DEFAULT_AUTO_APPROVE_BELOW_CENTS = 5_000;
 /** 100 000 cents: above this a single approval click is not enough scrutiny; a person handles it. */
 export const DEFAULT_HUMAN_ONLY_ABOVE_CENTS = 100_000;
 
-const nonNegativeInt = z
-  .number({ error: 'must be a non-negative integer' })
-  .int({ error: 'must be a non-negative integer' })
-  .min(0, { error: 'must be a non-negative integer' });
-
-export const TenantPolicy = z.strictObject({
-  /** Money movements below this many minor units run automatically. */
-  autoApproveBelowCents: nonNegativeInt.optional(),
-  /** Money movements above this many minor units are for a person only. */
-  humanOnlyAboveCents: nonNegativeInt.optional(),
-  /** Risk classes that need confirmation even where the table would run them automatically. */
-  confirmRiskClasses: z
-    .array(z.enum(RISK_CLASSES, { error: `must be one of ${RISK_CLASSES.join(', ')}` }), {
-      error: 'must be a list of risk classes',
-    })
-    .optional(),
-  ceilings: RunCeilingOverrides.optional(),
-  /**
-   * A card number in an intent's free text (policies/card-numbers.ts): `refuse` the intent (the default),
-   * or `mask` it to `•••• 1234` before it is hashed, so neither the request hash nor the history holds it.
-   */
-  cardNumbersInText: z.enum(CARD_NUMBER_MODES, { error: `must be one of ${CARD_NUMBER_MODES.join(', ')}` }).optional(),
-});
-export type TenantPolicy = z.infer<typeof TenantPolicy>;
-
 /** Tenant names follow the action key's part rules, since a tenant is one segment of every key. */
 const TENANT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
 
-export const TenantPolicyConfig = z.strictObject({
-  default: TenantPolicy.optional(),
-  tenants: z
-    .record(
-      z.string().regex(TENANT_NAME, {
-        error: 'tenant name must be letters, digits, ".", "_" or "-", starting with a letter or digit',
-      }),
-      TenantPolicy,
-    )
-    .default({}),
-});
-export type TenantPolicyConfig = z.infer<typeof TenantPolicyConfig>;
+/** The schemas of a tenant's policy and of the policy file, built on first use (built-on-first-use.ts). */
+function buildTenantPolicySchemas() {
+  const nonNegativeInt = z
+    .number({ error: 'must be a non-negative integer' })
+    .int({ error: 'must be a non-negative integer' })
+    .min(0, { error: 'must be a non-negative integer' });
+
+  const TenantPolicy = z.strictObject({
+    /** Money movements below this many minor units run automatically. */
+    autoApproveBelowCents: nonNegativeInt.optional(),
+    /** Money movements above this many minor units are for a person only. */
+    humanOnlyAboveCents: nonNegativeInt.optional(),
+    /** Risk classes that need confirmation even where the table would run them automatically. */
+    confirmRiskClasses: z
+      .array(z.enum(RISK_CLASSES, { error: `must be one of ${RISK_CLASSES.join(', ')}` }), {
+        error: 'must be a list of risk classes',
+      })
+      .optional(),
+    ceilings: ceilingSchemas().RunCeilingOverrides.optional(),
+    /**
+     * A card number in an intent's free text (policies/card-numbers.ts): `refuse` the intent (the default),
+     * or `mask` it to `•••• 1234` before it is hashed, so neither the request hash nor the history holds it.
+     */
+    cardNumbersInText: z
+      .enum(CARD_NUMBER_MODES, { error: `must be one of ${CARD_NUMBER_MODES.join(', ')}` })
+      .optional(),
+  });
+
+  const TenantPolicyConfig = z.strictObject({
+    default: TenantPolicy.optional(),
+    tenants: z
+      .record(
+        z.string().regex(TENANT_NAME, {
+          error: 'tenant name must be letters, digits, ".", "_" or "-", starting with a letter or digit',
+        }),
+        TenantPolicy,
+      )
+      .default({}),
+  });
+  return { TenantPolicy, TenantPolicyConfig };
+}
+
+/** The schemas of this module: one tenant's policy, and the policy file of all tenants. */
+export const tenantPolicySchemas = builtOnFirstUse(buildTenantPolicySchemas);
+type TenantPolicySchemas = ReturnType<typeof tenantPolicySchemas>;
+
+/** One tenant's overrides of the decision table's thresholds and of the run ceilings. */
+export type TenantPolicy = z.infer<TenantPolicySchemas['TenantPolicy']>;
+/** A tenant policy file: `default`, and an entry per tenant. */
+export type TenantPolicyConfig = z.infer<TenantPolicySchemas['TenantPolicyConfig']>;
 
 /**
  * Validates a tenant policy file's content. Throws `InvalidIntent` whose message lists every problem as
@@ -72,7 +86,7 @@ export type TenantPolicyConfig = z.infer<typeof TenantPolicyConfig>;
  * including thresholds that contradict each other once a tenant's entry is merged over `default`.
  */
 export function parseTenantPolicyConfig(raw: unknown): TenantPolicyConfig {
-  const parsed = TenantPolicyConfig.safeParse(raw);
+  const parsed = tenantPolicySchemas().TenantPolicyConfig.safeParse(raw);
   if (!parsed.success) throw configError(allIssues(parsed.error));
   const config = parsed.data;
 

@@ -15,6 +15,7 @@ import type { createActivities } from '../activities';
 import { RetrysafeError } from '../policies/errors';
 import {
   decisionParams,
+  decisionSchemas,
   verifyDecision,
   type Decision,
   type DecisionClaims,
@@ -66,6 +67,9 @@ export class DecisionGate {
 
   /** Loads what the worker trusts now; call when starting to wait for a decision. */
   async load(): Promise<DecisionTrust> {
+    // The schemas a decision is checked with are built on first use; built now, they are not built in the workflow
+    // task that receives the decision (policies/signed-decision.ts).
+    decisionSchemas();
     const current = await this.policy.loadVolatilePolicy({ tenant: this.tenant });
     this.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
     return this.trust;

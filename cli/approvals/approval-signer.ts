@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { parseActionKey, parseRunWorkflowId } from '../../policies/action-key';
 import {
   DECISIONS,
-  DECISION_PARAMS,
+  decisionSchemas,
   DEFAULT_APPROVAL_TTL_MS,
   MAX_APPROVAL_TTL_MS,
   ROLE_FOR,
@@ -210,7 +210,7 @@ export function parseApprovalRequest(raw: unknown): ApprovalRequest {
     throw fail('key', (err as Error).message);
   }
   // The parameters are checked as the workflow will check them, so a malformed request is refused here.
-  const params = DECISION_PARAMS[parsed.data.decision].safeParse(parsed.data.params ?? {});
+  const params = decisionSchemas().DECISION_PARAMS[parsed.data.decision].safeParse(parsed.data.params ?? {});
   if (!params.success) {
     const issue = firstIssue(params.error, ['params']);
     throw fail(issue.field, issue.message);

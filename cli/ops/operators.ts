@@ -15,7 +15,7 @@ import {
   addOperator,
   operatorsFilePath,
 } from './operator-auth';
-import { OperatorScope } from '../../policies/signed-decision';
+import { decisionSchemas } from '../../policies/signed-decision';
 
 const FLAGS = {
   json: { type: 'boolean' },
@@ -29,8 +29,8 @@ export const OperatorsAddArgs = z.object({
       error: (issue) => (issue.input === undefined ? 'is required (the operator’s name, e.g. alice)' : 'must be text'),
     })
     .pipe(OperatorName),
-  tenant: z.array(OperatorScope.shape.tenants.element).optional(),
-  role: OperatorScope.shape.roles.optional(),
+  tenant: z.array(decisionSchemas().OperatorScope.shape.tenants.element).optional(),
+  role: decisionSchemas().OperatorScope.shape.roles.optional(),
   json: jsonSwitch,
 });
 

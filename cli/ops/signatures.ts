@@ -3,7 +3,7 @@
  * the signing key and signs only for the operator the token belongs to, within that operator's tenants
  * and roles. The CLI never holds a key, so nothing it runs can pass as a person's decision on its own.
  */
-import { SignedDecision } from '../../policies/signed-decision';
+import { decisionSchemas, type SignedDecision } from '../../policies/signed-decision';
 import { firstIssue } from '../../policies/zod-issues';
 import { EXIT, OpsError, UnauthorizedError } from './errors';
 
@@ -59,7 +59,7 @@ export function approvalServiceSignatures(env: NodeJS.ProcessEnv): SignatureSour
           EXIT.failed,
         );
       }
-      const parsed = SignedDecision.safeParse(body);
+      const parsed = decisionSchemas().SignedDecision.safeParse(body);
       if (!parsed.success) {
         const { field, message } = firstIssue(parsed.error);
         throw new OpsError(

@@ -1,11 +1,14 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
+import ts from 'typescript';
 import assert from 'node:assert/strict';
 import { ed25519 } from '@noble/curves/ed25519';
 import { bytesToHex } from '@noble/hashes/utils';
 import {
   APPROVAL_CLOCK_SKEW_MS,
   DECISIONS,
-  DECISION_PARAMS,
+  decisionSchemas,
   DECISION_REJECTION_REASONS,
   DECISION_SIGNING_DOMAIN,
   DEFAULT_APPROVAL_TTL_MS,
@@ -547,7 +550,26 @@ describe('decisionParams', () => {
   }
 
   it('has a schema for every decision', () => {
-    assert.deepEqual(Object.keys(DECISION_PARAMS).sort(), [...DECISIONS].sort());
+    assert.deepEqual(Object.keys(decisionSchemas().DECISION_PARAMS).sort(), [...DECISIONS].sort());
+  });
+
+  it('builds its schemas on first use, once, and none when the module is evaluated', () => {
+    assert.equal(decisionSchemas(), decisionSchemas(), 'built once per module scope');
+    // In a workflow the module is evaluated afresh for every workflow; a schema built at its top level would be built
+    // for every workflow on a retrysafe worker, decision or not (about a third of a workflow's CPU when they were).
+    const file = path.join(__dirname, '..', '..', 'policies', 'signed-decision.ts');
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const zodCallsAtTopLevel: string[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isFunctionLike(node)) return;
+      if (ts.isCallExpression(node) && /^z\b/.test(node.expression.getText(source))) {
+        zodCallsAtTopLevel.push(`line ${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`);
+        return;
+      }
+      ts.forEachChild(node, visit);
+    };
+    source.statements.forEach(visit);
+    assert.deepEqual(zodCallsAtTopLevel, [], 'zod calls outside any function');
   });
 
   it('returns the parameters of a well-formed decision', () => {
