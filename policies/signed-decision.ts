@@ -56,8 +56,8 @@ const hex = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
 
 /**
  * The schemas of decisions, built on first use (built-on-first-use.ts): at the module's top level they took about a
- * third of every workflow's CPU on its worker thread, decision or not. A workflow that waits for one builds them when
- * it starts waiting (`DecisionGate.load`), so the task that receives the decision does not pay for them either.
+ * third of every workflow's CPU on its worker thread, decision or not. A workflow that waits for one builds them before
+ * it shows that it waits (`DecisionGate.prepare`), so the task that receives the decision does not pay for them either.
  */
 function buildDecisionSchemas() {
   const isoInstant = z.iso.datetime({ error: 'must be an ISO-8601 UTC timestamp like 2026-08-28T10:00:00.000Z' });

@@ -65,11 +65,17 @@ export class DecisionGate {
     private readonly tenant: string,
   ) {}
 
+  /**
+   * Builds the schemas a decision is checked with (built on first use, policies/signed-decision.ts). Call it before
+   * the workflow shows that it waits for a decision, so that the workflow task that receives one does not build them.
+   */
+  prepare(): void {
+    decisionSchemas();
+  }
+
   /** Loads what the worker trusts now; call when starting to wait for a decision. */
   async load(): Promise<DecisionTrust> {
-    // The schemas a decision is checked with are built on first use; built now, they are not built in the workflow
-    // task that receives the decision (policies/signed-decision.ts).
-    decisionSchemas();
+    this.prepare();
     const current = await this.policy.loadVolatilePolicy({ tenant: this.tenant });
     this.trust = { keys: current.trustedApprovalKeys, operators: current.operators };
     return this.trust;

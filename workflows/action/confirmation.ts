@@ -46,6 +46,8 @@ export interface Cleared {
  */
 export async function awaitConfirmation(ctx: ActionContext): Promise<Cleared | undefined> {
   const { state, decision: d } = ctx;
+  // Before the status says it waits: the approval's own workflow task then only verifies.
+  state.decisions.prepare();
   showDryRun(ctx);
   await state.move('awaiting_confirmation', `${d.mode}: ${d.reasons.join('; ') || d.rows.join(', ')}`);
   const decided = await state.decisions.during(() =>
