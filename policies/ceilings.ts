@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { builtOnFirstUse } from './built-on-first-use';
+import type { z } from 'zod';
+import { builtOnFirstUse, loadZod } from './built-on-first-use';
 import { RetrysafeError } from './errors';
 import type { Expect, Same } from './same-type';
 import { firstIssue } from './zod-issues';
@@ -17,6 +17,7 @@ import type { ToolDescriptor } from './tool';
 
 /** The schemas of ceilings and usage, built on first use (built-on-first-use.ts). */
 function buildCeilingSchemas() {
+  const z = loadZod();
   const positiveInt = z
     .number({ error: 'must be a positive integer' })
     .int({ error: 'must be a positive integer' })

@@ -1,8 +1,8 @@
 import { ed25519, verifyStrict } from './ed25519';
 import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
-import { z } from 'zod';
-import { builtOnFirstUse } from './built-on-first-use';
+import type { z } from 'zod';
+import { builtOnFirstUse, loadZod } from './built-on-first-use';
 import { RetrysafeError } from './errors';
 import type { Expect, Same } from './same-type';
 import { canonicalJson } from './request-hash';
@@ -60,6 +60,7 @@ const hex = (bytes: number) => new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`);
  * it shows that it waits (`DecisionGate.prepare`), so the task that receives the decision does not pay for them either.
  */
 function buildDecisionSchemas() {
+  const z = loadZod();
   const isoInstant = z.iso.datetime({ error: 'must be an ISO-8601 UTC timestamp like 2026-08-28T10:00:00.000Z' });
 
   /**

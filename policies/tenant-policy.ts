@@ -1,6 +1,6 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { CARD_NUMBER_MODES, type CardNumberMode } from './card-numbers';
-import { builtOnFirstUse } from './built-on-first-use';
+import { builtOnFirstUse, loadZod } from './built-on-first-use';
 import { ceilingSchemas } from './ceilings';
 import { RetrysafeError } from './errors';
 import { RISK_CLASSES } from './tool';
@@ -31,6 +31,7 @@ const TENANT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
 
 /** The schemas of a tenant's policy and of the policy file, built on first use (built-on-first-use.ts). */
 function buildTenantPolicySchemas() {
+  const z = loadZod();
   const nonNegativeInt = z
     .number({ error: 'must be a non-negative integer' })
     .int({ error: 'must be a non-negative integer' })
