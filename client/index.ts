@@ -213,13 +213,16 @@ export class RetrysafeClient {
   ): Promise<StartedRun> {
     const workflowId = runWorkflowId(tenant, eventId, agent);
     const inputHash = requestHash(input);
+    let started = false;
     let eagerlyStarted = false;
     try {
-      const started = await this.client.workflow.start(workflowType, {
+      const handle = await this.client.workflow.start(workflowType, {
         workflowId,
         taskQueue: this.taskQueue,
         args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
+        // FAIL, not USE_EXISTING, which answers a start that attached as it answers one that created the run: a start
+        // that succeeds created this run with this input, so only a run that was there before is read back (below).
+        workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         ...(this.options.eagerStart ? { requestEagerStart: true } : {}),
@@ -231,13 +234,13 @@ export class RetrysafeClient {
           { key: SA_STATUS, value: 'running' },
         ],
       });
-      eagerlyStarted = started.eagerlyStarted;
+      started = true;
+      eagerlyStarted = handle.eagerlyStarted;
     } catch (err) {
-      // A closed run with this ID: attach to it (its result is the answer), after the input check below.
+      // A run with this ID, running or closed: attach to it (its result is the answer), after the input check below.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
-    // An eager start created the run with this input; any other start may have attached to an existing one.
-    if (!eagerlyStarted) await this.checkRunInput(workflowId, inputHash);
+    if (!started) await this.checkRunInput(workflowId, inputHash);
     return Object.assign(this.client.workflow.getHandle(workflowId), { eagerlyStarted });
   }
 

@@ -6,6 +6,7 @@ import { RetrysafeClient } from '../../client';
 import { exampleRegistry } from '../../examples/tools';
 import { retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
+import { errorCodeOf } from '../../policies/errors';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { retrysafePlugin } from '../../workers/plugin';
 import { acmeCharge } from '../support/intents';
@@ -69,6 +70,38 @@ describe('eager start of runs on a worker in the same process', () => {
     assert.equal(result.status, 'confirmed');
     assert.equal(countForKey(await stack.providers.payments.ledger(), key).records, 1);
     assert.equal(events.filter((e) => e.workflowTaskCompletedEventAttributes).length, 1);
+  });
+
+  it('starts a new run in one call, and reads back only a run that was there before', async () => {
+    // Every describe this client makes, counted by a client interceptor: the input check reads the run back.
+    let describes = 0;
+    const client = new Client({
+      connection,
+      namespace: stack.server.namespace,
+      interceptors: {
+        workflow: [
+          {
+            describe: (input, next) => {
+              describes++;
+              return next(input);
+            },
+          },
+        ],
+      },
+    });
+    const retrysafe = new RetrysafeClient(client, { taskQueue, tools: exampleRegistry(), ledger: stack.ledger });
+    const eventId = uniqueEvent('one-call');
+    const { operation: _op, ...input } = acmeCharge(eventId, 990);
+    const run = await retrysafe.startRun(retrysafeChargeWorkflow, { tenant: 'acme', eventId, input });
+    assert.equal(describes, 0, 'a start that created the run reads nothing back');
+    const again = await retrysafe.startRun(retrysafeChargeWorkflow, { tenant: 'acme', eventId, input });
+    assert.equal(describes, 1, 'a start that found the run reads its input back');
+    assert.equal((await again.describe()).runId, (await run.describe()).runId);
+    await run.result();
+    await assert.rejects(
+      retrysafe.startRun(retrysafeChargeWorkflow, { tenant: 'acme', eventId, input: { ...input, amountCents: 991 } }),
+      (err: unknown) => errorCodeOf(err) === 'IntentMismatch',
+    );
   });
 
   it('starts as before without the option', async () => {
