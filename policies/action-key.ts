@@ -100,6 +100,21 @@ export function parseActionKey(key: string): ActionKeyParts {
 }
 
 /**
+ * Whether `value` is a well-formed action key. Most values asked about are a provider's own references (`ch_…`,
+ * `msg_…`): those are answered by their shape, without building the error parseActionKey would throw.
+ */
+export function isActionKey(value: string): boolean {
+  const segments = value.split(KEY_DELIMITER).length;
+  if (segments < 4 || segments > 5) return false;
+  try {
+    parseActionKey(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The agent run for one business event: `run:<tenant>:<eventId>`, or `run:<tenant>:<eventId>:<agent>` for
  * one of several agents working on the same event. Starting it twice attaches to one run; every agent of
  * the event derives the same action keys, so their proposals converge on one owner per effect.

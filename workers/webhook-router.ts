@@ -3,7 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { parseActionKey } from '../policies/action-key';
+import { isActionKey, parseActionKey } from '../policies/action-key';
 import { SA_KIND, SA_REFERENCE, SA_TENANT } from '../policies/search-attributes';
 import { providerEventSignal, type ProviderEvent } from '../messages/action';
 import { firstIssue } from '../policies/zod-issues';
@@ -267,15 +267,6 @@ async function route(
   }
   deps.log?.info({ provider, key, eventId: event.id, type: event.type }, 'webhook routed to action');
   return { routed: true, key };
-}
-
-function isActionKey(value: string): boolean {
-  try {
-    parseActionKey(value);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Where each provider posts: /webhooks/<provider>. */

@@ -1,6 +1,7 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  isActionKey,
   MAX_KEY_LENGTH,
   actionKeyForStep,
   formatActionKey,
@@ -297,5 +298,24 @@ describe('actionKeyForStep', () => {
     assertRefused(() => actionKeyForStep('run:acme:e1', { operation: 'charge card', version: 1 }), 'operation');
     assertRefused(() => actionKeyForStep('run:acme:e1', { operation: 'charge', version: 0 }), 'version');
     assertRefused(() => actionKeyForStep('run:acme:e1', { operation: 'charge', version: 1, stepId: 'a:b' }), 'stepId');
+  });
+});
+
+describe('isActionKey', () => {
+  it('answers true for keys with and without a step, false for anything else', () => {
+    assert.equal(isActionKey('charge:v1:acme:renewal-1'), true);
+    assert.equal(isActionKey('charge:v1:acme:renewal-1:step-2'), true);
+    // A provider's own references, and values shaped like keys but not well formed.
+    for (const value of [
+      'ch_123',
+      'msg_1',
+      '',
+      'a:b:c',
+      'charge:1:acme:renewal-1',
+      'charge:v1:acme:a:b:c',
+      'charge:v1::e',
+    ]) {
+      assert.equal(isActionKey(value), false, value);
+    }
   });
 });
