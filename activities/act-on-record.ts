@@ -10,6 +10,7 @@ import { appendRequests } from '../policies/provider-requests';
 import { policyForTenant, type TenantPolicyConfig } from '../policies/tenant-policy';
 import { DISPATCH_START_TO_CLOSE } from '../policies/timeouts';
 import type { ToolRegistry } from '../policies/tool-registry';
+import type { ToolDescriptor } from '../policies/tool';
 import type { ActionInput, ActionSnapshot, AuditEntry } from '../messages/action';
 import { reportedMove, reportedRequests } from '../messages/execution-report';
 import { noRetrysafeMetrics, type RetrysafeMetrics } from '../metrics/instruments';
@@ -67,9 +68,11 @@ export interface ActOnRecordDeps {
  *
  *   check (intent, hash, key, policy: automatic, not an undo) ──else──▶ hand over
  *   claim the row, a new one written `planned` (seq 0) in the same transaction (unique key; holder =
- *        │ run/token#generation.attempt, lease) ─▶ another's, or unresolved ─▶ hand over
+ *        │ run/token#generation.attempt, lease); with a key the provider dedupes by, `dispatching` (seq 1) too
+ *        │ ─▶ another's, or unresolved ─▶ hand over
  *        │ same request hash, or IntentMismatch; settled ─▶ that outcome, nothing sent
- *   [each send: dispatching, written as the holder: the fence] ─▶ executor (key, attempt rules)
+ *   [each send: the fence, as the holder: dispatching written, or read back when the claim wrote it]
+ *        ─▶ executor (key, attempt rules)
  *        ─▶ confirmed | failed: the row settles ─▶ the outcome
  *        └▶ unknown: the row records it and is released ─▶ hand over (the action workflow reconciles)
  *
@@ -100,9 +103,9 @@ type Deps = ActOnRecordDeps & {
 async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRecordResult> {
   const { action } = input;
   const { ledger } = deps;
-  const why = needsAPerson(deps, action);
-  if (why) return handOver(action, why);
-  const taken = await takeRow(deps, ledger, input);
+  const checked = checkAct(deps, action);
+  if ('handOver' in checked) return handOver(action, checked.handOver);
+  const taken = await takeRow(deps, ledger, input, checked.tool);
   if (!(taken instanceof RowHold)) return taken;
   const hold = taken;
   const toolName = deps.tools.get(action.intent.operation).name;
@@ -117,7 +120,10 @@ async function actOnRecord(deps: Deps, input: ActOnRecordInput): Promise<ActOnRe
         // `dispatching` is written before any send: a row still `planned` proves no earlier execution sent. One that
         // says `dispatching` may have reached the provider, whatever this execution's attempt number. What it may
         // have sent is not in this execution's request log: the row's audit trail shows it (`unrecordedSends`).
-        ...(hold.status === 'planned' ? { mode: 'first', earlierAttemptsUnsent: true } : { mode: 'maybe-sent' }),
+        // A row this execution created is as unsent as a `planned` one, even when its claim wrote `dispatching`.
+        ...(hold.isNew || hold.status === 'planned'
+          ? { mode: 'first', earlierAttemptsUnsent: true }
+          : { mode: 'maybe-sent' }),
       },
       { beforeSend: () => hold.fence() },
     ),
@@ -136,29 +142,42 @@ async function takeRow(
   deps: Deps,
   ledger: ActionLedger,
   input: ActOnRecordInput,
+  tool: ToolDescriptor,
 ): Promise<RowHold | ActOnRecordResult> {
   const { action } = input;
   const mine = actHolder(input, Context.current().info.attempt);
   const { timed } = deps;
   const claimedAt = new Date().toISOString();
+  const summary = deps.tools.summarize(action.intent);
   // A new row is written with its `planned` entry, in one transaction: the intent is on record in one durable write.
   const planned = {
     reason: `intent persisted (hash ${action.requestHash.slice(0, 12)})`,
-    outcome: `planned: ${deps.tools.summarize(action.intent)}`,
+    outcome: `planned: ${summary}`,
   };
+  // And with its `dispatching` entry too when a resend is safe by the key (docs/architecture.md, "Fencing the act").
+  const dispatching = dispatchesWithClaim(tool)
+    ? { reason: DISPATCH_WITH_CLAIM, outcome: `dispatching: ${summary}` }
+    : undefined;
   const claim = await timed('claim', () =>
     ledger.claimRow({
       ...claimRecordOf({ ...action, claimedAt }),
       holder: mine.holder,
       leaseUntil: deps.leaseFromNow(),
       planned,
+      ...(dispatching ? { dispatching } : {}),
     }),
   );
   const row = claim.row;
   if (row.requestHash !== action.requestHash) throw mismatch(action, row.requestHash);
   if (claim.kind === 'new') {
-    deps.metrics.statusChange(parseActionKey(action.key).operation, action.tenant, 'planned');
-    return new RowHold(deps, ledger, action, mine.holder, row, { at: claimedAt, reason: planned.reason });
+    const operation = parseActionKey(action.key).operation;
+    deps.metrics.statusChange(operation, action.tenant, 'planned');
+    if (dispatching) deps.metrics.statusChange(operation, action.tenant, 'dispatching');
+    return new RowHold(deps, ledger, action, mine.holder, row, {
+      at: claimedAt,
+      reason: planned.reason,
+      ...(dispatching ? { dispatching: dispatching.reason } : {}),
+    });
   }
   if (claim.kind === 'held') return new RowHold(deps, ledger, action, mine.holder, row);
   const theirs = row.holder ? executionOf(row.holder, input) : undefined;
@@ -179,6 +198,20 @@ async function takeRow(
   const taken = await timed('takeover', () => ledger.takeOver(action.key, row.epoch, mine.holder, deps.leaseFromNow()));
   if (!taken) return handOver(action, 'the row moved while this execution took it over');
   return new RowHold(deps, ledger, action, mine.holder, taken);
+}
+
+/** The `dispatching` entry's reason when the claim writes it. */
+export const DISPATCH_WITH_CLAIM = 'dispatch, by the run, on record with its claim (the key makes a resend safe)';
+
+/**
+ * Whether the act's claim writes `dispatching` with the row: a mutation whose provider dedupes by the key (or commits
+ * the effect with its dedupe record). An execution that dies between the claim and the send leaves a row that says
+ * possibly sent, and the next one resends under the same key, which the provider answers once; one durable write is
+ * saved on every action. A tool without a key (`none`: a possibly sent request is `unknown`; `lookup`: a lookup, and
+ * the provider's lag, before any resend) keeps `planned` until its first send, which proves that nothing was sent.
+ */
+export function dispatchesWithClaim(tool: Pick<ToolDescriptor, 'kind' | 'dedupe'>): boolean {
+  return tool.kind !== 'read' && (tool.dedupe === 'idempotency-key' || tool.dedupe === 'transactional');
 }
 
 /** One execution of an act: its place in the order of the act's executions. */
@@ -272,6 +305,8 @@ class RowHold {
   private seq: number;
   private epoch: number;
   private fenced = false;
+  /** The claim wrote `dispatching`: the first fence reads the row back instead of writing it. */
+  private dispatchedWithClaim: boolean;
   status: ActionStatus;
   readonly owner: string;
   /** Whether this execution created the row (its audit trail is then this execution's own entries). */
@@ -283,15 +318,19 @@ class RowHold {
     private readonly action: ActionInput,
     readonly holder: string,
     row: LedgerRow,
-    /** For a row this execution created: its `planned` entry, written with the row. */
-    created?: { at: string; reason: string },
+    /** For a row this execution created: its `planned` entry, and its `dispatching` one, written with the row. */
+    created?: { at: string; reason: string; dispatching?: string },
   ) {
     this.seq = row.seq;
     this.epoch = row.epoch;
     this.status = row.status;
     this.owner = row.owner;
     this.isNew = created !== undefined;
+    this.dispatchedWithClaim = created?.dispatching !== undefined;
     if (created) this.audit.push({ at: created.at, from: null, to: 'planned', reason: created.reason });
+    if (created?.dispatching !== undefined) {
+      this.audit.push({ at: created.at, from: 'planned', to: 'dispatching', reason: created.dispatching });
+    }
   }
 
   /** One status change as the holder; false when the row is no longer this act's. */
@@ -319,7 +358,12 @@ class RowHold {
 
   /** Before every send: a row another took meanwhile stops it. */
   async fence(): Promise<void> {
-    if (!this.fenced) {
+    if (this.dispatchedWithClaim) {
+      // `dispatching` is on record already: what the fence must still prove is that the row is this execution's.
+      this.dispatchedWithClaim = false;
+      this.fenced = true;
+      if (await this.stillHeld()) return;
+    } else if (!this.fenced) {
       this.fenced = true;
       const reason = this.status === 'planned' ? 'dispatch, by the run' : 'resend with the same key, by the run';
       if (await this.write('dispatching', reason)) return;
@@ -333,6 +377,12 @@ class RowHold {
     throw new Error(
       `${this.holder} no longer holds the row of ${this.action.key}; nothing more is sent from this attempt`,
     );
+  }
+
+  /** Whether the row is still this execution's, at its epoch, and unsettled: one read, nothing written. */
+  private async stillHeld(): Promise<boolean> {
+    const row = await this.ledger.get(this.action.key);
+    return row?.holder === this.holder && row.epoch === this.epoch && !isFinal(row.status);
   }
 
   /** Lets go of the row now (its lease ends at once). */
@@ -352,9 +402,12 @@ class RowHold {
   }
 }
 
-/** Why this action needs a person or a wait (its workflow), or undefined when the run may act on the row itself. */
-function needsAPerson(deps: ActOnRecordDeps, action: ActionInput): string | undefined {
-  if (action.compensation) return 'an undo waits for a person when it fails';
+/**
+ * The act's checks: why this action needs a person or a wait (its workflow), or the tool the run acts with on the row
+ * itself.
+ */
+function checkAct(deps: ActOnRecordDeps, action: ActionInput): { handOver: string } | { tool: ToolDescriptor } {
+  if (action.compensation) return { handOver: 'an undo waits for a person when it fails' };
   let intent;
   try {
     intent = deps.tools.parseIntent(action.intent);
@@ -367,7 +420,7 @@ function needsAPerson(deps: ActOnRecordDeps, action: ActionInput): string | unde
   const tool = deps.tools.describe(intent);
   const tenantPolicy = deps.tenantPolicies ? policyForTenant(deps.tenantPolicies, action.tenant) : undefined;
   const decision = decideAction(tool, intent, tenantPolicy);
-  return decision.mode === 'automatic' ? undefined : `the policy says ${decision.mode}`;
+  return decision.mode === 'automatic' ? { tool } : { handOver: `the policy says ${decision.mode}` };
 }
 
 /** The verdict that someone must decide or wait: the run claims the action workflow, which takes the row over. */

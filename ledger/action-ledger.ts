@@ -101,6 +101,13 @@ export interface RowClaimRecord extends ClaimRecord {
    * puts its intent on record this way in one durable write instead of two.
    */
   planned?: { reason: string; outcome?: string };
+  /**
+   * With `planned` only: the row's second entry (seq 1, `dispatching`, at `claimedAt`), in the same transaction, and
+   * the new row stands at it. A run's act that sends at once, with a key the provider dedupes by, puts its intent and
+   * its dispatch on record in one durable write instead of two: should it die before the send, the next execution
+   * reads the row as possibly sent, and the key makes its resend safe. A claim that finds the row writes nothing.
+   */
+  dispatching?: { reason: string; outcome?: string };
 }
 
 /**
@@ -362,9 +369,10 @@ export function checkedStatus(update: StatusRecord): StatusRecord {
   };
 }
 
-/** The row claim's fields checked (the claim's, and the holder's). */
-/** A row claim's values as both drivers' INSERT binds them: key, tenant, operation, tool version, request hash,
- * owner, claimed at (also the first updated at), holder, lease. */
+/**
+ * A row claim's values as both drivers' INSERT binds them first: key, tenant, operation, tool version, request hash,
+ * owner, claimed at (also the first updated at), holder, lease. Where the new row stands follows (`newRowStanding`).
+ */
 export function rowClaimValues(c: RowClaimRecord): Array<string | number | null> {
   return [
     c.key,
@@ -379,25 +387,59 @@ export function rowClaimValues(c: RowClaimRecord): Array<string | number | null>
   ];
 }
 
+/** The row claim's fields checked (the claim's, the holder's, and the entries it writes with a new row). */
 export function checkedRowClaim(claim: RowClaimRecord): RowClaimRecord {
   return {
     ...checkedClaim(claim),
     holder: text(claim.holder, 'holder'),
     ...(claim.leaseUntil !== undefined ? { leaseUntil: isoTime(claim.leaseUntil, 'leaseUntil') } : {}),
-    ...(claim.planned !== undefined ? { planned: checkedPlanned(claim.planned) } : {}),
+    ...(claim.planned !== undefined ? { planned: checkedEntry(claim.planned, 'planned') } : {}),
+    ...(claim.dispatching !== undefined ? { dispatching: checkedDispatching(claim) } : {}),
   };
 }
 
-function checkedPlanned(planned: NonNullable<RowClaimRecord['planned']>): NonNullable<RowClaimRecord['planned']> {
-  if (typeof planned.reason !== 'string') throw new LedgerError('InvalidRecord', 'planned.reason must be a string');
-  const outcome = optionalText(planned.outcome, 'planned.outcome');
-  return { reason: planned.reason, ...(outcome !== undefined ? { outcome } : {}) };
+type ClaimEntry = NonNullable<RowClaimRecord['planned']>;
+
+function checkedEntry(entry: ClaimEntry, field: 'planned' | 'dispatching'): ClaimEntry {
+  if (typeof entry.reason !== 'string') throw new LedgerError('InvalidRecord', `${field}.reason must be a string`);
+  const outcome = optionalText(entry.outcome, `${field}.outcome`);
+  return { reason: entry.reason, ...(outcome !== undefined ? { outcome } : {}) };
 }
 
-/** The audit entry a claim that creates its row writes with it: key, seq 0, `planned`, at, reason, actor, ref, outcome. */
-export function plannedEntryValues(c: RowClaimRecord): Array<string | number | null> | undefined {
-  if (!c.planned) return undefined;
-  return [c.key, 0, 'planned', c.claimedAt, c.planned.reason, null, null, c.planned.outcome ?? null];
+function checkedDispatching(claim: RowClaimRecord): ClaimEntry {
+  if (claim.planned === undefined) {
+    throw new LedgerError('InvalidRecord', 'dispatching needs planned: a row written by its claim starts at planned');
+  }
+  return checkedEntry(claim.dispatching!, 'dispatching');
+}
+
+/**
+ * Where a claim's new row stands: `planned` at seq 0, or `dispatching` at seq 1 (with that entry's outcome) when the
+ * claim writes that entry too.
+ */
+export function newRowStanding(c: RowClaimRecord): { status: LedgerStatus; seq: number; outcome: string | null } {
+  return c.planned && c.dispatching
+    ? { status: 'dispatching', seq: 1, outcome: c.dispatching.outcome ?? null }
+    : { status: 'planned', seq: 0, outcome: null };
+}
+
+/**
+ * The audit entries a claim that creates its row writes with it, in order: seq 0 `planned`, then seq 1 `dispatching`
+ * when it has one; each as key, seq, status, at (the claim's), reason, actor, provider ref, outcome.
+ */
+export function claimEntryValues(c: RowClaimRecord): Array<Array<string | number | null>> {
+  if (!c.planned) return [];
+  const entry = (seq: number, status: LedgerStatus, e: ClaimEntry) => [
+    c.key,
+    seq,
+    status,
+    c.claimedAt,
+    e.reason,
+    null,
+    null,
+    e.outcome ?? null,
+  ];
+  return [entry(0, 'planned', c.planned), ...(c.dispatching ? [entry(1, 'dispatching', c.dispatching)] : [])];
 }
 
 /** The detail of an alarm about a write that a row held by another refused. */

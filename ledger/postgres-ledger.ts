@@ -26,7 +26,8 @@ import {
   auditConflictDetail,
   checkedClaim,
   checkedRowClaim,
-  plannedEntryValues,
+  claimEntryValues,
+  newRowStanding,
   rowClaimValues,
   checkedStatus,
   historyQuery,
@@ -129,25 +130,28 @@ export class PostgresLedger implements ActionLedger {
   /** @internal the engine's write: see ActionLedger. */
   async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
     const c = checkedRowClaim(claim);
+    const standing = newRowStanding(c);
     const insertRow = (db: Pick<PoolClient, 'query'>) =>
       db.query(
-        `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
-           claimed_at, updated_at, seq, holder, epoch, lease_until)
-         VALUES ($1, $2, $3, $4, $5, 'planned', $6, $7, $7, 0, $8, 1, $9)
+        `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, owner,
+           claimed_at, holder, lease_until, updated_at, status, seq, outcome, epoch)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $7, $10, $11, $12, 1)
          ON CONFLICT (action_key) DO NOTHING`,
-        rowClaimValues(c),
+        [...rowClaimValues(c), standing.status, standing.seq, standing.outcome],
       );
-    const planned = plannedEntryValues(c);
+    const entries = claimEntryValues(c);
     // A concurrent insert of the same key waits for the first to commit, then inserts nothing; the read sees it.
-    const inserted = planned
+    const inserted = entries.length
       ? await this.transaction(async (client) => {
           const r = await insertRow(client);
           if (r.rowCount === 1) {
-            await client.query(
-              `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-              planned,
-            );
+            for (const entry of entries) {
+              await client.query(
+                `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+                entry,
+              );
+            }
           }
           return r;
         })

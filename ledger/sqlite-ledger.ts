@@ -25,7 +25,8 @@ import {
   auditConflictDetail,
   checkedClaim,
   checkedRowClaim,
-  plannedEntryValues,
+  claimEntryValues,
+  newRowStanding,
   rowClaimValues,
   checkedStatus,
   historyQuery,
@@ -131,24 +132,26 @@ export class SqliteLedger implements ActionLedger {
   async claimRow(claim: RowClaimRecord): Promise<RowClaim> {
     const c = checkedRowClaim(claim);
     const values = rowClaimValues(c);
+    const standing = newRowStanding(c);
     const db = this.open();
     return db.immediate((): RowClaim => {
       const inserted = db
         .prepare(
-          `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, status, owner,
-               claimed_at, updated_at, seq, holder, epoch, lease_until)
-             VALUES (?, ?, ?, ?, ?, 'planned', ?, ?, ?, 0, ?, 1, ?)
+          `INSERT INTO ${ACTIONS_TABLE} (action_key, tenant, operation, tool_version, request_hash, owner,
+               claimed_at, holder, lease_until, updated_at, status, seq, outcome, epoch)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
              ON CONFLICT (action_key) DO NOTHING`,
         )
-        // claimed_at and updated_at both take the claim's time: the 7th value twice.
-        .run(...values.slice(0, 7), c.claimedAt, ...values.slice(7));
+        // updated_at takes the claim's time too.
+        .run(...values, c.claimedAt, standing.status, standing.seq, standing.outcome);
       const created = Number(inserted.changes) === 1;
-      const planned = plannedEntryValues(c);
-      if (created && planned) {
-        db.prepare(
-          `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(...planned);
+      if (created) {
+        for (const entry of claimEntryValues(c)) {
+          db.prepare(
+            `INSERT INTO ${AUDIT_TABLE} (action_key, seq, status, at, reason, actor, provider_ref, outcome)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          ).run(...entry);
+        }
       }
       const row = this.select(c.key)!;
       if (created) return { kind: 'new', row };

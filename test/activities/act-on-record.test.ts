@@ -5,10 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActOnRecordActivity, type ActOnRecordResult } from '../../activities/act-on-record';
+import { createActOnRecordActivity, dispatchesWithClaim, type ActOnRecordResult } from '../../activities/act-on-record';
 import { createExecuteAction } from '../../activities/execute-action';
 import { unrecordedRequests } from '../../client/unrecorded-requests';
 import { openLedger, type ActionLedger } from '../../ledger';
+import type { RowClaimRecord } from '../../ledger/action-ledger';
 import type { DedupeCapability } from '../../policies/tool';
 import { committed, type ToolOutcome } from '../../policies/tool-outcome';
 import { scriptedTool } from '../support/scripted-tool';
@@ -63,18 +64,24 @@ describe('acting on the record: attempts and the row', () => {
       return v;
     };
     const holder = (attempt: number, generation = 7) => `run:${owner}/tok#${generation}.${attempt}`;
-    /** The row as an earlier execution left it: claimed, and moved to `status` when that is not `planned`. */
-    const leftBy = async (attempt: number, status: 'planned' | 'dispatching' | 'confirmed', generation = 7) => {
-      const claimedAt = new Date().toISOString();
-      await ledger.claimRow({
+    /** The row claimed by another execution or holder, as the ledger takes a claim. */
+    const claimedBy = (by: string, extra: Partial<RowClaimRecord> = {}) =>
+      ledger.claimRow({
         key: action.key,
         tenant: 'acme',
         operation: 'ping',
         toolVersion: 1,
         requestHash: action.requestHash,
         owner,
+        claimedAt: new Date().toISOString(),
+        holder: by,
+        ...extra,
+      });
+    /** The row as an earlier execution left it: claimed, and moved to `status` when that is not `planned`. */
+    const leftBy = async (attempt: number, status: 'planned' | 'dispatching' | 'confirmed', generation = 7) => {
+      const claimedAt = new Date().toISOString();
+      await claimedBy(holder(attempt, generation), {
         claimedAt,
-        holder: holder(attempt, generation),
         leaseUntil: new Date(Date.now() + 60_000).toISOString(),
       });
       const by = holder(attempt, generation);
@@ -108,7 +115,32 @@ describe('acting on the record: attempts and the row', () => {
         });
       }
     };
-    return { action, calls, run, verdict, holder, leftBy };
+    return { action, calls, run, verdict, holder, leftBy, claimedBy };
+  }
+
+  /** The ledger, with its status writes and reads of the row counted. */
+  function counting() {
+    const statuses: string[] = [];
+    let reads = 0;
+    const counted = new Proxy(ledger, {
+      get(target, prop, receiver) {
+        if (prop === 'recordStatus') {
+          return async (...args: Parameters<ActionLedger['recordStatus']>) => {
+            statuses.push(args[0].status);
+            return target.recordStatus(...args);
+          };
+        }
+        if (prop === 'get') {
+          return async (key: string) => {
+            reads += 1;
+            return target.get(key);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return { counted, statuses, reads: () => reads };
   }
 
   it('settles a new row in one attempt: planned, dispatching, confirmed, held by that attempt', async () => {
@@ -173,16 +205,7 @@ describe('acting on the record: attempts and the row', () => {
 
   it('refuses another request under the key, naming both hashes, before anything is sent', async () => {
     const t = setup('none', [committed('msg-3')]);
-    await ledger.claimRow({
-      key: t.action.key,
-      tenant: 'acme',
-      operation: 'ping',
-      toolVersion: 1,
-      requestHash: 'f'.repeat(64),
-      owner: t.action.owner,
-      claimedAt: new Date().toISOString(),
-      holder: 'action:other',
-    });
+    await t.claimedBy('action:other', { requestHash: 'f'.repeat(64) });
     await assert.rejects(t.run(1), (err: Error & { type?: string }) => {
       assert.equal(err.type, 'IntentMismatch');
       assert.match(err.message, /ffffffffffff…; this act carries/);
@@ -221,22 +244,12 @@ describe('acting on the record: attempts and the row', () => {
   });
 
   it('writes a new row and its planned entry in one ledger write: no status write before the fence', async () => {
-    const statuses: string[] = [];
-    const counted = new Proxy(ledger, {
-      get(target, prop, receiver) {
-        if (prop === 'recordStatus') {
-          return async (...args: Parameters<ActionLedger['recordStatus']>) => {
-            statuses.push(args[0].status);
-            return target.recordStatus(...args);
-          };
-        }
-        const value = Reflect.get(target, prop, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const t = setup('none', [committed('msg-one')], counted);
+    const c = counting();
+    const t = setup('none', [committed('msg-one')], c.counted);
     await t.run(1);
-    assert.deepEqual(statuses, ['dispatching', 'confirmed']);
+    // Key-less: the claim writes planned alone, and the fence writes dispatching before the send.
+    assert.deepEqual(c.statuses, ['dispatching', 'confirmed']);
+    assert.equal(c.reads(), 0);
     assert.deepEqual(
       (await ledger.audit(t.action.key)).map((e) => [e.seq, e.status]),
       [
@@ -245,6 +258,90 @@ describe('acting on the record: attempts and the row', () => {
         [2, 'confirmed'],
       ],
     );
+  });
+
+  describe('with a key the provider dedupes by, the claim writes dispatching too', () => {
+    for (const dedupe of ['idempotency-key', 'transactional'] as const) {
+      it(`${dedupe}: two ledger writes (the claim with planned and dispatching, then confirmed), the fence a read`, async () => {
+        const c = counting();
+        const t = setup(dedupe, [committed('ch-one')], c.counted);
+        const { snapshot } = await t.run(1);
+        assert.equal(snapshot.status, 'confirmed');
+        assert.deepEqual(c.statuses, ['confirmed'], 'the one status write after the claim is the verdict');
+        assert.equal(c.reads(), 1, 'the fence read the row back before the send');
+        assert.deepEqual(
+          (await ledger.audit(t.action.key)).map((e) => [e.seq, e.status]),
+          [
+            [0, 'planned'],
+            [1, 'dispatching'],
+            [2, 'confirmed'],
+          ],
+        );
+        assert.deepEqual(
+          snapshot.audit.map((e) => e.to),
+          ['planned', 'dispatching', 'confirmed'],
+        );
+        assert.equal(unrecordedRequests(snapshot.audit, snapshot.requests), 0, 'the send is on record');
+      });
+    }
+
+    it('only mutations under a key the provider keeps: never a read, a lookup or a key-less send', () => {
+      const table = (['idempotency-key', 'transactional', 'lookup', 'none'] as const).map((dedupe) => [
+        dedupe,
+        dispatchesWithClaim({ kind: 'mutation', dedupe }),
+        dispatchesWithClaim({ kind: 'read', dedupe }),
+      ]);
+      assert.deepEqual(table, [
+        ['idempotency-key', true, false],
+        ['transactional', true, false],
+        ['lookup', false, false],
+        ['none', false, false],
+      ]);
+    });
+
+    it('sends nothing when the row was taken between the claim and the send: the fence reads another holder', async () => {
+      let taken = false;
+      const takenBeforeSend = new Proxy(ledger, {
+        get(target, prop, receiver) {
+          if (prop === 'get') {
+            return async (key: string) => {
+              // Another takes the row (the lease ran out while this execution stalled) just before the fence looks.
+              const row = await target.get(key);
+              if (row && !taken) {
+                taken = true;
+                await target.takeOver(key, row.epoch, 'action:the-action-workflow');
+              }
+              return target.get(key);
+            };
+          }
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const t = setup('idempotency-key', [committed('ch-stale')], takenBeforeSend);
+      await assert.rejects(t.run(1), /no longer holds the row/);
+      assert.equal(t.calls.execute, 0, 'nothing was sent');
+      assert.equal((await ledger.get(t.action.key))?.holder, 'action:the-action-workflow');
+    });
+
+    it('a crash between the claim and the send leaves dispatching: the next execution resends with the key, once', async () => {
+      const t = setup('idempotency-key', [committed('ch-after-claim')]);
+      // The dead execution's claim, as act-on-record writes it for a keyed tool; it died before its send.
+      await t.claimedBy(t.holder(1, 7), {
+        leaseUntil: new Date(Date.now() + 60_000).toISOString(),
+        planned: { reason: 'intent persisted' },
+        dispatching: { reason: 'dispatch, by the run, on record with its claim' },
+      });
+      const { snapshot } = await t.run(1, 9);
+      assert.equal(snapshot.status, 'confirmed');
+      assert.equal(t.calls.execute, 1, 'one send, under the key');
+      assert.deepEqual(
+        (await ledger.audit(t.action.key)).map((e) => e.status),
+        ['planned', 'dispatching', 'dispatching', 'confirmed'],
+      );
+      // The record cannot tell that the dead execution sent nothing: it shows its dispatch as possibly sent.
+      assert.equal(unrecordedRequests(snapshot.audit, snapshot.requests), 1);
+    });
   });
 
   describe('an act run again with its workflow task (a local activity after a crash: attempt 1 again, a later generation)', () => {

@@ -71,7 +71,10 @@ describe("the run's act in its own workflow task, killed inside it", () => {
   });
 
   const points: Array<[CrashPoint, string]> = [
-    ['after-row-claimed', 'nothing was sent: the row says planned, and the act run again sends once'],
+    [
+      'after-row-claimed',
+      'nothing was sent, but the keyed claim wrote dispatching: the act run again resends with the key, once',
+    ],
     ['before-row-settles', 'the provider committed: the act run again resends with the same key and gets it back'],
     ['after-row-settled', 'the row settled: the act run again answers from it and sends nothing'],
   ];
@@ -118,13 +121,12 @@ describe("the run's act in its own workflow task, killed inside it", () => {
           );
         }
         if (point === 'after-row-claimed') {
-          assert.equal(killedRow?.status, 'planned');
+          // A charge is keyed: its claim wrote `dispatching` with `planned` (one durable write), so the row cannot
+          // prove that nothing was sent, and the execution run again resends under the key.
+          assert.equal(killedRow?.status, 'dispatching');
           assert.equal(counts.requests, 1, 'nothing was sent before the crash; one send after');
-          // The dead execution died before its first entry; the one run again dispatched once.
-          assert.deepEqual(
-            audit.filter((s) => s !== 'planned'),
-            ['dispatching', 'confirmed'],
-          );
+          assert.equal(counts.replayed, 0, 'the provider saw the key once');
+          assert.deepEqual(audit, ['planned', 'dispatching', 'dispatching', 'confirmed']);
         }
         if (point === 'before-row-settles') {
           assert.equal(killedRow?.status, 'dispatching');
@@ -140,6 +142,28 @@ describe("the run's act in its own workflow task, killed inside it", () => {
       }
     });
   }
+
+  it('sends a key-less email once when the worker dies after the claim: the row says planned, so the act sends', async () => {
+    const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'after-row-claimed:send-email' });
+    const eventId = uniqueEvent('in-task-email-claimed');
+    const run = await stack.retrysafe.startRenewal(renewalInput(eventId, { customerEmail: 'kim@example.com' }));
+    const receiptKey = actionKeyForStep(run.workflowId, { operation: 'send-email', version: 1, stepId: 'receipt' });
+    assert.equal((await doomed.exited).signal, 'SIGKILL');
+    const killedRow = await stack.ledger!.get(receiptKey);
+    await stack.startWorker({ name: 'successor' });
+    try {
+      await run.result();
+      assert.equal(killedRow?.status, 'planned', 'a key-less claim writes planned alone');
+      const row = await stack.ledger!.get(receiptKey);
+      assert.equal(row?.status, 'confirmed', 'no review: the row proved that nothing was sent');
+      const sent = countWhere(await stack.providers.email.ledger(), 'messages', (m) => m.reference === receiptKey);
+      assert.equal(sent, 1);
+      const audit = (await stack.ledger!.audit(receiptKey)).map((e) => e.status);
+      assert.deepEqual(audit, ['planned', 'dispatching', 'confirmed'], audit.join(' → '));
+    } finally {
+      await stopWorkers();
+    }
+  });
 
   it('sends a key-less email once when the worker dies before the row has its verdict: unknown, never resent', async () => {
     const doomed = await stack.startWorker({ name: 'doomed', crashAt: 'before-row-settles:send-email' });

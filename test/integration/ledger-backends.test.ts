@@ -393,6 +393,47 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       );
     });
 
+    it('claimRow with `planned` and `dispatching` writes the row at dispatching with both entries, in one transaction', async () => {
+      const { ledger } = await fresh();
+      const key = 'charge:v1:acme:dispatching-with-claim';
+      const entries = {
+        planned: { reason: 'intent persisted', outcome: 'planned: 24.90 EUR' },
+        dispatching: { reason: 'dispatch, with the claim', outcome: 'dispatching: 24.90 EUR' },
+      };
+      const first = await ledger.claimRow({ ...claim(key), holder: 'run:r/t#3.1', ...entries });
+      assert.equal(first.kind, 'new');
+      assert.deepEqual(
+        [first.row.status, first.row.seq, first.row.outcome, first.row.epoch, first.row.holder],
+        ['dispatching', 1, 'dispatching: 24.90 EUR', 1, 'run:r/t#3.1'],
+      );
+      assert.deepEqual(
+        (await ledger.audit(key)).map((e) => [e.seq, e.status, e.reason, e.at]),
+        [
+          [0, 'planned', 'intent persisted', claim(key).claimedAt],
+          [1, 'dispatching', 'dispatch, with the claim', claim(key).claimedAt],
+        ],
+      );
+      // A claim that finds the row writes nothing, whatever entries it carries.
+      const again = await ledger.claimRow({ ...claim(key), holder: 'run:r/t#4.1', ...entries });
+      assert.equal(again.kind, 'other');
+      assert.equal((await ledger.audit(key)).length, 2);
+      // The holder's verdict follows at seq 2, and settles the row.
+      assert.deepEqual(
+        await ledger.recordStatus({ ...status(key, 2, 'confirmed'), holder: 'run:r/t#3.1', settled: true }),
+        { applied: true },
+      );
+      assert.equal((await ledger.get(key))?.status, 'confirmed');
+      await assert.rejects(
+        ledger.claimRow({
+          ...claim('charge:v1:acme:dispatching-alone'),
+          holder: 'h',
+          dispatching: entries.dispatching,
+        }),
+        /dispatching needs planned/,
+      );
+      assert.equal(await ledger.get('charge:v1:acme:dispatching-alone'), undefined, 'nothing written');
+    });
+
     it('takeOver is a compare-and-swap on the epoch: one of two takes the row, the other gets nothing', async () => {
       const { db, ledger } = await fresh();
       const other = track(db.open());
