@@ -189,11 +189,15 @@ export class ActionRun {
         },
       },
     );
-    upsertSearchAttributes([
+    // RetrysafeClient sets these when it starts the run; a run started otherwise gets them here. An upsert is an
+    // event and a write to the server's visibility store, so only what the start left out or set otherwise is sent.
+    const atStart = workflowInfo().typedSearchAttributes;
+    const findable = [
       { key: SA_KIND, value: 'run' },
       { key: SA_TENANT, value: identity.tenant },
       { key: SA_STATUS, value: 'running' },
-    ]);
+    ].filter(({ key, value }) => atStart.get(key) !== value);
+    if (findable.length) upsertSearchAttributes(findable);
   }
 
   get stage(): string {

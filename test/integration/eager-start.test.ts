@@ -7,6 +7,7 @@ import { exampleRegistry } from '../../examples/tools';
 import { retrysafeChargeWorkflow } from '../../examples/workflows/baseline';
 import { actionKeyForStep, runWorkflowId } from '../../policies/action-key';
 import { errorCodeOf } from '../../policies/errors';
+import { SA_KIND, SA_STATUS, SA_TENANT } from '../../policies/search-attributes';
 import { startStack, type Stack } from '../../scripts/lib/stack';
 import { retrysafePlugin } from '../../workers/plugin';
 import { acmeCharge } from '../support/intents';
@@ -102,6 +103,35 @@ describe('eager start of runs on a worker in the same process', () => {
       retrysafe.startRun(retrysafeChargeWorkflow, { tenant: 'acme', eventId, input: { ...input, amountCents: 991 } }),
       (err: unknown) => errorCodeOf(err) === 'IntentMismatch',
     );
+  });
+
+  it("upserts only what the start left out: RetrysafeClient's run carries its kind, tenant and status from the start", async () => {
+    const upserted = (events: Awaited<ReturnType<typeof chargeRun>>['events']) =>
+      events
+        .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields)
+        .filter((fields) => fields !== undefined && fields !== null)
+        .map((fields) => Object.keys(fields).sort());
+    const { run, events } = await chargeRun(false);
+    assert.deepEqual(upserted(events), [['RetrysafeActionKeys']], 'one upsert: the action key');
+    const found = (await run.describe()).typedSearchAttributes;
+    assert.deepEqual(
+      [found.get(SA_KIND), found.get(SA_TENANT), found.get(SA_STATUS)],
+      ['run', 'acme', 'running'],
+      'findable as a run of its tenant all the same',
+    );
+    // Started by a plain client, the run sets them itself, in its first task.
+    const eventId = uniqueEvent('plain-start');
+    const { operation: _op, ...input } = acmeCharge(eventId, 990);
+    const plain = await new Client({ connection, namespace: stack.server.namespace }).workflow.start(
+      retrysafeChargeWorkflow,
+      { workflowId: runWorkflowId('acme', eventId), taskQueue, args: [input] },
+    );
+    await plain.result();
+    assert.deepEqual(upserted((await plain.fetchHistory()).events ?? []), [
+      ['RetrysafeKind', 'RetrysafeStatus', 'RetrysafeTenant'],
+      ['RetrysafeActionKeys'],
+    ]);
+    assert.equal((await plain.describe()).typedSearchAttributes.get(SA_TENANT), 'acme');
   });
 
   it('starts as before without the option', async () => {
