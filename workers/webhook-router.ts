@@ -6,6 +6,9 @@ import { z } from 'zod';
 import { isActionKey, parseActionKey } from '../policies/action-key';
 import { SA_KIND, SA_REFERENCE, SA_TENANT } from '../policies/search-attributes';
 import { providerEventSignal, type ProviderEvent } from '../messages/action';
+import type { ActionLedger } from '../ledger/action-ledger';
+import { isFinal } from '../policies/action-status';
+import { RUN_HOLDER_PREFIX } from '../activities/record-ledger';
 import { firstIssue } from '../policies/zod-issues';
 import { listenHttp } from './http-listener';
 import {
@@ -97,9 +100,36 @@ export interface WebhookRouterDeps {
   toleranceSeconds?: number;
   /** Milliseconds since the epoch; tests move the clock. */
   now?: () => number;
+  /**
+   * The workers' ledger (its `get`), so that an event for an action without a workflow is told from one for a settled
+   * action. A run acts on most actions itself, and an action workflow starts only when the run hands the action over
+   * (an unknown outcome, a person to ask): an event that arrives between the two would otherwise find no workflow and
+   * be dropped. With the ledger, the router holds such a delivery while the row is unsettled (up to
+   * `unsettledWaitMs`), signals the action workflow once the run has handed it over, and answers 503 (the provider
+   * retries) if it has not started by then. Without one, an event for an action with no workflow is answered as closed.
+   */
+  ledger?: Pick<ActionLedger, 'get'>;
+  /** How long a delivery waits for an unsettled action's workflow before the router answers 503; 1.5 s by default. */
+  unsettledWaitMs?: number;
+  /**
+   * How the router waits between two reads of the row; tests replace it.
+   * @internal
+   */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const FAILURE_TYPES = /\.(failed|declined|bounced|rejected)$/;
+/**
+ * How long a delivery for an unsettled action with no workflow is held. A run's act settles its row within its send
+ * (a webhook that races the reply waits a few milliseconds); one that hands over starts the action workflow within a
+ * workflow task. Below the 2 s that senders commonly give an attempt, so a late start gets a 503 and a retry, not a
+ * timeout.
+ */
+const UNSETTLED_WAIT_MS = 1_500;
+/** Between two reads of an unsettled row. */
+const UNSETTLED_POLL_MS = 50;
+/** Between two signals to an action workflow that was not there yet. */
+const UNSETTLED_SIGNAL_EVERY_MS = 250;
 /** How many actions carrying one reference the router looks at; two are already one too many. */
 const REFERENCE_MATCH_LIMIT = 10;
 /** References go into a visibility query; anything else is refused rather than escaped. */
@@ -258,15 +288,59 @@ async function route(
     outcome: FAILURE_TYPES.test(event.type) ? 'failed' : 'succeeded',
     receivedAt: new Date(nowMs).toISOString(),
   };
-  try {
-    await deps.client.workflow.getHandle(key).signal(providerEventSignal, evidence);
-  } catch (err) {
-    // A closed action already has its outcome; a late duplicate event changes nothing.
-    if (err instanceof WorkflowNotFoundError) return { routed: false, reason: `action ${key} is closed` };
-    throw err;
+  if (!(await signalEvidence(deps, key, evidence))) {
+    // No workflow: a closed action (its outcome stands; a late duplicate event changes nothing), or one its run acts on.
+    if (!deps.ledger) return { routed: false, reason: `action ${key} is closed` };
+    const settled = await awaitActionWorkflow(deps, key, evidence);
+    if (settled) return { routed: false, reason: settled };
   }
   deps.log?.info({ provider, key, eventId: event.id, type: event.type }, 'webhook routed to action');
   return { routed: true, key };
+}
+
+/** Signals the evidence to its action workflow: false when there is none (never started, or closed). */
+async function signalEvidence(deps: WebhookRouterDeps, key: string, evidence: ProviderEvent): Promise<boolean> {
+  try {
+    await deps.client.workflow.getHandle(key).signal(providerEventSignal, evidence);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/**
+ * An action with no workflow, by its ledger row: settled or never claimed (why nothing is routed), or unsettled, held
+ * by a run's act. Then the delivery waits for the row to settle or for the action workflow the run hands it over to
+ * (signalled once it is there: undefined). Throws, for a 503, when neither happened in time.
+ */
+async function awaitActionWorkflow(
+  deps: WebhookRouterDeps,
+  key: string,
+  evidence: ProviderEvent,
+): Promise<string | undefined> {
+  const ledger = deps.ledger!;
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const startedMs = now();
+  const until = startedMs + (deps.unsettledWaitMs ?? UNSETTLED_WAIT_MS);
+  let signalledMs = startedMs;
+  for (;;) {
+    const row = await ledger.get(key);
+    if (!row) return `no action ${key} is on record`;
+    if (isFinal(row.status)) return `action ${key} is settled (${row.status}) and has no workflow: its outcome stands`;
+    // Unsettled: a run's act still holds it (the event raced its reply), or the act handed it over and the action
+    // workflow is starting (it takes the row over once it runs).
+    const handedOver = row.status === 'unknown' || !row.holder?.startsWith(RUN_HOLDER_PREFIX);
+    if (handedOver && now() - signalledMs >= UNSETTLED_SIGNAL_EVERY_MS) {
+      signalledMs = now();
+      if (await signalEvidence(deps, key, evidence)) return undefined;
+    }
+    if (now() >= until) {
+      throw new Error(`action ${key} is ${row.status} and its workflow has not started yet: deliver it again`);
+    }
+    await sleep(UNSETTLED_POLL_MS);
+  }
 }
 
 /** Where each provider posts: /webhooks/<provider>. */

@@ -172,17 +172,6 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const webhookSecrets = Object.fromEntries(
       PROVIDER_KINDS.map((kind) => [kind, [`whsec_${randomBytes(24).toString('hex')}`]]),
     ) as Record<ProviderKind, string[]>;
-    const webhooks = await startWebhookServer(createWebhookRouter({ client, secrets: webhookSecrets }));
-    cleanups.unshift(() => webhooks.close());
-    const webhookConfig = (kind: ProviderKind) => ({
-      webhookUrl: webhooks.urlFor(kind),
-      webhookSecret: webhookSecrets[kind][0],
-    });
-    await Promise.all(
-      Object.values(providers)
-        .filter((p): p is SandboxProvider => typeof p === 'object')
-        .map((p) => p.configure(webhookConfig(p.kind))),
-    );
     const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     let ledgerSpec =
       opts.ledgerOnClusterPostgres && target === 'cluster'
@@ -196,6 +185,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // RETRYSAFE_LEDGER with the workers (a test file runs in a process of its own).
     process.env.RETRYSAFE_LEDGER ??= ledgerSpec;
     if (ledgerDir) cleanups.push(() => rm(ledgerDir, { recursive: true, force: true }));
+    // The router reads the workers' ledger: an event for an action without a workflow waits for its row.
+    const webhooks = await startWebhookServer(createWebhookRouter({ client, secrets: webhookSecrets, ledger }));
+    cleanups.unshift(() => webhooks.close());
+    const webhookConfig = (kind: ProviderKind) => ({
+      webhookUrl: webhooks.urlFor(kind),
+      webhookSecret: webhookSecrets[kind][0],
+    });
+    await Promise.all(
+      Object.values(providers)
+        .filter((p): p is SandboxProvider => typeof p === 'object')
+        .map((p) => p.configure(webhookConfig(p.kind))),
+    );
     const urls = Object.fromEntries(
       (['payments', 'email', 'tickets', 'inventory', 'shipping'] as const).map((k) => [
         k,

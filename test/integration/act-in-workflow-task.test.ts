@@ -11,7 +11,7 @@ import { startStack, type Stack } from '../../scripts/lib/stack';
 import { acmeCharge } from '../support/intents';
 import { countForKey, countWhere } from '../support/ledger';
 import { renewalInput, uniqueEvent } from '../support/renewal-input';
-import { waitForStatus } from '../support/wait';
+import { waitForStatus, waitUntil } from '../support/wait';
 import { workflowExists } from '../support/workflow-exists';
 
 /**
@@ -161,6 +161,42 @@ describe("the run's act in its own workflow task, killed inside it", () => {
       const audit = (await stack.ledger!.audit(receiptKey)).map((e) => e.status);
       assert.deepEqual(audit, ['planned', 'dispatching', 'confirmed'], audit.join(' → '));
     } finally {
+      await stopWorkers();
+    }
+  });
+
+  it('brings a webhook that arrives before the handover to the action workflow, as evidence for the person', async () => {
+    // The email provider commits, loses its reply and sends message.sent at once: the event reaches the router while
+    // the run's act holds the row (dispatching, then unknown) and before the action workflow it hands over to exists.
+    const email = stack.providers.email;
+    await email.configure({ webhookDelayMs: 0 });
+    await email.setFaults([{ op: 'messages.create', kind: 'drop-after-commit', times: 1 }]);
+    await stack.startWorker({ name: 'steady' });
+    try {
+      const eventId = uniqueEvent('in-task-webhook-gap');
+      const run = await stack.retrysafe.startRenewal(renewalInput(eventId, { customerEmail: 'ada@example.com' }));
+      const receiptKey = actionKeyForStep(run.workflowId, { operation: 'send-email', version: 1, stepId: 'receipt' });
+      const review = await waitForStatus(stack.retrysafe, receiptKey, 'needs_review', { timeoutMs: 60_000 });
+      assert.ok(
+        review.audit.some((a) => a.to === 'unknown'),
+        'the act recorded unknown and handed over',
+      );
+      await waitUntil(
+        'the message.sent event to reach the action workflow',
+        async () => Boolean((await stack.retrysafe.getAction(receiptKey))?.events?.length),
+        20_000,
+      );
+      const action = (await stack.retrysafe.getAction(receiptKey))!;
+      assert.equal(action.events?.[0].type, 'message.sent');
+      const delivered = (await email.ledger()).webhooks.filter((w) => w.type === 'message.sent' && w.delivered);
+      assert.ok(delivered.length >= 1, 'the provider had its delivery accepted');
+      assert.equal(
+        countWhere(await email.ledger(), 'messages', (m) => m.reference === receiptKey),
+        1,
+        'one email, never resent',
+      );
+    } finally {
+      await email.clearFaults();
       await stopWorkers();
     }
   });

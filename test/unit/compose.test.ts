@@ -407,6 +407,11 @@ describe('docker-compose.yml', () => {
     const folder = path.posix.dirname(config.path);
     assert.ok(worker.volumes.includes(`ledger:${folder}`), `the ledger's folder ${folder} is the worker's volume`);
     assert.ok('ledger' in compose.volumes, 'the ledger volume must be declared');
+    // The webhook router reads the same file, on the same volume, beside its own install.
+    const router = service('webhooks');
+    assert.equal(router.environment.RETRYSAFE_LEDGER, spec, "the router reads the worker's ledger");
+    assert.ok(router.volumes.includes(`ledger:${folder}`), "the router mounts the ledger's volume");
+    assert.ok(router.volumes.includes('app:/app'), 'and keeps the install it runs from');
   });
 
   it('has the approval service list the .env operator in the operators file the worker reads, and serve on 4180', () => {

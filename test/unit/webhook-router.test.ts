@@ -32,6 +32,9 @@ interface Listed {
 function fakeTemporal(listed: Listed[] = []) {
   const signals: Array<{ workflowId: string; event: ProviderEvent }> = [];
   const queries: string[] = [];
+  /** Workflows that are not there (never started yet, or closed): a signal to one is WorkflowNotFoundError. */
+  const absent = new Set<string>();
+  let signalAttempts = 0;
   let failNext: Error | undefined;
   const client = {
     workflow: {
@@ -52,6 +55,8 @@ function fakeTemporal(listed: Listed[] = []) {
       getHandle(workflowId: string) {
         return {
           async signal(_def: unknown, event: ProviderEvent) {
+            signalAttempts++;
+            if (absent.has(workflowId)) throw new WorkflowNotFoundError('not found', workflowId, undefined);
             if (failNext) {
               const err = failNext;
               failNext = undefined;
@@ -63,7 +68,14 @@ function fakeTemporal(listed: Listed[] = []) {
       },
     },
   } as unknown as Client;
-  return { client, signals, queries, failOnce: (err: Error) => (failNext = err) };
+  return {
+    client,
+    signals,
+    queries,
+    absent,
+    signalAttempts: () => signalAttempts,
+    failOnce: (err: Error) => (failNext = err),
+  };
 }
 
 function logCapture() {
@@ -288,6 +300,94 @@ describe('webhook router', () => {
     const answer = await router.receive(delivery(event(), { secret: SECRET }));
     assert.equal(answer.status, 200);
     assert.match(answer.body.reason, /is closed/);
+  });
+
+  describe('an action without a workflow, told apart by the ledger row', () => {
+    type Row = { status: string; holder?: string } | undefined;
+    /** The row the router reads, as a script over its reads: the last one repeats. */
+    function withLedger(rows: Row[], opts: { onSleep?: (sleeps: number) => void } = {}) {
+      let reads = 0;
+      let sleeps = 0;
+      const ledger = {
+        get: async () => rows[Math.min(reads++, rows.length - 1)] as never,
+      };
+      const routed = createWebhookRouter({
+        client: temporal.client,
+        secrets: () => secrets,
+        log,
+        now: () => nowMs,
+        ledger,
+        sleep: async (ms) => {
+          sleeps++;
+          nowMs += ms;
+          opts.onSleep?.(sleeps);
+        },
+      });
+      return { routed, reads: () => reads, sleeps: () => sleeps };
+    }
+    const runHolder = 'run:run:acme:renewal-1/tok#7.1';
+
+    it('answers a settled action at once: its outcome stands, nothing waits', async () => {
+      temporal.absent.add(KEY);
+      const t = withLedger([{ status: 'confirmed', holder: runHolder }]);
+      const answer = await t.routed.receive(delivery(event(), { secret: SECRET }));
+      assert.equal(answer.status, 200);
+      assert.match(answer.body.reason, /is settled \(confirmed\) and has no workflow/);
+      assert.equal(t.sleeps(), 0);
+      assert.equal(temporal.signalAttempts(), 1);
+    });
+
+    it('answers an action the ledger never saw as not routed', async () => {
+      temporal.absent.add(KEY);
+      const t = withLedger([undefined]);
+      const answer = await t.routed.receive(delivery(event(), { secret: SECRET }));
+      assert.equal(answer.status, 200);
+      assert.match(answer.body.reason, /no action .* is on record/);
+    });
+
+    it("holds an event that raced the run's act until the row settles, without signalling again", async () => {
+      temporal.absent.add(KEY);
+      const t = withLedger([
+        { status: 'dispatching', holder: runHolder },
+        { status: 'dispatching', holder: runHolder },
+        { status: 'confirmed', holder: runHolder },
+      ]);
+      const answer = await t.routed.receive(delivery(event(), { secret: SECRET }));
+      assert.equal(answer.status, 200);
+      assert.match(answer.body.reason, /settled \(confirmed\)/);
+      assert.equal(t.reads(), 3);
+      assert.equal(temporal.signalAttempts(), 1, 'a row its act holds gets no signal while the act runs');
+    });
+
+    it('signals the action workflow once the run has handed an unknown outcome over to it', async () => {
+      temporal.absent.add(KEY);
+      // The act wrote unknown and let go; the action workflow starts after a few polls.
+      const t = withLedger([{ status: 'unknown', holder: runHolder }], {
+        onSleep: (sleeps) => {
+          if (sleeps === 8) temporal.absent.delete(KEY);
+        },
+      });
+      const answer = await t.routed.receive(delivery(event(), { secret: SECRET }));
+      assert.equal(answer.status, 202);
+      assert.equal(answer.body.key, KEY);
+      assert.equal(temporal.signals.length, 1);
+      assert.equal(temporal.signals[0].workflowId, KEY);
+      assert.equal(temporal.signals[0].event.providerRef, 'ch_1');
+    });
+
+    it('answers 503 when the action workflow has not started in time, and takes the provider’s retry', async () => {
+      temporal.absent.add(KEY);
+      const t = withLedger([{ status: 'unknown', holder: runHolder }]);
+      const body = event();
+      const first = await t.routed.receive(delivery(body, { secret: SECRET }));
+      assert.equal(first.status, 503);
+      assert.match(first.body.reason, /is unknown and its workflow has not started yet/);
+      assert.ok(temporal.signalAttempts() >= 5, `signalled again while waiting (${temporal.signalAttempts()})`);
+      temporal.absent.delete(KEY);
+      const retry = await t.routed.receive(delivery(body, { secret: SECRET }));
+      assert.equal(retry.status, 202, 'the same event, delivered again, is not refused as a replay');
+      assert.equal(temporal.signals.length, 1);
+    });
   });
 
   it('marks failure events as failed evidence', async () => {
