@@ -148,6 +148,8 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
 } {
   const now = deps.now ?? Date.now;
   const seen = new SeenEvents(((deps.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS) + 60) * 1000);
+  /** Deliveries being routed now, by provider and message ID: a copy that arrives meanwhile is a retry, not a replay. */
+  const inFlight = new Set<string>();
 
   /**
    * One delivery, from the raw bytes to an answer. Nothing of an unverified body is read, logged or
@@ -167,9 +169,18 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
       return refuse(400, `invalid event: ${field}: ${message}`);
     }
     const event = parsed.data;
+    const delivering = `${provider}\u0000${verified.messageId}`;
     if (!seen.claim(provider, verified.messageId, now())) {
+      // The provider gave up waiting on a delivery the router still holds (an action whose workflow is starting):
+      // its retry is answered as "not yet", so that the one after it is taken if the first ends without routing.
+      if (inFlight.has(delivering)) {
+        return refuse(503, `event ${verified.messageId} is still being routed: deliver it again later`, {
+          eventId: event.id,
+        });
+      }
       return refuse(400, `replayed: event ${verified.messageId} was already accepted`, { eventId: event.id });
     }
+    inFlight.add(delivering);
     try {
       const result = await route(deps, event, provider, now());
       return result.routed
@@ -180,6 +191,8 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
       seen.release(provider, verified.messageId);
       deps.log?.warn({ provider, eventId: event.id, err: (err as Error).message }, 'webhook routing failed');
       return { status: 503, body: { routed: false, reason: (err as Error).message } };
+    } finally {
+      inFlight.delete(delivering);
     }
   }
 

@@ -375,6 +375,35 @@ describe('webhook router', () => {
       assert.equal(temporal.signals[0].event.providerRef, 'ch_1');
     });
 
+    it('answers a copy that arrives while the first is held as "not yet" (503), not as a replay', async () => {
+      temporal.absent.add(KEY);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const rows: Row[] = [{ status: 'dispatching', holder: runHolder }];
+      const routed = createWebhookRouter({
+        client: temporal.client,
+        secrets: () => secrets,
+        log,
+        now: () => nowMs,
+        ledger: { get: async () => rows[0] as never },
+        // The first delivery waits here, as it would for the run's act to settle the row.
+        sleep: () => gate,
+      });
+      const body = event();
+      const first = routed.receive(delivery(body, { secret: SECRET }));
+      await new Promise((resolve) => setImmediate(resolve));
+      const copy = await routed.receive(delivery(body, { secret: SECRET }));
+      assert.equal(copy.status, 503);
+      assert.match(copy.body.reason, /still being routed/);
+      rows[0] = { status: 'confirmed', holder: runHolder };
+      release();
+      assert.equal((await first).status, 200);
+      // Accepted by then: a later copy is the replay it is.
+      const replay = await routed.receive(delivery(body, { secret: SECRET }));
+      assert.equal(replay.status, 400);
+      assert.match(replay.body.reason, /^replayed/);
+    });
+
     it('answers 503 when the action workflow has not started in time, and takes the provider’s retry', async () => {
       temporal.absent.add(KEY);
       const t = withLedger([{ status: 'unknown', holder: runHolder }]);
