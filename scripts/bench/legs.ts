@@ -267,20 +267,26 @@ function retrysafeEagerLeg(ctx: BenchContext): Leg {
 
 export function benchLegs(ctx: BenchContext): Leg[] {
   const { client, taskQueue } = ctx;
+  /**
+   * One charge run started as application code starts it, through RetrysafeClient (which sets the run's search
+   * attributes at its start), on `retrysafe`'s queue: run:bench:<eventId>.
+   */
+  const chargeRun = async (retrysafe: RetrysafeClient, eventId: string) => {
+    const run = await retrysafe.startRun(retrysafeChargeWorkflow, {
+      tenant: 'bench',
+      eventId,
+      input: chargeFor(eventId),
+    });
+    const r = await run.result();
+    if (r.status !== 'confirmed') throw new Error(`retrysafe action ${eventId} ended ${r.status}`);
+  };
   /** The retrysafe action leg on another queue's workers (`suffix` keeps its workflow IDs apart). */
   const actionOnQueue =
     (queue: string | undefined, suffix: string, unavailable: string) =>
     async (name: string): Promise<() => Promise<number>> => {
       if (!queue) throw new LegUnavailable(unavailable);
-      return () =>
-        timed(async () => {
-          const r = await client.workflow.execute(retrysafeChargeWorkflow, {
-            workflowId: runWorkflowId('bench', `${name}-${suffix}`),
-            taskQueue: queue,
-            args: [chargeFor(`${name}-${suffix}`)],
-          });
-          if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} (${suffix}) ended ${r.status}`);
-        });
+      const retrysafe = new RetrysafeClient(client, { taskQueue: queue, tools: exampleRegistry() });
+      return () => timed(() => chargeRun(retrysafe, `${name}-${suffix}`));
     };
   /** Starts a baseline workflow that waits for its signal or update; resolves once its query says it waits. */
   const startWaiting = async (workflow: typeof baselineSignalWorkflow, workflowId: string) => {
@@ -339,15 +345,7 @@ export function benchLegs(ctx: BenchContext): Leg[] {
       label: 'retrysafe action (one act(charge), the ledger row its record)',
       side: 'retrysafe',
       pair: 'action',
-      prepare: async (name) => () =>
-        timed(async () => {
-          const r = await client.workflow.execute(retrysafeChargeWorkflow, {
-            workflowId: runWorkflowId('bench', name),
-            taskQueue,
-            args: [chargeFor(name)],
-          });
-          if (r.status !== 'confirmed') throw new Error(`retrysafe action ${name} ended ${r.status}`);
-        }),
+      prepare: async (name) => () => timed(() => chargeRun(ctx.retrysafe, name)),
       workflows: actionWorkflows,
     },
     retrysafeEagerLeg(ctx),
