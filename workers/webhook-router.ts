@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Client } from '@temporalio/client';
@@ -334,7 +335,7 @@ async function awaitActionWorkflow(
 ): Promise<string | undefined> {
   const ledger = deps.ledger!;
   const now = deps.now ?? Date.now;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep = deps.sleep ?? ((ms: number) => delay(ms));
   const startedMs = now();
   const until = startedMs + (deps.unsettledWaitMs ?? UNSETTLED_WAIT_MS);
   let signalledMs = startedMs;
