@@ -304,9 +304,11 @@ class RowHold {
   private readonly audit: AuditEntry[] = [];
   private seq: number;
   private epoch: number;
-  private fenced = false;
-  /** The claim wrote `dispatching`: the first fence reads the row back instead of writing it. */
-  private dispatchedWithClaim: boolean;
+  /**
+   * What the next fence does: `write` `dispatching` (the first send); `read` the row back (the first send, when the
+   * claim wrote `dispatching`); `take-over` the row again at its epoch (every send after the first).
+   */
+  private nextFence: 'write' | 'read' | 'take-over';
   status: ActionStatus;
   readonly owner: string;
   /** Whether this execution created the row (its audit trail is then this execution's own entries). */
@@ -326,7 +328,7 @@ class RowHold {
     this.status = row.status;
     this.owner = row.owner;
     this.isNew = created !== undefined;
-    this.dispatchedWithClaim = created?.dispatching !== undefined;
+    this.nextFence = created?.dispatching !== undefined ? 'read' : 'write';
     if (created) this.audit.push({ at: created.at, from: null, to: 'planned', reason: created.reason });
     if (created?.dispatching !== undefined) {
       this.audit.push({ at: created.at, from: 'planned', to: 'dispatching', reason: created.dispatching });
@@ -358,13 +360,12 @@ class RowHold {
 
   /** Before every send: a row another took meanwhile stops it. */
   async fence(): Promise<void> {
-    if (this.dispatchedWithClaim) {
+    const fence = this.nextFence;
+    this.nextFence = 'take-over';
+    if (fence === 'read') {
       // `dispatching` is on record already: what the fence must still prove is that the row is this execution's.
-      this.dispatchedWithClaim = false;
-      this.fenced = true;
       if (await this.stillHeld()) return;
-    } else if (!this.fenced) {
-      this.fenced = true;
+    } else if (fence === 'write') {
       const reason = this.status === 'planned' ? 'dispatch, by the run' : 'resend with the same key, by the run';
       if (await this.write('dispatching', reason)) return;
     } else {

@@ -305,7 +305,7 @@ async function route(
   if (!(await signalEvidence(deps, key, evidence))) {
     // No workflow: a closed action (its outcome stands; a late duplicate event changes nothing), or one its run acts on.
     if (!deps.ledger) return { routed: false, reason: `action ${key} is closed` };
-    const settled = await awaitActionWorkflow(deps, key, evidence);
+    const settled = await awaitActionWorkflow(deps, deps.ledger, key, evidence);
     if (settled) return { routed: false, reason: settled };
   }
   deps.log?.info({ provider, key, eventId: event.id, type: event.type }, 'webhook routed to action');
@@ -330,10 +330,10 @@ async function signalEvidence(deps: WebhookRouterDeps, key: string, evidence: Pr
  */
 async function awaitActionWorkflow(
   deps: WebhookRouterDeps,
+  ledger: NonNullable<WebhookRouterDeps['ledger']>,
   key: string,
   evidence: ProviderEvent,
 ): Promise<string | undefined> {
-  const ledger = deps.ledger!;
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? ((ms: number) => delay(ms));
   const startedMs = now();
