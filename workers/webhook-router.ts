@@ -149,8 +149,12 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
 } {
   const now = deps.now ?? Date.now;
   const seen = new SeenEvents(((deps.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS) + 60) * 1000);
-  /** Deliveries being routed now, by provider and message ID: a copy that arrives meanwhile is a retry, not a replay. */
-  const inFlight = new Set<string>();
+  /**
+   * Deliveries being routed now, by provider and message ID, with the answer each will give. A copy that arrives
+   * meanwhile (a provider that stopped waiting and retried, or a storm of copies) waits for that answer instead of
+   * guessing: a replay once the first is accepted, "not yet" if the first could not be routed.
+   */
+  const inFlight = new Map<string, Promise<DeliveryAnswer>>();
 
   /**
    * One delivery, from the raw bytes to an answer. Nothing of an unverified body is read, logged or
@@ -172,28 +176,34 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
     const event = parsed.data;
     const delivering = `${provider}\u0000${verified.messageId}`;
     if (!seen.claim(provider, verified.messageId, now())) {
-      // The provider gave up waiting on a delivery the router still holds (an action whose workflow is starting):
-      // its retry is answered as "not yet", so that the one after it is taken if the first ends without routing.
-      if (inFlight.has(delivering)) {
-        return refuse(503, `event ${verified.messageId} is still being routed: deliver it again later`, {
+      const first = inFlight.get(delivering);
+      if (first && (await first).status === 503) {
+        return refuse(503, `event ${verified.messageId} could not be routed yet: deliver it again later`, {
           eventId: event.id,
         });
       }
       return refuse(400, `replayed: event ${verified.messageId} was already accepted`, { eventId: event.id });
     }
-    inFlight.add(delivering);
+    const answer = routeOnce(provider, verified.messageId, event);
+    inFlight.set(delivering, answer);
+    try {
+      return await answer;
+    } finally {
+      if (inFlight.get(delivering) === answer) inFlight.delete(delivering);
+    }
+  }
+
+  /** Routes a delivery the router has not seen; a failure releases its ID so that the provider's retry is taken. */
+  async function routeOnce(provider: string, messageId: string, event: WebhookBody): Promise<DeliveryAnswer> {
     try {
       const result = await route(deps, event, provider, now());
       return result.routed
         ? { status: 202, body: { routed: true, key: result.key, reason: 'routed' } }
         : { status: 200, body: { routed: false, reason: result.reason } };
     } catch (err) {
-      // The action never heard of it: let the provider's retry through.
-      seen.release(provider, verified.messageId);
+      seen.release(provider, messageId);
       deps.log?.warn({ provider, eventId: event.id, err: (err as Error).message }, 'webhook routing failed');
       return { status: 503, body: { routed: false, reason: (err as Error).message } };
-    } finally {
-      inFlight.delete(delivering);
     }
   }
 

@@ -375,33 +375,62 @@ describe('webhook router', () => {
       assert.equal(temporal.signals[0].event.providerRef, 'ch_1');
     });
 
-    it('answers a copy that arrives while the first is held as "not yet" (503), not as a replay', async () => {
-      temporal.absent.add(KEY);
+    /** A router whose first delivery waits at `sleep` for the gate, as it would for the run's act to settle the row. */
+    function heldRouter(rows: Row[]) {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
-      const rows: Row[] = [{ status: 'dispatching', holder: runHolder }];
       const routed = createWebhookRouter({
         client: temporal.client,
         secrets: () => secrets,
         log,
         now: () => nowMs,
+        unsettledWaitMs: 1,
         ledger: { get: async () => rows[0] as never },
-        // The first delivery waits here, as it would for the run's act to settle the row.
-        sleep: () => gate,
+        sleep: async (ms) => {
+          await gate;
+          nowMs += ms;
+        },
       });
+      return { routed, release };
+    }
+
+    it('answers a copy that arrives while the first is held with the first’s answer: a replay once it is taken', async () => {
+      temporal.absent.add(KEY);
+      const rows: Row[] = [{ status: 'dispatching', holder: runHolder }];
+      const { routed, release } = heldRouter(rows);
       const body = event();
       const first = routed.receive(delivery(body, { secret: SECRET }));
       await new Promise((resolve) => setImmediate(resolve));
-      const copy = await routed.receive(delivery(body, { secret: SECRET }));
-      assert.equal(copy.status, 503);
-      assert.match(copy.body.reason, /still being routed/);
+      let copyAnswered = false;
+      const copy = routed.receive(delivery(body, { secret: SECRET })).finally(() => (copyAnswered = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(copyAnswered, false, 'the copy waits while the first is held');
       rows[0] = { status: 'confirmed', holder: runHolder };
       release();
       assert.equal((await first).status, 200);
-      // Accepted by then: a later copy is the replay it is.
-      const replay = await routed.receive(delivery(body, { secret: SECRET }));
-      assert.equal(replay.status, 400);
-      assert.match(replay.body.reason, /^replayed/);
+      const copyAnswer = await copy;
+      assert.equal(copyAnswer.status, 400);
+      assert.match(copyAnswer.body.reason, /^replayed/);
+      assert.equal(temporal.signalAttempts(), 1, 'the copy signalled nothing');
+    });
+
+    it('answers a copy "not yet" (503) when the first it waited for could not be routed, and takes the retry after', async () => {
+      temporal.absent.add(KEY);
+      const rows: Row[] = [{ status: 'unknown', holder: runHolder }];
+      const { routed, release } = heldRouter(rows);
+      const body = event();
+      const first = routed.receive(delivery(body, { secret: SECRET }));
+      await new Promise((resolve) => setImmediate(resolve));
+      const copy = routed.receive(delivery(body, { secret: SECRET }));
+      release();
+      assert.equal((await first).status, 503);
+      const copyAnswer = await copy;
+      assert.equal(copyAnswer.status, 503);
+      assert.match(copyAnswer.body.reason, /could not be routed yet/);
+      temporal.absent.delete(KEY);
+      const retry = await routed.receive(delivery(body, { secret: SECRET }));
+      assert.equal(retry.status, 202, 'the provider’s next retry is taken');
+      assert.equal(temporal.signals.length, 1);
     });
 
     it('answers 503 when the action workflow has not started in time, and takes the provider’s retry', async () => {
