@@ -151,8 +151,9 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
   const seen = new SeenEvents(((deps.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS) + 60) * 1000);
   /**
    * Deliveries being routed now, by provider and message ID, with the answer each will give. A copy that arrives
-   * meanwhile (a provider that stopped waiting and retried, or a storm of copies) waits for that answer instead of
-   * guessing: a replay once the first is accepted, "not yet" if the first could not be routed.
+   * meanwhile (a provider that stopped waiting and retried, or a storm of copies) waits for that answer, as long as
+   * a hold may last, instead of guessing: a replay once the first is accepted, "not yet" (503) if the first could not
+   * be routed or is still being routed.
    */
   const inFlight = new Map<string, Promise<DeliveryAnswer>>();
 
@@ -177,7 +178,13 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
     const delivering = `${provider}\u0000${verified.messageId}`;
     if (!seen.claim(provider, verified.messageId, now())) {
       const first = inFlight.get(delivering);
-      if (first && (await first).status === 503) {
+      const firstAnswer = first && (await answerWithin(first, deps.unsettledWaitMs ?? UNSETTLED_WAIT_MS));
+      if (first && !firstAnswer) {
+        return refuse(503, `event ${verified.messageId} is still being routed: deliver it again later`, {
+          eventId: event.id,
+        });
+      }
+      if (firstAnswer?.status === 503) {
         return refuse(503, `event ${verified.messageId} could not be routed yet: deliver it again later`, {
           eventId: event.id,
         });
@@ -208,6 +215,16 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
   }
 
   return { receive };
+}
+
+/** The first delivery's answer, or undefined when it takes longer than `ms` (a copy waits no longer than a hold). */
+async function answerWithin(first: Promise<DeliveryAnswer>, ms: number): Promise<DeliveryAnswer | undefined> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([first, delay(ms, undefined, { signal: timer.signal })]);
+  } finally {
+    timer.abort();
+  }
 }
 
 /** The provider's own verifier, else Standard Webhooks against its secrets; 404 for a provider with neither. */

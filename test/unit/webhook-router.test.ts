@@ -375,8 +375,11 @@ describe('webhook router', () => {
       assert.equal(temporal.signals[0].event.providerRef, 'ch_1');
     });
 
-    /** A router whose first delivery waits at `sleep` for the gate, as it would for the run's act to settle the row. */
-    function heldRouter(rows: Row[]) {
+    /**
+     * A router whose first delivery waits at `sleep` for the gate, as it would for the run's act to settle the row;
+     * once the gate opens, a sleep passes the whole hold.
+     */
+    function heldRouter(rows: Row[], unsettledWaitMs = 60_000) {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       const routed = createWebhookRouter({
@@ -384,11 +387,11 @@ describe('webhook router', () => {
         secrets: () => secrets,
         log,
         now: () => nowMs,
-        unsettledWaitMs: 1,
+        unsettledWaitMs,
         ledger: { get: async () => rows[0] as never },
-        sleep: async (ms) => {
+        sleep: async () => {
           await gate;
-          nowMs += ms;
+          nowMs += unsettledWaitMs;
         },
       });
       return { routed, release };
@@ -431,6 +434,21 @@ describe('webhook router', () => {
       const retry = await routed.receive(delivery(body, { secret: SECRET }));
       assert.equal(retry.status, 202, 'the provider’s next retry is taken');
       assert.equal(temporal.signals.length, 1);
+    });
+
+    it('answers a copy "not yet" (503) when the first is held longer than a hold may last, without waiting on', async () => {
+      temporal.absent.add(KEY);
+      const rows: Row[] = [{ status: 'dispatching', holder: runHolder }];
+      const { routed, release } = heldRouter(rows, 20);
+      const body = event();
+      const first = routed.receive(delivery(body, { secret: SECRET }));
+      await new Promise((resolve) => setImmediate(resolve));
+      const copy = await routed.receive(delivery(body, { secret: SECRET }));
+      assert.equal(copy.status, 503);
+      assert.match(copy.body.reason, /still being routed/);
+      rows[0] = { status: 'confirmed', holder: runHolder };
+      release();
+      assert.equal((await first).status, 200);
     });
 
     it('answers 503 when the action workflow has not started in time, and takes the provider’s retry', async () => {
