@@ -178,16 +178,12 @@ export function createWebhookRouter(deps: WebhookRouterDeps): {
     const delivering = `${provider}\u0000${verified.messageId}`;
     if (!seen.claim(provider, verified.messageId, now())) {
       const first = inFlight.get(delivering);
-      const firstAnswer = first && (await answerWithin(first, deps.unsettledWaitMs ?? UNSETTLED_WAIT_MS));
-      if (first && !firstAnswer) {
-        return refuse(503, `event ${verified.messageId} is still being routed: deliver it again later`, {
-          eventId: event.id,
-        });
-      }
-      if (firstAnswer?.status === 503) {
-        return refuse(503, `event ${verified.messageId} could not be routed yet: deliver it again later`, {
-          eventId: event.id,
-        });
+      if (first) {
+        const answer = await answerWithin(first, deps.unsettledWaitMs ?? UNSETTLED_WAIT_MS);
+        if (!answer || answer.status === 503) {
+          const why = answer ? 'could not be routed yet' : 'is still being routed';
+          return refuse(503, `event ${verified.messageId} ${why}: deliver it again later`, { eventId: event.id });
+        }
       }
       return refuse(400, `replayed: event ${verified.messageId} was already accepted`, { eventId: event.id });
     }
