@@ -376,10 +376,13 @@ describe('webhook router', () => {
     });
 
     /**
-     * A router whose first delivery waits at `sleep` for the gate, as it would for the run's act to settle the row;
-     * once the gate opens, a sleep passes the whole hold.
+     * A first delivery for an action with no workflow whose ledger row says `status`, held at `sleep` until `release`
+     * opens the gate, as it would be while the run's act settles the row; once the gate opens, a sleep passes the whole
+     * hold. `send` delivers the same event again.
      */
-    function heldRouter(rows: Row[], unsettledWaitMs = 60_000) {
+    async function holdFirst(status: string, unsettledWaitMs = 60_000) {
+      temporal.absent.add(KEY);
+      const rows: Row[] = [{ status, holder: runHolder }];
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       const routed = createWebhookRouter({
@@ -394,18 +397,17 @@ describe('webhook router', () => {
           nowMs += unsettledWaitMs;
         },
       });
-      return { routed, release };
+      const body = event();
+      const send = () => routed.receive(delivery(body, { secret: SECRET }));
+      const first = send();
+      await new Promise((resolve) => setImmediate(resolve));
+      return { rows, release, first, send };
     }
 
     it('answers a copy that arrives while the first is held with the first’s answer: a replay once it is taken', async () => {
-      temporal.absent.add(KEY);
-      const rows: Row[] = [{ status: 'dispatching', holder: runHolder }];
-      const { routed, release } = heldRouter(rows);
-      const body = event();
-      const first = routed.receive(delivery(body, { secret: SECRET }));
-      await new Promise((resolve) => setImmediate(resolve));
+      const { rows, release, first, send } = await holdFirst('dispatching');
       let copyAnswered = false;
-      const copy = routed.receive(delivery(body, { secret: SECRET })).finally(() => (copyAnswered = true));
+      const copy = send().finally(() => (copyAnswered = true));
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(copyAnswered, false, 'the copy waits while the first is held');
       rows[0] = { status: 'confirmed', holder: runHolder };
@@ -418,32 +420,22 @@ describe('webhook router', () => {
     });
 
     it('answers a copy "not yet" (503) when the first it waited for could not be routed, and takes the retry after', async () => {
-      temporal.absent.add(KEY);
-      const rows: Row[] = [{ status: 'unknown', holder: runHolder }];
-      const { routed, release } = heldRouter(rows);
-      const body = event();
-      const first = routed.receive(delivery(body, { secret: SECRET }));
-      await new Promise((resolve) => setImmediate(resolve));
-      const copy = routed.receive(delivery(body, { secret: SECRET }));
+      const { release, first, send } = await holdFirst('unknown');
+      const copy = send();
       release();
       assert.equal((await first).status, 503);
       const copyAnswer = await copy;
       assert.equal(copyAnswer.status, 503);
       assert.match(copyAnswer.body.reason, /could not be routed yet/);
       temporal.absent.delete(KEY);
-      const retry = await routed.receive(delivery(body, { secret: SECRET }));
+      const retry = await send();
       assert.equal(retry.status, 202, 'the provider’s next retry is taken');
       assert.equal(temporal.signals.length, 1);
     });
 
     it('answers a copy "not yet" (503) when the first is held longer than a hold may last, without waiting on', async () => {
-      temporal.absent.add(KEY);
-      const rows: Row[] = [{ status: 'dispatching', holder: runHolder }];
-      const { routed, release } = heldRouter(rows, 20);
-      const body = event();
-      const first = routed.receive(delivery(body, { secret: SECRET }));
-      await new Promise((resolve) => setImmediate(resolve));
-      const copy = await routed.receive(delivery(body, { secret: SECRET }));
+      const { rows, release, first, send } = await holdFirst('dispatching', 20);
+      const copy = await send();
       assert.equal(copy.status, 503);
       assert.match(copy.body.reason, /still being routed/);
       rows[0] = { status: 'confirmed', holder: runHolder };
