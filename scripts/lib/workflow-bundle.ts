@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -36,16 +36,41 @@ export async function writeWorkflowBundle(
     return file;
   }
   const cached = path.join(BUNDLE_CACHE_DIR, `${await bundleKey(workflowsPath)}.js`);
-  if (!(await exists(cached))) {
-    await mkdir(BUNDLE_CACHE_DIR, { recursive: true });
-    // Written aside and renamed: a process starting at the same moment reads a whole bundle or none.
-    const partial = `${cached}.${process.pid}.partial`;
-    await writeFile(partial, await bundle(workflowsPath));
-    await rename(partial, cached);
-    await forgetOldBundles();
-  }
+  await ensureCached(cached, () => bundle(workflowsPath));
   await copyFile(cached, file);
   return file;
+}
+
+/** The writes under way in this process, by cached file: stacks started together share one. */
+const writing = new Map<string, Promise<void>>();
+
+/**
+ * Makes sure `cached` holds what `build` gives, building it at most once in this process however many callers ask
+ * at the same time (two stacks started together in one test file did, and the second's rename found the first's
+ * partial file gone). Other processes write aside under names of their own and rename: a reader sees a whole
+ * file or none, and the last rename wins with the same contents. A failed build is not remembered.
+ */
+export async function ensureCached(cached: string, build: () => Promise<string>): Promise<void> {
+  if (await exists(cached)) return;
+  let pending = writing.get(cached);
+  if (!pending) {
+    pending = writeAside(cached, build).finally(() => writing.delete(cached));
+    writing.set(cached, pending);
+  }
+  await pending;
+}
+
+async function writeAside(cached: string, build: () => Promise<string>): Promise<void> {
+  const dir = path.dirname(cached);
+  await mkdir(dir, { recursive: true });
+  const partial = `${cached}.${process.pid}-${randomUUID().slice(0, 8)}.partial`;
+  try {
+    await writeFile(partial, await build());
+    await rename(partial, cached);
+  } finally {
+    await rm(partial, { force: true });
+  }
+  await forgetOldBundles(dir);
 }
 
 /** The hash a bundle is kept under: the workflow module's path and the contents of every file it could include. */
@@ -77,11 +102,11 @@ async function bundle(workflowsPath: string): Promise<string> {
   return code;
 }
 
-async function forgetOldBundles(): Promise<void> {
-  const kept = await readdir(BUNDLE_CACHE_DIR).catch(() => [] as string[]);
+async function forgetOldBundles(dir: string): Promise<void> {
+  const kept = await readdir(dir).catch(() => [] as string[]);
   const files = await Promise.all(
     kept.map(async (name) => {
-      const full = path.join(BUNDLE_CACHE_DIR, name);
+      const full = path.join(dir, name);
       return { name, full, mtimeMs: (await stat(full).catch(() => undefined))?.mtimeMs ?? 0 };
     }),
   );

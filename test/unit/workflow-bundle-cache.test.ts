@@ -1,19 +1,23 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleKey } from '../../scripts/lib/workflow-bundle';
+import { bundleKey, ensureCached } from '../../scripts/lib/workflow-bundle';
+
+const dirs: string[] = [];
+after(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+async function tempDir(prefix: string) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
 
 describe('the workflow bundle cache key', () => {
-  const dirs: string[] = [];
-  after(async () => {
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
-
   async function project() {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'retrysafe-bundle-key-'));
-    dirs.push(root);
+    const root = await tempDir('retrysafe-bundle-key-');
     await mkdir(path.join(root, 'workflows'));
     await mkdir(path.join(root, 'node_modules', 'dep'), { recursive: true });
     await mkdir(path.join(root, 'docs'));
@@ -48,5 +52,49 @@ describe('the workflow bundle cache key', () => {
     assert.notEqual(locked, added, 'another lock file');
 
     assert.notEqual(await bundleKey(path.join(root, 'workflows', 'other.ts'), root), locked, 'another workflow module');
+  });
+});
+
+describe('the workflow bundle cache', () => {
+  const cacheDir = () => tempDir('retrysafe-bundle-cache-');
+  /** A build that counts its calls and takes a while, so that callers overlap. */
+  function slowBuild(code: string) {
+    const build = async () => {
+      build.calls += 1;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return code;
+    };
+    build.calls = 0;
+    return build;
+  }
+
+  it('builds once for callers in one process at the same time (two stacks started together), and leaves no partial file', async () => {
+    const dir = await cacheDir();
+    const cached = path.join(dir, 'key.js');
+    const build = slowBuild('bundle code');
+    await Promise.all([ensureCached(cached, build), ensureCached(cached, build), ensureCached(cached, build)]);
+    assert.equal(build.calls, 1);
+    assert.equal(await readFile(cached, 'utf8'), 'bundle code');
+    assert.deepEqual(await readdir(dir), ['key.js']);
+    await ensureCached(cached, build);
+    assert.equal(build.calls, 1, 'a cached file is not built again');
+  });
+
+  it('gives every waiting caller a failed build, remembers nothing of it, and builds on the next call', async () => {
+    const dir = await cacheDir();
+    const cached = path.join(dir, 'key.js');
+    const failing = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error('webpack said no');
+    };
+    const results = await Promise.allSettled([ensureCached(cached, failing), ensureCached(cached, failing)]);
+    assert.deepEqual(
+      results.map((r) => r.status === 'rejected' && (r.reason as Error).message),
+      ['webpack said no', 'webpack said no'],
+    );
+    assert.deepEqual(await readdir(dir), [], 'no partial file is left behind');
+    const build = slowBuild('second try');
+    await ensureCached(cached, build);
+    assert.equal(await readFile(cached, 'utf8'), 'second try');
   });
 });
