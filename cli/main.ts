@@ -120,7 +120,7 @@ function addInitCommand(program: Command, io: ProgramIo): void {
     });
 }
 
-/** The commands that read their own arguments (ops, mcp, approvals), each loaded only when it runs. */
+/** The commands that read their own arguments (ops, mcp, approvals, webhooks), each loaded only when it runs. */
 function addPassThroughCommands(program: Command, io: ProgramIo): void {
   const passThrough = (name: string, description: string, run: (argv: string[]) => Promise<number>) =>
     program
@@ -159,6 +159,10 @@ function addPassThroughCommands(program: Command, io: ProgramIo): void {
   passThrough('approvals', 'the approval service: keygen, new-operator, sign, serve', async (a) => {
     const { approvalsMain } = await import('./approvals/approval-service');
     return approvalsMain(a);
+  });
+  passThrough('webhooks', "the webhook router: your providers' signed events, to their actions", async (a) => {
+    const { webhooksMain } = await import('./webhooks/webhooks-command');
+    return webhooksMain(a);
   });
 }
 

@@ -79,7 +79,9 @@ const SET_ONE_OF =
 export function ledgerChoiceFromEnv(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): LedgerConfig {
   const config = ledgerConfigFromEnv(env, cwd);
   if (!config) {
-    throw new LedgerConfigError(`${LEDGER_ENV_VAR}: not set, and every action's record is its ledger row. ${SET_ONE_OF}`);
+    throw new LedgerConfigError(
+      `${LEDGER_ENV_VAR}: not set, and every action's record is its ledger row. ${SET_ONE_OF}`,
+    );
   }
   return config;
 }
@@ -129,4 +131,48 @@ export async function openLedger(config: LedgerConfig, options: OpenLedgerOption
     throw err;
   }
   return ledger;
+}
+
+/** Options for `openLedgerForReading`. */
+export interface ReadLedgerOptions {
+  /** How long to wait for a worker to create or migrate the schema; default 120 s. */
+  waitMs?: number;
+  /** How often to look again meanwhile; default 1 s. */
+  pollMs?: number;
+  /** Told each time the schema is still older than the code's. */
+  onWaiting?: (err: LedgerSchemaError) => void;
+  /** The schema to expect (tests); default the code's. */
+  migrations?: readonly LedgerMigration[];
+}
+
+/**
+ * Opens a ledger that other processes migrate, for a reader that must never change its schema: the webhook router,
+ * which faces the internet and may run under a database role that can only read. While the schema is older than the
+ * code's (the workers have not started, or not yet migrated) it looks again; a newer schema fails at once, and so
+ * does a wait that runs out, with the schema error and how long it waited.
+ */
+export async function openLedgerForReading(
+  config: LedgerConfig,
+  options: ReadLedgerOptions = {},
+): Promise<ActionLedger> {
+  const waitMs = options.waitMs ?? 120_000;
+  const pollMs = options.pollMs ?? 1_000;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await openLedger(config, {
+        migrate: false,
+        ...(options.migrations ? { migrations: options.migrations } : {}),
+      });
+    } catch (err) {
+      if (!(err instanceof LedgerSchemaError) || err.databaseVersion > err.codeVersion) throw err;
+      if (Date.now() + pollMs > deadline) {
+        throw new Error(`${err.message}; waited ${waitMs / 1000} s for a worker to migrate it`, {
+          cause: err,
+        });
+      }
+      options.onWaiting?.(err);
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
 }

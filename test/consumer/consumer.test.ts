@@ -9,7 +9,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { resolveTemporalCli } from '../../cli/toolchain/resolve-temporal';
 import { resolveNodeLts } from '../../scripts/toolchain/resolve-node';
+import { webhookHeaders } from '../../workers/webhook-signature';
 import { walkHelp } from '../support/command-tree';
+import { lineFrom } from '../support/process-output';
 import { startServerProcess } from '../support/server-process';
 
 /**
@@ -319,6 +321,43 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
         assert.match(show.stdout, /^status: +confirmed$/m);
         assert.match(show.stdout, /lookup +found /);
 
+        // The webhook router from the package, beside the same stack: a signed event is taken, a forged one refused.
+        const secret = `whsec_${Buffer.from('consumer-webhook-secret-0123456789').toString('base64')}`;
+        const router = spawn(path.join(dir, 'node_modules/.bin/retrysafe'), ['webhooks', '--port', '0'], {
+          cwd: dir,
+          env: { ...env, RETRYSAFE_WEBHOOK_SECRETS: JSON.stringify({ chat: [secret] }) },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          detached: true,
+        });
+        procs.push(router);
+        const listening = JSON.parse(await lineFrom(router, /webhook router listening/, 60_000)) as {
+          url: string;
+          ledger: boolean;
+        };
+        assert.equal(listening.ledger, true, "it found the stack's ledger from the project folder");
+        const event = {
+          id: 'evt_chat_1',
+          type: 'message.posted',
+          reference: 'post-message:v1:acme:launch-1',
+          data: { id: 'msg_1', object: 'message' },
+        };
+        const raw = JSON.stringify(event);
+        const deliver = async (signingSecret: string) => {
+          const headers = webhookHeaders(signingSecret, event.id, Math.floor(Date.now() / 1000), raw);
+          const res = await fetch(`${listening.url}/chat`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headers },
+            body: raw,
+          });
+          return { status: res.status, body: (await res.json()) as { routed: boolean; reason: string } };
+        };
+        const forged = await deliver(`whsec_${Buffer.from('not-the-secret-0123456789abcdef').toString('base64')}`);
+        assert.equal(forged.status, 401, JSON.stringify(forged.body));
+        const signed = await deliver(secret);
+        // Verified and answered from the ledger it found: the action is settled, so its outcome stands.
+        assert.equal(signed.status, 200, JSON.stringify(signed.body));
+        assert.match(signed.body.reason, /^action post-message:v1:acme:launch-1 is settled \(confirmed\)/);
+
         // Its own tools module, CommonJS and ESM, served by `retrysafe mcp stdio` to the official MCP client.
         const sdk = inProject('npm', [
           'install',
@@ -450,29 +489,6 @@ for (const runtime of RUNTIMES as Array<'lts' | 'machine'>) {
         }
       },
     );
-  });
-}
-
-/** The first line of `proc`'s stdout that matches; rejects with what it printed if it exits or times out first. */
-function lineFrom(proc: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => fail(`no line matching ${pattern} in ${timeoutMs} ms`), timeoutMs);
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      reject(new Error(`${why}\nstdout:\n${out.slice(-4000)}\nstderr:\n${err.slice(-4000)}`));
-    };
-    proc.stderr?.on('data', (chunk: Buffer) => void (err += chunk.toString()));
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => pattern.test(l));
-      if (line !== undefined) {
-        clearTimeout(timer);
-        resolve(line);
-      }
-    });
-    proc.once('exit', (code, signal) => fail(`exited (${code ?? signal}) first`));
   });
 }
 

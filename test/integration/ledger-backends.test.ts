@@ -18,6 +18,7 @@ import {
   ledgerConfigFromEnv,
   openLedger,
 } from '../../ledger';
+import { openLedgerForReading } from '../../ledger/ledger-config';
 import type { PostgresServer } from '../support/postgres';
 import { startPostgres } from '../support/postgres';
 import { waitUntil } from '../support/wait';
@@ -161,6 +162,40 @@ function ledgerSuite(name: 'sqlite' | 'postgres', makeDatabase: DatabaseFactory)
       await ledger.recordClaim(claim('charge:v1:acme:opened'));
       const reader = track(await openLedger(config!, { migrate: false }));
       assert.equal((await reader.get('charge:v1:acme:opened'))?.status, 'planned');
+    });
+
+    it('a reader (the webhook router) waits for a worker to migrate, never migrates itself, and refuses a newer schema at once', async () => {
+      const db = await makeDatabase();
+      const config = ledgerConfigFromEnv({ RETRYSAFE_LEDGER: db.url })!;
+      const waits: number[] = [];
+      const onWaiting = (err: LedgerSchemaError) => waits.push(err.databaseVersion);
+      await assert.rejects(
+        openLedgerForReading(config, { waitMs: 300, pollMs: 50, onWaiting }),
+        /has ledger schema version 0, older than the \d+ this code needs.*; waited 0\.3 s for a worker to migrate it$/,
+      );
+      assert.ok(waits.length >= 2, `looked again while it waited: ${waits.length}`);
+      assert.ok(waits.every((v) => v === 0));
+      await assert.rejects(
+        openLedger(config, { migrate: false }),
+        (err: unknown) => err instanceof LedgerSchemaError && err.databaseVersion === 0,
+        'the reader changed nothing',
+      );
+
+      waits.length = 0;
+      const reading = openLedgerForReading(config, { waitMs: 30_000, pollMs: 50, onWaiting });
+      await waitUntil('the reader is waiting', async () => waits.length > 0);
+      await track(await openLedger(config)).recordClaim(claim('charge:v1:acme:read-after-migration'));
+      const reader = track(await reading);
+      assert.equal((await reader.get('charge:v1:acme:read-after-migration'))?.status, 'planned');
+
+      waits.length = 0;
+      await track(db.open({ migrations: [...LEDGER_MIGRATIONS, V_NEXT] })).migrate();
+      await assert.rejects(openLedgerForReading(config, { waitMs: 30_000, pollMs: 50, onWaiting }), (err: unknown) => {
+        assert.ok(err instanceof LedgerSchemaError);
+        assert.deepEqual([err.databaseVersion, err.codeVersion], [NEXT, LEDGER_SCHEMA_VERSION]);
+        return true;
+      });
+      assert.deepEqual(waits, [], 'a newer schema is refused without waiting');
     });
 
     it('recordClaim inserts once; a second claim of the key returns the stored row unchanged', async () => {
@@ -619,7 +654,8 @@ ledgerSuite('sqlite', async () => {
   };
 });
 
-ledgerSuite('postgres', async () => {
+/** One PostgreSQL server for every case, started by the first that needs it. */
+async function sharedPostgres(): Promise<PostgresServer> {
   if (!postgres) {
     // Every case keeps its ledgers open until the suite ends: room for all their pools.
     postgres = await startPostgres({ maxConnections: 100 });
@@ -627,7 +663,11 @@ ledgerSuite('postgres', async () => {
       `# postgres from ${postgres.binaries.path} (${postgres.binaries.source}) ready in ${postgres.startupMs} ms`,
     );
   }
-  const url = await postgres.createDatabase(`ledger_${++databases}`);
+  return postgres;
+}
+
+ledgerSuite('postgres', async () => {
+  const url = await (await sharedPostgres()).createDatabase(`ledger_${++databases}`);
   return {
     url,
     open: (options) => new PostgresLedger({ connectionString: url, ...options }),
@@ -641,6 +681,34 @@ ledgerSuite('postgres', async () => {
       }
     },
   };
+});
+
+describe('the ledger on PostgreSQL under a role that may only read (the webhook router)', () => {
+  it('opens for reading and reads rows, and the database refuses it any write', async () => {
+    const url = await (await sharedPostgres()).createDatabase(`ledger_${++databases}`);
+    const owner = await openLedger(ledgerConfigFromEnv({ RETRYSAFE_LEDGER: url })!);
+    const role = `webhooks_reader_${databases}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await owner.recordClaim(claim('charge:v1:acme:read-only'));
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
+      const readerUrl = url.replace(/^(postgres(?:ql)?:\/\/)[^@/]+@/, `$1${role}@`);
+      assert.notEqual(readerUrl, url, 'the reader connects as its own role');
+      const reader = await openLedgerForReading(ledgerConfigFromEnv({ RETRYSAFE_LEDGER: readerUrl })!, { waitMs: 0 });
+      try {
+        assert.equal((await reader.get('charge:v1:acme:read-only'))?.status, 'planned');
+        await assert.rejects(reader.recordClaim(claim('charge:v1:acme:by-the-reader')), /permission denied/);
+      } finally {
+        await reader.close();
+      }
+      assert.equal(await owner.get('charge:v1:acme:by-the-reader'), undefined);
+    } finally {
+      await admin.end();
+      await owner.close();
+    }
+  });
 });
 
 describe('the SQLite ledger file', () => {

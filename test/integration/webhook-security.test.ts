@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
 import { after, before, beforeEach, describe, it, type TestContext } from 'node:test';
 import type { CreateTicketIntent, SendEmailIntent } from '../../examples/tools';
 import type { ProviderKind } from '../../examples/sandbox-providers/spawn';
@@ -10,6 +13,7 @@ import type { WorkerProcess } from '../../scripts/lib/worker-process';
 import { createWebhookRouter, startWebhookServer } from '../../workers/webhook-router';
 import { webhookHeaders } from '../../workers/webhook-signature';
 import { countForKey, countWhere } from '../support/ledger';
+import { lineFrom } from '../support/process-output';
 import { chargeIntentFor, renewalInput, uniqueEvent } from '../support/renewal-input';
 import { sleep, waitForStatus, waitUntil } from '../support/wait';
 
@@ -20,6 +24,7 @@ import { sleep, waitForStatus, waitUntil } from '../support/wait';
  */
 
 const TENANT = 'acme';
+const ROOT = path.resolve(__dirname, '..', '..');
 /**
  * How long a refused or repeated delivery gets to (wrongly) change the action before the test looks. A fixed wait on
  * purpose: these are checks that nothing happened, and a refused delivery leaves no event to wait for.
@@ -228,6 +233,48 @@ describe('signed webhooks on a real Temporal server, with payments, email and ti
       const now = await unchanged(t, 'replayed');
       assert.equal(now.events?.length, before.events?.length, 'no new event');
       assert.equal(now.checks.length, before.checks.length, 'no new check');
+    });
+
+    it('`retrysafe webhooks`, the command a package user runs, routes it from the settings alone and refuses a forgery', async (t) => {
+      // The workers' settings (Temporal, the ledger, payload keys) and the router's secrets: nothing else.
+      const router = spawn(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'cli/main.ts'), 'webhooks', '--port', '0'],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            ...stack.workerEnv,
+            LOG_LEVEL: 'info',
+            RETRYSAFE_WEBHOOK_SECRETS: JSON.stringify({ email: [secretFor('email')] }),
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      try {
+        const listening = JSON.parse(await lineFrom(router, /webhook router listening/, 60_000)) as {
+          url: string;
+          ledger: boolean;
+          providers: Array<{ provider: string; secrets: number }>;
+        };
+        assert.equal(listening.ledger, true, "it reads the workers' ledger");
+        assert.deepEqual(listening.providers, [{ provider: 'email', secrets: 1 }], 'names its providers, no secret');
+        const url = `${listening.url}/email`;
+        const forged = await deliver(url, forgedSent('evt_cli_forged'), { secret: secretFor('payments') });
+        assert.equal(forged.status, 401, JSON.stringify(forged.body));
+        const signed = await deliver(url, forgedSent('evt_cli_signed'), { secret: secretFor('email') });
+        assert.equal(signed.status, 202, JSON.stringify(signed.body));
+        assert.equal(signed.body.key, key);
+        await waitUntil('the command-routed event is recorded', async () =>
+          ((await stack.retrysafe.getAction(key))!.events ?? []).some((e) => e.eventId === 'evt_cli_signed'),
+        );
+        const now = await unchanged(t, 'through retrysafe webhooks');
+        assert.ok(!now.events!.some((e) => e.eventId === 'evt_cli_forged'), 'the forgery never reached the action');
+      } finally {
+        router.kill('SIGTERM');
+        const [code] = (await once(router, 'exit')) as [number | null];
+        assert.equal(code, 0, 'SIGTERM stops it cleanly');
+      }
     });
   });
 

@@ -33,7 +33,7 @@ describe('retrysafe --help', () => {
   it('answers --help with exit 0 on stdout for every command and subcommand', { timeout: 300_000 }, async () => {
     const answers = await walkHelp(retrysafe);
     const walked = answers.map((a) => a.argv.slice(0, -1).join(' ')).sort();
-    for (const command of ['dev', 'ops', 'ops show', 'ops operators', 'mcp', 'mcp stdio', 'mcp http', 'approvals'])
+    for (const command of ['dev', 'ops', 'ops show', 'ops operators', 'mcp', 'mcp stdio', 'mcp http', 'approvals', 'webhooks'])
       assert.ok(walked.includes(command), `${command} is in the tree: ${walked.join(', ')}`);
     assert.ok(walked.length >= 20, `${walked.length} commands walked`);
     for (const a of answers) {
@@ -59,5 +59,17 @@ describe('retrysafe --help', () => {
       assert.equal(answer.status, 2, answer.stderr);
       assert.match(answer.stderr, /^serv: unknown command; commands are /m);
     }
+  });
+
+  it('starts no webhook router on a stray argument (exit 2) or without signing secrets (exit 1), naming the cause', async () => {
+    const stray = await retrysafe(['webhooks', 'serve']);
+    assert.equal(stray.status, 2, stray.stderr);
+    assert.equal(stray.stderr, 'retrysafe webhooks: serve: unexpected argument; see retrysafe webhooks --help\n');
+    const port = await retrysafe(['webhooks', '--port', '42000x']);
+    assert.equal(port.status, 2, port.stderr);
+    assert.match(port.stderr, /^retrysafe webhooks: --port: must be a port number, got 42000x$/m);
+    const unsigned = await retrysafe(['webhooks', '--port', '0']);
+    assert.equal(unsigned.status, 1, unsigned.stderr);
+    assert.match(unsigned.stderr, /^retrysafe webhooks: RETRYSAFE_WEBHOOK_SECRETS is not set/m);
   });
 });
