@@ -6,6 +6,7 @@
  *   retrysafe ops …       the operator's side: the review queue, one action in full, approve, resolve, alarms
  *   retrysafe mcp …       your tools as an MCP server for agents
  *   retrysafe approvals … the approval service: keys, operators, signing, serving
+ *   retrysafe webhooks    the webhook router: providers' signed events, to their actions
  *
  * Bad arguments get one line naming the argument and exit code 2, before anything starts.
  */

@@ -141,8 +141,6 @@ export interface ReadLedgerOptions {
   pollMs?: number;
   /** Told each time the schema is still older than the code's. */
   onWaiting?: (err: LedgerSchemaError) => void;
-  /** The schema to expect (tests); default the code's. */
-  migrations?: readonly LedgerMigration[];
 }
 
 /**
@@ -160,10 +158,7 @@ export async function openLedgerForReading(
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      return await openLedger(config, {
-        migrate: false,
-        ...(options.migrations ? { migrations: options.migrations } : {}),
-      });
+      return await openLedger(config, { migrate: false });
     } catch (err) {
       if (!(err instanceof LedgerSchemaError) || err.databaseVersion > err.codeVersion) throw err;
       if (Date.now() + pollMs > deadline) {

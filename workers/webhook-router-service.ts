@@ -17,16 +17,24 @@ import { DEFAULT_TOLERANCE_SECONDS, parseWebhookSecrets } from './webhook-signat
 
 export const DEFAULT_WEBHOOK_PORT = 4200;
 
+/** Digits only, within bounds: not `z.coerce`, which reads " " as 0 and "0x50" as 80. */
+const wholeNumber = (min: number, max: number) =>
+  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().min(min).max(max));
+
 const Env = z.object({
-  RETRYSAFE_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_WEBHOOK_PORT),
-  RETRYSAFE_WEBHOOK_HOST: z.string().min(1).default('127.0.0.1'),
-  RETRYSAFE_WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(DEFAULT_TOLERANCE_SECONDS),
-  RETRYSAFE_LEDGER_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
+  RETRYSAFE_WEBHOOK_PORT: wholeNumber(0, 65535).default(DEFAULT_WEBHOOK_PORT),
+  RETRYSAFE_WEBHOOK_HOST: z.string().default('127.0.0.1'),
+  RETRYSAFE_WEBHOOK_TOLERANCE_SECONDS: wholeNumber(1, 3600).default(DEFAULT_TOLERANCE_SECONDS),
+  RETRYSAFE_LEDGER_WAIT_SECONDS: wholeNumber(0, 86_400).default(120),
 });
 
 /** What the router runs with, read from the environment; every malformed variable is named in one message. */
 export function webhookServiceSettingsFromEnv(env: NodeJS.ProcessEnv) {
-  const parsed = Env.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  // Unset, empty or blank: the default.
+  const given = Object.fromEntries(
+    Object.entries(env).flatMap(([name, value]) => (value?.trim() ? [[name, value.trim()]] : [])),
+  );
+  const parsed = Env.safeParse(given);
   if (!parsed.success) {
     throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n'));
   }
@@ -66,7 +74,7 @@ export async function serveWebhooks(
       ledger = await openLedgerForReading(settings.ledger, {
         waitMs: settings.ledgerWaitMs,
         onWaiting: (err) => {
-          // Once, then every 10 s: a router pointed at the wrong ledger says so while it waits.
+          // At the first look, then every tenth (about 10 s): a router pointed at the wrong ledger says so.
           if (waited++ % 10 === 0)
             log.warn({ ledger: where, reason: err.message }, 'waiting for a worker to migrate the ledger');
         },
@@ -91,12 +99,11 @@ export async function serveWebhooks(
     // logger redacts fields named like personal data, and `email` is a provider's name here.
     const providers = Object.entries(settings.secrets).map(([provider, list]) => ({ provider, secrets: list.length }));
     log.info({ url: server.url, providers, ledger: ledger !== undefined }, 'webhook router listening');
-    const opened = ledger;
     return {
       url: server.url,
       async close() {
         await server.close();
-        await opened?.close();
+        await ledger?.close();
         await connection.close();
       },
     };

@@ -27,9 +27,10 @@ waits for, 400 unsigned or replayed, 401 a bad or stale signature, 503 try again
 Settings: RETRYSAFE_WEBHOOK_SECRETS (required) '{"<provider>": ["<current secret>", "<previous, during a rotation>"]}',
 each whsec_ and the base64 of at least 24 random bytes; RETRYSAFE_LEDGER, the workers' ledger (recommended: without
 it an event for an action its run still acts on is answered as closed), only read: the router waits up to
-RETRYSAFE_LEDGER_WAIT_SECONDS (120) for a worker to migrate it and never changes it, so PostgreSQL may give it a
-role that can only SELECT; RETRYSAFE_WEBHOOK_TOLERANCE_SECONDS (300); Temporal's own settings (TEMPORAL_ADDRESS,
-TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE), or the running \`retrysafe dev\`.`;
+RETRYSAFE_LEDGER_WAIT_SECONDS (120) for a worker to migrate it, and never migrates it or writes a row, so on
+PostgreSQL it may run as a role that can only SELECT; RETRYSAFE_WEBHOOK_TOLERANCE_SECONDS (300); Temporal's own
+settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE), or the running
+\`retrysafe dev\`.`;
 
 /** Runs the router until SIGINT or SIGTERM; returns the exit code when it cannot start. */
 export async function webhooksMain(argv: readonly string[]): Promise<number> {
@@ -42,16 +43,25 @@ export async function webhooksMain(argv: readonly string[]): Promise<number> {
     if (positionals.length > 0)
       throw new UsageError(`${positionals[0]}: unexpected argument; see retrysafe webhooks --help`);
     const port = flags.port as string | undefined;
-    if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535))
-      throw new UsageError(`--port: must be a port number, got ${port}`);
+    if (port !== undefined && !(/^\d+$/.test(port) && Number(port) <= 65_535))
+      throw new UsageError(`--port: must be a port number from 0 to 65535, got "${port}"`);
+    const host = flags.host as string | undefined;
+    if (host !== undefined && host.trim() === '') throw new UsageError('--host: must be an address, got ""');
     const { env } = await withStackSettings(process.env);
     const settings = webhookServiceSettingsFromEnv({
       ...env,
       ...(port !== undefined ? { RETRYSAFE_WEBHOOK_PORT: port } : {}),
-      ...(flags.host !== undefined ? { RETRYSAFE_WEBHOOK_HOST: flags.host as string } : {}),
+      ...(host !== undefined ? { RETRYSAFE_WEBHOOK_HOST: host } : {}),
     });
     const service = await serveWebhooks(settings, { env, log: createLogger({ name: 'webhook-router' }) });
-    const stop = () => void service.close().then(() => process.exit(0));
+    const stop = () =>
+      void service.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          process.stderr.write(`retrysafe webhooks: stopping: ${err instanceof Error ? err.message : String(err)}\n`);
+          process.exit(1);
+        },
+      );
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     return 0;

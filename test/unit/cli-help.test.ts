@@ -33,7 +33,17 @@ describe('retrysafe --help', () => {
   it('answers --help with exit 0 on stdout for every command and subcommand', { timeout: 300_000 }, async () => {
     const answers = await walkHelp(retrysafe);
     const walked = answers.map((a) => a.argv.slice(0, -1).join(' ')).sort();
-    for (const command of ['dev', 'ops', 'ops show', 'ops operators', 'mcp', 'mcp stdio', 'mcp http', 'approvals', 'webhooks'])
+    for (const command of [
+      'dev',
+      'ops',
+      'ops show',
+      'ops operators',
+      'mcp',
+      'mcp stdio',
+      'mcp http',
+      'approvals',
+      'webhooks',
+    ])
       assert.ok(walked.includes(command), `${command} is in the tree: ${walked.join(', ')}`);
     assert.ok(walked.length >= 20, `${walked.length} commands walked`);
     for (const a of answers) {
@@ -67,7 +77,10 @@ describe('retrysafe --help', () => {
     assert.equal(stray.stderr, 'retrysafe webhooks: serve: unexpected argument; see retrysafe webhooks --help\n');
     const port = await retrysafe(['webhooks', '--port', '42000x']);
     assert.equal(port.status, 2, port.stderr);
-    assert.match(port.stderr, /^retrysafe webhooks: --port: must be a port number, got 42000x$/m);
+    assert.match(port.stderr, /^retrysafe webhooks: --port: must be a port number from 0 to 65535, got "42000x"$/m);
+    const host = await retrysafe(['webhooks', '--host', ' ']);
+    assert.equal(host.status, 2, host.stderr);
+    assert.match(host.stderr, /^retrysafe webhooks: --host: must be an address/m);
     const unsigned = await retrysafe(['webhooks', '--port', '0']);
     assert.equal(unsigned.status, 1, unsigned.stderr);
     assert.match(unsigned.stderr, /^retrysafe webhooks: RETRYSAFE_WEBHOOK_SECRETS is not set/m);

@@ -92,7 +92,7 @@ describe('the workflow bundle cache', () => {
       results.map((r) => r.status === 'rejected' && (r.reason as Error).message),
       ['webpack said no', 'webpack said no'],
     );
-    assert.deepEqual(await readdir(dir), [], 'no partial file is left behind');
+    assert.deepEqual(await readdir(dir), [], 'nothing is cached from a failed build');
     const build = slowBuild('second try');
     await ensureCached(cached, build);
     assert.equal(await readFile(cached, 'utf8'), 'second try');
