@@ -265,8 +265,11 @@ describe('signed webhooks on a real Temporal server, with payments, email and ti
         const signed = await deliver(url, forgedSent('evt_cli_signed'), { secret: secretFor('email') });
         assert.equal(signed.status, 202, JSON.stringify(signed.body));
         assert.equal(signed.body.key, key);
+        // A query may time out on a loaded machine (the worker answers it); the next poll asks again.
         await waitUntil('the command-routed event is recorded', async () =>
-          ((await stack.retrysafe.getAction(key))!.events ?? []).some((e) => e.eventId === 'evt_cli_signed'),
+          ((await stack.retrysafe.getAction(key).catch(() => undefined))?.events ?? []).some(
+            (e) => e.eventId === 'evt_cli_signed',
+          ),
         );
         const now = await unchanged(t, 'through retrysafe webhooks');
         assert.ok(!now.events!.some((e) => e.eventId === 'evt_cli_forged'), 'the forgery never reached the action');
